@@ -1,0 +1,179 @@
+"""The library's front door: inspect a kernel file, list targets, find the native GPU.
+
+Everything here runs in the caller's process and never imports the user's code, torch or Triton:
+compiling happens in the sandbox's worker processes, and results are cached on disk.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import os
+from pathlib import Path
+from typing import Any
+
+from .cache import Cache, cache_key
+from .record import ErrorInfo, Inspection, SCHEMA_VERSION
+from .sandbox import Limits, Sandbox, SandboxError, default_sandbox
+from .targets import UnknownTargetError, candidate_targets, parse_target
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+# The modules whose code decides what a record contains: a change to them invalidates the cache.
+_RECORD_CODE = ("worker.py", "triton_compat.py", "kernel_file.py", "passes.py", "errors.py", "record.py",
+                "archs.py", "targets.py", "backends/__init__.py", "backends/nvidia.py", "backends/amd.py")
+# Errors that the same inputs always reproduce; others (timeouts, crashes) are never cached.
+_CACHEABLE_ERRORS = {"out_of_resources"}
+
+
+@functools.lru_cache(maxsize=None)
+def triton_version() -> str:
+    """The installed Triton's version, read from package metadata (Triton is not imported)."""
+    try:
+        return importlib.metadata.version("triton")
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+@functools.lru_cache(maxsize=None)
+def _code_digest() -> str:
+    h = hashlib.sha256()
+    for rel in _RECORD_CODE:
+        try:
+            h.update((PACKAGE_DIR / rel).read_bytes())
+        except OSError:
+            pass
+    return h.hexdigest()[:16]
+
+
+def _normalise(values: dict[str, Any] | None) -> dict[str, str]:
+    return {str(k): str(v) for k, v in sorted((values or {}).items())}
+
+
+def inspect_kernel(
+    file: str | os.PathLike,
+    kernel: str | None = None,
+    target: str = "sm_90",
+    args: dict[str, Any] | None = None,
+    consts: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
+    autotune_index: int | None = None,
+    passes: bool = False,
+    timeout: float = 60.0,
+    memory: int | None = None,
+    use_cache: bool = True,
+    cache: Cache | None = None,
+    sandbox: Sandbox | None = None,
+) -> Inspection:
+    """Compile `kernel` from `file` for `target` in a worker process and return the record.
+
+    `args` override kernel arguments by name (a dtype name such as "fp16" for a pointer, a number
+    for a scalar), `consts` constexprs, `options` compile options (num_warps, num_stages, maxnreg,
+    ...); values may be strings as typed on a command line. `target` is e.g. "sm_90", "gfx942" or
+    "native". Never raises for problems in the user's code: they come back in `record.error`.
+    """
+    path = os.path.abspath(os.fspath(file))
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            source = f.read()
+    except OSError as e:
+        return Inspection.failure(ErrorInfo("import", f"cannot read {path}: {e}", path), file=path)
+
+    target_key = target
+    if target == "native":
+        gpu = native_gpu(sandbox)
+        if not gpu.get("available"):
+            return Inspection.failure(
+                ErrorInfo("unknown_target", f"no native GPU here ({gpu.get('reason', 'none found')}); "
+                          "pick a target such as sm_90 or gfx942"), file=path, source=source)
+        target_key = f"native:{gpu['target']}:{gpu['properties'].get('name')}"
+    else:
+        try:
+            target = parse_target(target).name
+            target_key = target
+        except UnknownTargetError as e:
+            return Inspection.failure(ErrorInfo("unknown_target", str(e)), file=path, source=source)
+
+    request = {
+        "kind": "inspect",
+        "file": path,
+        "kernel": kernel,
+        "target": target,
+        "args": _normalise(args),
+        "consts": _normalise(consts),
+        "options": _normalise(options),
+        "autotune_index": autotune_index,
+        "passes": bool(passes),
+    }
+    key = cache_key({
+        "source": source, "path": path, "target": target_key, "triton": triton_version(),
+        "schema": SCHEMA_VERSION, "code": _code_digest(),
+        **{k: v for k, v in request.items() if k not in ("file", "target")},
+    })
+    store = cache or Cache()
+    if use_cache:
+        hit = store.get(key)
+        if hit is not None:
+            rec = Inspection.from_dict(hit)
+            rec.cached = True
+            return _finish(rec)
+
+    box = sandbox or default_sandbox()
+    try:
+        result = box.run(request, Limits(timeout=timeout, memory=memory or Limits().memory))
+        rec = Inspection.from_dict(result)
+    except SandboxError as e:
+        rec = Inspection.failure(ErrorInfo(e.kind, e.message, path, None, e.details), file=path, source=source,
+                                 target=str(target), kernel=kernel or "")
+    rec.cache_key = key
+    if use_cache and (rec.error is None or rec.error.kind in _CACHEABLE_ERRORS):
+        store.put(key, rec.to_dict())
+    return _finish(rec)
+
+
+def _finish(rec: Inspection) -> Inspection:
+    """Derived facts computed in the caller (cheap, so never cached)."""
+    try:
+        from .occupancy_link import occupancy_of
+
+        rec.occupancy = occupancy_of(rec)
+    except ImportError:
+        pass
+    return rec
+
+
+_native_cache: dict[int, dict[str, Any]] = {}
+
+
+def native_gpu(sandbox: Sandbox | None = None) -> dict[str, Any]:
+    """{"available": bool, "target": "sm_90", "properties": {...}} for the local GPU (asked once)."""
+    box = sandbox or default_sandbox()
+    if id(box) not in _native_cache:
+        if os.environ.get("TRITON_INSPECTOR_NO_GPU") == "1":
+            _native_cache[id(box)] = {"available": False, "reason": "TRITON_INSPECTOR_NO_GPU=1"}
+        else:
+            try:
+                _native_cache[id(box)] = box.run({"kind": "native"}, Limits(timeout=120, memory=None))
+            except SandboxError as e:
+                _native_cache[id(box)] = {"available": False, "reason": e.message}
+    return _native_cache[id(box)]
+
+
+def list_targets(sandbox: Sandbox | None = None, cache: Cache | None = None) -> dict[str, Any]:
+    """Targets this Triton builds (probed by compiling a tiny kernel for each, cached per version)."""
+    store = cache or Cache()
+    names = [t.name for t in candidate_targets()]
+    key = cache_key({"targets": names, "triton": triton_version(), "code": _code_digest()})
+    probed = store.get(key)
+    if probed is None:
+        box = sandbox or default_sandbox()
+        probed = box.run({"kind": "probe_targets", "candidates": names}, Limits(timeout=300))
+        store.put(key, probed)
+    native = native_gpu(sandbox)
+    return {
+        "triton_version": triton_version(),
+        "buildable": probed["buildable"],
+        "failed": probed["failed"],
+        "native": native.get("target") if native.get("available") else None,
+        "native_device": (native.get("properties") or {}).get("name") if native.get("available") else None,
+    }

@@ -1,0 +1,68 @@
+"""AMD: resources from the AMDGCN assembly's code-object metadata (AMDGPU backend).
+
+The AMDGCN text carries the kernel descriptor as YAML metadata (LLVM AMDGPUUsage.rst, "Code
+Object V5 Metadata"), e.g.
+
+      - .agpr_count:     0
+        .group_segment_fixed_size: 0        <- LDS bytes per workgroup
+        .private_segment_fixed_size: 0      <- scratch bytes per work-item
+        .sgpr_count:     22
+        .sgpr_spill_count: 0
+        .vgpr_count:     9
+        .vgpr_spill_count: 0
+
+and the backend's own occupancy estimate as a comment: "; Occupancy: 8" (waves per SIMD).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..record import Resources
+
+STAGES = ("ttir", "ttgir", "llir", "amdgcn")
+
+META_FIELD = re.compile(r"^\s*-?\s*\.(?P<key>[a-z_]+):\s+(?P<value>\d+)\s*$", re.MULTILINE)
+# "; NumAgprs: 0"
+NUM_AGPRS = re.compile(r"^; NumAgprs: (\d+)", re.MULTILINE)
+# "; Occupancy: 8"
+OCCUPANCY = re.compile(r"^; Occupancy: (\d+)", re.MULTILINE)
+
+
+def parse_amdgcn_metadata(amdgcn: str) -> dict[str, int]:
+    """The numeric fields of the first kernel's code-object metadata."""
+    out: dict[str, int] = {}
+    for m in META_FIELD.finditer(amdgcn):
+        out.setdefault(m.group("key"), int(m.group("value")))
+    if "agpr_count" not in out and (m := NUM_AGPRS.search(amdgcn)):
+        out["agpr_count"] = int(m.group(1))
+    if m := OCCUPANCY.search(amdgcn):
+        out["occupancy"] = int(m.group(1))
+    return out
+
+
+def extra_stages(asm: dict) -> dict[str, str]:
+    return {}
+
+
+def resources(asm: dict, metadata: dict, log: str) -> Resources:
+    meta = parse_amdgcn_metadata(asm.get("amdgcn", ""))
+    r = Resources(
+        num_warps=int(metadata.get("num_warps", 0)),
+        num_stages=int(metadata.get("num_stages", 0)),
+        num_ctas=int(metadata.get("num_ctas", 1)),
+        shared_bytes=int(metadata.get("shared", 0)),
+    )
+    r.threads = r.num_warps * int(metadata.get("warp_size", 64))
+    r.vgprs = meta.get("vgpr_count")
+    r.agprs = meta.get("agpr_count")
+    r.sgprs = meta.get("sgpr_count")
+    r.vgpr_spills = meta.get("vgpr_spill_count")
+    r.sgpr_spills = meta.get("sgpr_spill_count")
+    r.lds_bytes = meta.get("group_segment_fixed_size", r.shared_bytes)
+    r.scratch_bytes = meta.get("private_segment_fixed_size")
+    r.amd_occupancy = meta.get("occupancy")
+    r.spills = (r.vgpr_spills or 0) + (r.sgpr_spills or 0) if meta else None
+    r.local_bytes = r.scratch_bytes
+    r.source = "amdgcn"
+    return r

@@ -1,0 +1,158 @@
+"""NVIDIA: SASS from the cubin with the tools in Triton's wheel, resources from ptxas and the cubin.
+
+The SASS stage is `nvdisasm -g -c -hex -ndf` output (-ndf skips a dataflow analysis that changes
+nothing in the listing and costs 70 ms), reshaped into one line per instruction with the
+decoded control bits in front (the same decoding as `triton.tools.disasm`):
+
+    //## File "/path/add.py", line 8
+            /*0090*/  --:-:2:-:1  LDG.E.128 R4, desc[UR4][R2.64] ;
+
+`wait:read:write:yield:stall`: the scoreboard barriers the instruction waits on (hex mask), the
+barrier it sets when its operands have been read and when its result is written (`-`: none),
+`Y` when the warp scheduler may switch warps after it, and the stall cycles before the next
+instruction issues. `//## File` lines carry the source line (ptxas runs with -lineinfo).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+
+from .. import triton_compat as tc
+from ..record import Resources
+
+STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
+SASS_LEGEND = (
+    "// control bits: wait-barrier mask : read barrier : write barrier : Y = may yield : stall cycles"
+)
+
+# ptxas -v, e.g. "ptxas info    : Used 26 registers, used 0 barriers, 576 bytes cmem[0]"
+# (Triton 3.9 may run it as "ptxas-blackwell info ...").
+PTXAS_USED = re.compile(
+    r"Used (?P<regs>\d+) registers(?:, used (?P<bars>\d+) barriers)?(?:, (?P<smem>\d+) bytes smem)?"
+    r"(?:, (?P<cmem>\d+) bytes cmem\[0\])?"
+)
+# "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"
+PTXAS_FRAME = re.compile(
+    r"(?P<stack>\d+) bytes stack frame, (?P<stores>\d+) bytes spill stores, (?P<loads>\d+) bytes spill loads"
+)
+# cuobjdump -res-usage: " REG:26 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:576 TEXTURE:0 ..."
+RES_USAGE = re.compile(r"REG:(?P<regs>\d+) STACK:(?P<stack>\d+) SHARED:(?P<shared>\d+) LOCAL:(?P<local>\d+)")
+# nvdisasm -hex, first line of an instruction: "        /*0090*/   LDG.E.128 R4, desc[UR4][R2.64] ;  /* 0x... */"
+SASS_INSTR = re.compile(r"^\s*/\*(?P<addr>[0-9a-f]{4,})\*/\s+(?P<text>.*?;)\s*/\* 0x(?P<lo>[0-9a-f]{16}) \*/\s*$")
+# second line of it: "                          /* 0x000fe20000000800 */"
+SASS_HI = re.compile(r"^\s*/\* 0x(?P<hi>[0-9a-f]{16}) \*/\s*$")
+SASS_KEEP = re.compile(r"^\s*(//##|\.L_|[A-Za-z_][\w.$]*:\s*$)")
+
+
+def control_bits(hi: int) -> str:
+    """Decode the scheduling control bits held in the upper word of a Volta+ instruction."""
+    stall = (hi >> 41) & 0xF
+    yld = (hi >> 45) & 0x1
+    wrtdb = (hi >> 46) & 0x7
+    readb = (hi >> 49) & 0x7
+    watdb = (hi >> 52) & 0x3F
+    return "{}:{}:{}:{}:{:x}".format(
+        "--" if watdb == 0 else f"{watdb:02x}",
+        "-" if readb == 7 else str(readb),
+        "-" if wrtdb == 7 else str(wrtdb),
+        "Y" if yld == 0 else "-",
+        stall,
+    )
+
+
+def format_sass(nvdisasm_out: str) -> str:
+    """Reshape `nvdisasm -g -c -hex` output into the SASS stage text (see module docstring)."""
+    out = [SASS_LEGEND]
+    lines = nvdisasm_out.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = SASS_INSTR.match(line)
+        if m:
+            ctrl = "--:-:-:-:0"
+            if i + 1 < len(lines) and (h := SASS_HI.match(lines[i + 1])):
+                ctrl = control_bits(int(h.group("hi"), 16))
+                i += 1
+            out.append(f"        /*{m.group('addr')}*/  {ctrl}  {m.group('text')}")
+        elif SASS_KEEP.match(line):
+            out.append(line.rstrip())
+        i += 1
+    return "\n".join(out) + "\n"
+
+
+def disassemble(cubin: bytes) -> str:
+    """SASS with line information and control bits, via the nvdisasm bundled with Triton."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+        f.write(cubin)
+        path = f.name
+    try:
+        text = subprocess.run(
+            [tc.nvidia_tool("nvdisasm"), "-g", "-c", "-hex", "-ndf", path],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    finally:
+        os.unlink(path)
+    return format_sass(text)
+
+
+def cubin_resource_usage(cubin: bytes) -> dict[str, int]:
+    """REG/STACK/SHARED/LOCAL from `cuobjdump -res-usage`, read from the cubin itself."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+        f.write(cubin)
+        path = f.name
+    try:
+        text = subprocess.run(
+            [tc.nvidia_tool("cuobjdump"), "-res-usage", path], check=True, capture_output=True, text=True
+        ).stdout
+    finally:
+        os.unlink(path)
+    m = RES_USAGE.search(text)
+    return {k: int(v) for k, v in m.groupdict().items()} if m else {}
+
+
+def parse_ptxas_log(log: str) -> dict[str, int]:
+    """Registers, barriers, stack frame and spill bytes from ptxas's -v output."""
+    out: dict[str, int] = {}
+    if m := PTXAS_USED.search(log):
+        out["registers"] = int(m.group("regs"))
+        if m.group("bars") is not None:
+            out["barriers"] = int(m.group("bars"))
+        if m.group("cmem") is not None:
+            out["constant_bytes"] = int(m.group("cmem"))
+    if m := PTXAS_FRAME.search(log):
+        out["stack_bytes"] = int(m.group("stack"))
+        out["spill_store_bytes"] = int(m.group("stores"))
+        out["spill_load_bytes"] = int(m.group("loads"))
+    return out
+
+
+def extra_stages(asm: dict) -> dict[str, str]:
+    cubin = asm.get("cubin")
+    return {"sass": disassemble(cubin)} if cubin else {}
+
+
+def resources(asm: dict, metadata: dict, log: str) -> Resources:
+    """Resources GPU-free: registers/stack from the cubin, spill bytes and barriers from ptxas."""
+    r = Resources(
+        num_warps=int(metadata.get("num_warps", 0)),
+        num_stages=int(metadata.get("num_stages", 0)),
+        num_ctas=int(metadata.get("num_ctas", 1)),
+        shared_bytes=int(metadata.get("shared", 0)),
+    )
+    r.threads = r.num_warps * int(metadata.get("warp_size", 32))
+    usage = cubin_resource_usage(asm["cubin"]) if asm.get("cubin") else {}
+    ptxas = parse_ptxas_log(log)
+    r.registers = usage.get("regs", ptxas.get("registers"))
+    r.local_bytes = usage.get("local", ptxas.get("stack_bytes"))
+    r.spills = r.local_bytes // 4 if r.local_bytes is not None else None  # Triton's n_spills
+    r.spill_store_bytes = ptxas.get("spill_store_bytes")
+    r.spill_load_bytes = ptxas.get("spill_load_bytes")
+    r.barriers = ptxas.get("barriers")
+    r.constant_bytes = ptxas.get("constant_bytes")
+    r.source = "cubin+ptxas" if usage and ptxas else ("cubin" if usage else "ptxas")
+    return r

@@ -1,0 +1,211 @@
+"""The command line: `python -m inspector compile|targets|...`, human output or --json.
+
+Exit status: 0 on success, 1 when the kernel did not compile (or would not launch), 2 on usage
+errors. Diagnostics go to stderr so that stage text on stdout can be piped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from typing import Any, Sequence
+
+from .record import STAGE_TITLES, Inspection
+
+
+def _pairs(values: list[str] | None, flag: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in values or []:
+        if "=" not in item:
+            raise SystemExit(f"error: {flag} expects NAME=VALUE, got {item!r}")
+        name, value = item.split("=", 1)
+        out[name.strip()] = value.strip()
+    return out
+
+
+def add_compile_options(p: argparse.ArgumentParser) -> None:
+    """The options every command that compiles a kernel shares (compile, explain, diff, ...)."""
+    p.add_argument("file", help="a Python file with @triton.jit kernels")
+    p.add_argument("--kernel", help="which kernel of the file (default: the one example() launches, or the first)")
+    p.add_argument("--target", default="sm_90", help="sm_80, sm_90, sm_120, gfx942, ... or native (default sm_90)")
+    p.add_argument("--num-warps", type=int, help="compile option num_warps")
+    p.add_argument("--num-stages", type=int, help="compile option num_stages")
+    p.add_argument("--option", action="append", metavar="NAME=VALUE",
+                   help="any other compile option (maxnreg=128, num_ctas=2, enable_fp_fusion=false)")
+    p.add_argument("--const", action="append", metavar="NAME=VALUE", help="set a constexpr (BLOCK=512)")
+    p.add_argument("--arg", action="append", metavar="NAME=VALUE",
+                   help="set an argument: a dtype for a pointer (x_ptr=fp16), a number for a scalar (n=4095)")
+    p.add_argument("--autotune-config", type=int, metavar="I", help="inspect config I of an autotuned kernel")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds before the worker is stopped (default 60)")
+    p.add_argument("--no-cache", action="store_true", help="compile again even if the result is cached")
+
+
+def compile_request(ns: argparse.Namespace, **extra: Any) -> dict[str, Any]:
+    """Keyword arguments for `inspector.api.inspect_kernel` from parsed compile options."""
+    options = _pairs(ns.option, "--option")
+    if ns.num_warps is not None:
+        options["num_warps"] = str(ns.num_warps)
+    if ns.num_stages is not None:
+        options["num_stages"] = str(ns.num_stages)
+    return dict(
+        file=ns.file,
+        kernel=ns.kernel,
+        target=ns.target,
+        args=_pairs(ns.arg, "--arg"),
+        consts=_pairs(ns.const, "--const"),
+        options=options,
+        autotune_index=ns.autotune_config,
+        timeout=ns.timeout,
+        use_cache=not ns.no_cache,
+        **extra,
+    )
+
+
+def report_error(rec: Inspection) -> None:
+    err = rec.error
+    assert err is not None
+    where = ""
+    if err.file:
+        where = f"{err.file}:{err.line}: " if err.line else f"{err.file}: "
+    print(f"{where}error ({err.kind}): {err.message}", file=sys.stderr)
+
+
+def summary_line(rec: Inspection) -> str:
+    r = rec.resources
+    if rec.backend == "hip":
+        res = f"vgprs {r.vgprs}, agprs {r.agprs}, sgprs {r.sgprs}, lds {r.lds_bytes} B, scratch {r.scratch_bytes} B"
+    else:
+        res = (f"registers {r.registers}, spills {r.spill_store_bytes} B stored, local {r.local_bytes} B, "
+               f"shared {r.shared_bytes} B")
+    occ = ""
+    if rec.occupancy and rec.occupancy.get("blocks_per_sm") is not None:
+        occ = f", {rec.occupancy['blocks_per_sm']} blocks/SM ({rec.occupancy.get('occupancy', 0) * 100:.0f}%)"
+    cached = " (cached)" if rec.cached else ""
+    return (f"{rec.kernel} on {rec.target} [{rec.mode}]: num_warps {r.num_warps}, num_stages {r.num_stages}, "
+            f"{res}{occ}; compiled in {rec.compile_seconds:.2f} s{cached}")
+
+
+def write_out_dir(rec: Inspection, out: str) -> list[str]:
+    """Every stage as <kernel>.<stage>, the record as <kernel>.json, passes under passes/."""
+    os.makedirs(out, exist_ok=True)
+    written = []
+    for stage, text in rec.stages.items():
+        path = os.path.join(out, f"{rec.kernel}.{stage}")
+        with open(path, "w") as f:
+            f.write(text)
+        written.append(path)
+    path = os.path.join(out, f"{rec.kernel}.json")
+    with open(path, "w") as f:
+        json.dump(rec.to_dict(), f, indent=1)
+    written.append(path)
+    if rec.passes:
+        pdir = os.path.join(out, "passes")
+        os.makedirs(pdir, exist_ok=True)
+        for s in rec.passes:
+            if not s.changed:
+                continue
+            ext = {"mlir": "mlir", "llvm": "ll", "mir": "mir"}[s.dialect]
+            safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in s.name)
+            p = os.path.join(pdir, f"{s.index:04d}-{safe}.{ext}")
+            with open(p, "w") as f:
+                f.write(s.ir)
+            written.append(p)
+    return written
+
+
+def cmd_compile(ns: argparse.Namespace) -> int:
+    from .api import inspect_kernel
+
+    rec = inspect_kernel(**compile_request(ns, passes=ns.passes))
+    if ns.out and rec.stages:
+        write_out_dir(rec, ns.out)
+    if ns.json:
+        print(rec.to_json(indent=None if ns.compact else 1))
+        return 1 if rec.error else 0
+    if ns.list_configs:
+        for i, cfg in enumerate(rec.autotune_configs):
+            mark = "*" if i == rec.autotune_index else " "
+            print(f"{mark} {i}: " + ", ".join(f"{k}={v}" for k, v in cfg.items()))
+        if not rec.autotune_configs:
+            print(f"{rec.kernel or ns.file} is not autotuned", file=sys.stderr)
+        return 1 if rec.error else 0
+    if rec.error and not rec.stages:
+        report_error(rec)
+        return 1
+    if ns.passes and rec.passes is not None:
+        for s in rec.passes:
+            print(f"{s.index:4d}  {s.dialect:4s}  {'changed' if s.changed else '       '}  {s.name}  [{s.scope}]")
+    else:
+        stage = ns.stage or ("amdgcn" if rec.backend == "hip" else "ptx")
+        if stage not in rec.stages:
+            print(f"error: no {stage} stage for {rec.target}; stages: {', '.join(rec.stages)}", file=sys.stderr)
+            return 2
+        sys.stdout.write(rec.stages[stage])
+    print(summary_line(rec), file=sys.stderr)
+    if rec.error:
+        report_error(rec)
+        return 1
+    return 0
+
+
+def cmd_targets(ns: argparse.Namespace) -> int:
+    from .api import list_targets
+
+    info = list_targets()
+    if ns.json:
+        print(json.dumps(info, indent=1))
+        return 0
+    print(f"Triton {info['triton_version']} builds: {', '.join(info['buildable'])}")
+    if info["native"]:
+        print(f"native: {info['native']} ({info['native_device']})")
+    else:
+        print("native: none (no GPU found); every target above compiles GPU-free")
+    for name, why in info["failed"].items():
+        print(f"  not buildable: {name}: {why}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m inspector",
+        description="Triton Kernel Inspector: compile Triton kernels GPU-free or natively and see what the "
+                    "compiler made of them.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("compile", help="compile a kernel and print a stage, or the whole record as JSON")
+    add_compile_options(p)
+    p.add_argument("--stage", choices=[s for s in STAGE_TITLES if s != "source"],
+                   help="which stage to print (default: ptx on NVIDIA, amdgcn on AMD)")
+    p.add_argument("--passes", action="store_true", help="capture the IR after every compiler pass")
+    p.add_argument("--json", action="store_true", help="print the inspection record as one JSON object")
+    p.add_argument("--compact", action="store_true", help="with --json: no indentation")
+    p.add_argument("--out", metavar="DIR", help="also write every stage (and passes) to DIR")
+    p.add_argument("--list-configs", action="store_true", help="list an autotuned kernel's configs")
+    p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser("targets", help="list the targets this Triton builds and the native GPU")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_targets)
+
+    from .commands import COMMANDS
+
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f".commands.{name}", __package__)
+        except ImportError:
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    ns = parser.parse_args(argv)
+    try:
+        return int(ns.func(ns) or 0)
+    except KeyboardInterrupt:
+        return 130

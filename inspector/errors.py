@@ -1,0 +1,67 @@
+"""Turning whatever a user's kernel file raises into an ErrorInfo with the file and line."""
+
+from __future__ import annotations
+
+import os
+import traceback
+
+from . import triton_compat as tc
+from .kernel_file import KernelFileError
+from .record import ErrorInfo
+from .targets import UnknownTargetError
+
+MAX_MESSAGE = 8000
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE] + "\n... (truncated)"
+
+
+def user_frame_line(err: BaseException, path: str) -> int | None:
+    """The deepest traceback line that lies in the user's file."""
+    path = os.path.abspath(path)
+    line = None
+    for frame in traceback.extract_tb(err.__traceback__):
+        if os.path.abspath(frame.filename) == path:
+            line = frame.lineno
+    return line
+
+
+def error_info(err: BaseException, path: str, jit_fns: list | None = None, stage: str = "") -> ErrorInfo:
+    """Classify an exception raised while importing, calling or compiling the user's kernel.
+
+    `stage` says what was running: "import", "example" or "compile".
+    """
+    path = os.path.abspath(path)
+    if isinstance(err, KernelFileError):
+        return ErrorInfo(err.kind, err.message, err.file or path, err.line)
+    if isinstance(err, tc.MissingArguments):
+        fn = next((f for f in jit_fns or [] if f.__name__ == err.kernel), None)
+        line = tc.kernel_def_line(fn) if fn is not None else None
+        flag = "--const" if err.constexpr else "--arg"
+        return ErrorInfo("missing_constexpr" if err.constexpr else "bad_argument",
+                         f"{err}; pass {flag} {err.names[0]}=VALUE", path, line, {"names": err.names})
+    if isinstance(err, UnknownTargetError):
+        return ErrorInfo("unknown_target", str(err))
+    if isinstance(err, SyntaxError):
+        where = os.path.abspath(err.filename) if err.filename else path
+        text = f"{err.msg}" + (f"\n    {err.text.rstrip()}" if err.text else "")
+        return ErrorInfo("syntax", text, where, err.lineno, {"offset": err.offset})
+    if tc.is_out_of_resources(err):
+        details = {k: getattr(err, k, None) for k in ("required", "limit", "name")}
+        return ErrorInfo("out_of_resources", str(err), path, None, details)
+    if tc.is_compilation_error(err):
+        loc = tc.compilation_error_location(err, jit_fns or [])
+        line = loc[1] if loc else None
+        return ErrorInfo("compilation", _clip(tc.compilation_error_text(err)), path, line,
+                         {"type": type(err).__name__})
+    ptxas = tc.ptxas_error_type()
+    if ptxas is not None and isinstance(err, ptxas):
+        return ErrorInfo("compilation", _clip(str(err)), path, None, {"type": "PTXASError"})
+    if isinstance(err, MemoryError):
+        return ErrorInfo("memory", "the kernel file ran out of memory (the worker's memory limit)", path,
+                         user_frame_line(err, path))
+    kind = {"import": "import", "example": "example"}.get(stage, "compilation")
+    message = f"{type(err).__name__}: {err}"
+    return ErrorInfo(kind, _clip(message), path, user_frame_line(err, path),
+                     {"type": type(err).__name__, "traceback": _clip("".join(traceback.format_exception(err)))})

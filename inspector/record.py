@@ -1,0 +1,167 @@
+"""The inspection record: one dataclass that everything else (CLI, app, analysis) consumes.
+
+The worker fills it in a subprocess and sends it back as JSON; the cache stores that JSON; the
+CLI's `--json` output is `Inspection.to_dict()`. Keep every field JSON-serialisable.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+# Bump when the meaning or shape of a field changes, so cached records are recompiled.
+SCHEMA_VERSION = 1
+
+# Stage names in pipeline order, as Triton's backends name their outputs (`kernel.asm[...]`);
+# `sass` is disassembled by us from the cubin.
+NVIDIA_STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
+AMD_STAGES = ("ttir", "ttgir", "llir", "amdgcn")
+STAGE_TITLES = {
+    "source": "Python",
+    "ttir": "TTIR",
+    "ttgir": "TTGIR",
+    "llir": "LLVM IR",
+    "ptx": "PTX",
+    "sass": "SASS",
+    "amdgcn": "AMDGCN",
+}
+
+
+@dataclass
+class ErrorInfo:
+    """Why an inspection failed. `file`/`line` point into the user's kernel file when known."""
+
+    kind: str  # syntax | import | compilation | out_of_resources | unknown_target | missing_constexpr |
+    # bad_argument | no_kernel | timeout | memory | output_limit | crashed | internal
+    message: str
+    file: str | None = None
+    line: int | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def short(self) -> str:
+        where = f"{self.file}:{self.line}: " if self.file and self.line else (f"{self.file}: " if self.file else "")
+        return f"{where}{self.kind}: {self.message.splitlines()[0] if self.message else ''}"
+
+
+@dataclass
+class Resources:
+    """What the compiled kernel uses. NVIDIA fields from ptxas/cubin (GPU-free) or the loaded
+    kernel (native); AMD fields from the AMDGCN assembly's metadata."""
+
+    num_warps: int = 0
+    num_stages: int = 0
+    num_ctas: int = 1
+    threads: int = 0  # num_warps * warp size
+    shared_bytes: int = 0  # Triton's metadata.shared: dynamic shared memory (LDS on AMD)
+    registers: int | None = None  # per thread (NVIDIA); VGPRs for AMD are in `vgprs`
+    spills: int | None = None  # Triton's n_spills: local memory bytes / 4
+    spill_store_bytes: int | None = None  # ptxas "bytes spill stores"
+    spill_load_bytes: int | None = None  # ptxas "bytes spill loads"
+    local_bytes: int | None = None  # local memory (stack frame) per thread
+    barriers: int | None = None  # named barriers used (ptxas "used N barriers")
+    constant_bytes: int | None = None
+    max_threads: int | None = None  # driver's limit for this kernel (native only)
+    # AMD
+    vgprs: int | None = None
+    agprs: int | None = None
+    sgprs: int | None = None
+    vgpr_spills: int | None = None
+    sgpr_spills: int | None = None
+    lds_bytes: int | None = None
+    scratch_bytes: int | None = None
+    amd_occupancy: int | None = None  # waves per SIMD as the AMDGPU backend reports it
+    source: str = ""  # where the figures came from: "ptxas", "cubin", "driver", "amdgcn"
+
+
+@dataclass
+class PassSnapshot:
+    """The IR after one compiler pass (MLIR or LLVM), for the pass-by-pass view."""
+
+    index: int
+    name: str  # e.g. "TritonGPUCoalesce" or "InstCombinePass"
+    argument: str  # the pass's command-line name, e.g. "tritongpu-coalesce"
+    dialect: str  # "mlir" | "llvm" | "mir"
+    scope: str  # what the dump covers: "builtin.module", "tt.func @k", "add_kernel", ...
+    changed: bool  # whether the IR differs from the previous snapshot of the same dialect
+    ir: str
+
+
+@dataclass
+class Parameter:
+    """One kernel parameter as specialised for this compile."""
+
+    name: str
+    kind: str  # "pointer" | "scalar" | "constexpr" | "descriptor" | "other"
+    type: str  # Triton's signature type: "*fp32", "i32", "constexpr", ...
+    value: Any  # the value shown to the user ("fp32 tensor", 4096, 1024)
+    specialization: list[str] = field(default_factory=list)  # e.g. ["tt.divisibility=16"], ["==1"]
+
+
+@dataclass
+class Inspection:
+    """Everything learned from compiling one kernel with one call for one target."""
+
+    kernel: str = ""
+    file: str = ""
+    target: str = ""  # "sm_90", "gfx942"
+    backend: str = ""  # "cuda" | "hip"
+    arch: int | str = ""
+    warp_size: int = 32
+    mode: str = "offline"  # "offline" (GPU-free) or "native"
+    device_name: str | None = None  # the GPU, natively
+    triton_version: str = ""
+    torch_version: str = ""
+    source: str = ""  # the kernel file's text
+    kernels_in_file: list[str] = field(default_factory=list)
+    call_origin: str = ""  # "example" (the file's example()), or "signature" (derived)
+    parameters: list[Parameter] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)  # num_warps, num_stages, ... as compiled
+    grid: list[int] | None = None
+    autotune_configs: list[dict[str, Any]] = field(default_factory=list)
+    autotune_index: int | None = None
+    stages: dict[str, str] = field(default_factory=dict)
+    passes: list[PassSnapshot] | None = None
+    resources: Resources = field(default_factory=Resources)
+    metadata: dict[str, Any] = field(default_factory=dict)  # Triton's compile metadata
+    occupancy: dict[str, Any] | None = None  # filled from inspector.occupancy when available
+    compile_seconds: float = 0.0
+    cached: bool = False
+    cache_key: str = ""
+    log: str = ""  # what the kernel file printed and warnings, truncated
+    error: ErrorInfo | None = None
+    schema: int = SCHEMA_VERSION
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def stage_names(self) -> list[str]:
+        order = NVIDIA_STAGES if self.backend == "cuda" else AMD_STAGES
+        return [s for s in order if s in self.stages]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self, **kw: Any) -> str:
+        return json.dumps(self.to_dict(), **kw)
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> "Inspection":
+        known = {f.name for f in fields(Inspection)}
+        data = {k: v for k, v in d.items() if k in known}
+        if data.get("error"):
+            data["error"] = ErrorInfo(**data["error"])
+        data["resources"] = Resources(**(data.get("resources") or {}))
+        if data.get("passes") is not None:
+            data["passes"] = [PassSnapshot(**p) for p in data["passes"]]
+        data["parameters"] = [Parameter(**p) for p in data.get("parameters") or []]
+        return Inspection(**data)
+
+    @staticmethod
+    def from_json(text: str) -> "Inspection":
+        return Inspection.from_dict(json.loads(text))
+
+    @staticmethod
+    def failure(error: ErrorInfo, **kw: Any) -> "Inspection":
+        return Inspection(error=error, **kw)

@@ -1,0 +1,457 @@
+"""Every place where the inspector touches Triton's internals, in one module.
+
+Why each piece exists, and the Triton versions it was tried on (3.6.0 and 3.9.0):
+
+- `offline_target`: Triton compiles for whatever `driver.active.get_current_target()` answers.
+  To compile GPU-free for any target we stand an object in for the active driver for the duration
+  of the compile (`driver.set_active` / `reset_active`, public since 3.2). The JIT's per-device
+  binder caches the target, so `JITFunction.device_caches` is cleared on entry and exit.
+- `capture_launches`: the example-call convention runs the user's own launch code
+  (`kernel[grid](...)`). We replace `JITFunction.run` and `Autotuner.run` for that call so a
+  launch is recorded instead of executed (and an autotuner does not benchmark). Calls with
+  `warmup=True` pass through, so code that warms a kernel up itself still works.
+- `compile_launch`: the recorded launch is compiled through `run(..., warmup=True)`, i.e.
+  `JITFunction.warmup`: the exact specialisation a real launch does. While it runs we wrap
+  `JITFunction.run` once more to apply name overrides and to see the final arguments (after
+  `triton.heuristics` and the chosen autotune config).
+- `ptxas_log`: Triton runs ptxas with `-v` and throws the log away unless
+  `knobs.nvidia.dump_ptxas_log` is set, in which case it is printed to stdout; we set the knob and
+  capture stdout to read registers, spills, stack frame and barriers from ptxas itself.
+- `ir_pass_dump`: MLIR_ENABLE_DUMP / LLVM_IR_ENABLE_DUMP make Triton's C++ print the IR around every
+  pass to file descriptor 2; we point fd 2 at a file while compiling.
+- `use_cache_dir`: a private Triton cache per inspection, so a compile is never served from the
+  user's ~/.triton cache (which would skip ptxas and the pass dumps).
+- `compilation_error_location`: Triton's CompilationError carries the function source and an AST
+  node whose line is relative to the `def` line; we map it back to the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.runtime.autotuner import Autotuner, Heuristics
+from triton.runtime.driver import driver
+from triton.runtime.jit import JITFunction
+
+from .targets import Target
+
+TRITON_VERSION: str = triton.__version__
+
+# Options a user may set per compile; Triton's backend `parse_options` accepts these names.
+COMMON_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug")
+
+
+class OfflineDriver:
+    """Stands in for the active driver: answers which target to compile for, and nothing else.
+
+    Only what `JITFunction.run(warmup=True)` and `triton.compile` ask of the driver is answered;
+    anything that would touch a GPU (loading a binary, launching) raises AttributeError.
+    """
+
+    def __init__(self, target: Target):
+        self.target = GPUTarget(target.backend, target.arch, target.warp_size)
+
+    def get_current_target(self) -> GPUTarget:
+        return self.target
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def get_current_stream(self, device: int | None = None) -> int:
+        return 0
+
+    def get_active_torch_device(self):
+        import torch
+
+        # Tensors made "on the device" by tutorial-style files become meta tensors: shapes,
+        # dtypes and alignment without memory.
+        return torch.device("meta")
+
+    def is_active(self) -> bool:
+        return True
+
+
+def clear_jit_caches(fns: list[JITFunction]) -> None:
+    """Forget binders and compiled kernels cached per device (they remember the target)."""
+    for fn in fns:
+        fn.device_caches.clear()
+
+
+@contextlib.contextmanager
+def offline_target(target: Target, fns: list[JITFunction] | None = None) -> Iterator[None]:
+    """Compile for `target` without a GPU: the offline driver is active inside the block.
+
+    A JITFunction binds its target on first use; pass `fns` that were already used with another
+    target so their caches are cleared (functions created inside the block need nothing).
+    """
+    clear_jit_caches(fns or [])
+    driver.set_active(OfflineDriver(target))
+    try:
+        yield
+    finally:
+        driver.reset_active() if driver._default is not None else setattr(driver, "_active", None)
+        clear_jit_caches(fns or [])
+
+
+def native_target() -> Target:
+    """The local GPU's target, from Triton's real driver (raises if there is no GPU)."""
+    t = driver.active.get_current_target()
+    return Target(t.backend, t.arch, t.warp_size)
+
+
+def native_device_properties() -> dict[str, Any]:
+    """Name, capability, SM count, L2, memory of the local GPU (CUDA or ROCm through torch)."""
+    import torch
+
+    p = torch.cuda.get_device_properties(torch.cuda.current_device())
+    props = {
+        "name": p.name,
+        "major": p.major,
+        "minor": p.minor,
+        "multi_processor_count": p.multi_processor_count,
+        "total_memory": p.total_memory,
+        "L2_cache_size": getattr(p, "L2_cache_size", None),
+        "gcn_arch_name": getattr(p, "gcnArchName", None),
+        "max_shared_memory_per_block_optin": getattr(p, "shared_memory_per_block_optin", None),
+        "shared_memory_per_multiprocessor": getattr(p, "shared_memory_per_multiprocessor", None),
+        "regs_per_multiprocessor": getattr(p, "regs_per_multiprocessor", None),
+        "max_threads_per_multi_processor": getattr(p, "max_threads_per_multi_processor", None),
+        "warp_size": getattr(p, "warp_size", None),
+    }
+    try:  # memory clock and bus width give the DRAM bandwidth; only the driver knows them
+        utils = driver.active.utils
+        dev = utils.get_device_properties(torch.cuda.current_device())
+        props["mem_clock_rate_khz"] = dev.get("mem_clock_rate")
+        props["mem_bus_width"] = dev.get("mem_bus_width")
+        props["sm_clock_rate_khz"] = dev.get("sm_clock_rate")
+    except Exception:  # noqa: BLE001 - optional extras
+        pass
+    return props
+
+
+# ---- launch capture ----------------------------------------------------------------------------
+
+
+@dataclass
+class Launch:
+    """One `kernel[grid](*args, **kwargs)` the example code made."""
+
+    obj: Any  # the JITFunction, Autotuner or Heuristics object launched
+    args: tuple
+    kwargs: dict[str, Any]
+    grid: Any
+
+    @property
+    def jit(self) -> JITFunction:
+        return innermost_jit(self.obj)
+
+    @property
+    def autotuner(self) -> Autotuner | None:
+        return self.obj if isinstance(self.obj, Autotuner) else None
+
+
+def innermost_jit(obj: Any) -> JITFunction:
+    """The JITFunction under any number of autotune/heuristics wrappers."""
+    while not isinstance(obj, JITFunction):
+        obj = obj.fn
+    return obj
+
+
+def is_kernel_object(obj: Any) -> bool:
+    return isinstance(obj, (JITFunction, Autotuner, Heuristics))
+
+
+def kernel_def_line(fn: JITFunction) -> int:
+    """File line of the `def` (3.9 has def_file_line_number; 3.6 only the first decorator line)."""
+    line = getattr(fn, "def_file_line_number", None)
+    if line:
+        return int(line)
+    start = int(getattr(fn, "starting_line_number", 1))
+    for i, text in enumerate(getattr(fn, "raw_src", []) or []):
+        if text.lstrip().startswith("def "):
+            return start + i
+    return start
+
+
+@contextlib.contextmanager
+def capture_launches() -> Iterator[list[Launch]]:
+    """Record launches instead of running them; warmup calls still compile."""
+    launches: list[Launch] = []
+    jit_run, tuner_run = JITFunction.run, Autotuner.run
+
+    def fake_jit_run(self, *args, grid, warmup, **kwargs):
+        if warmup:
+            return jit_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        launches.append(Launch(self, args, dict(kwargs), grid))
+        return None
+
+    def fake_tuner_run(self, *args, **kwargs):
+        kwargs = dict(kwargs)
+        grid = kwargs.pop("grid", None)
+        kwargs.pop("warmup", None)
+        launches.append(Launch(self, args, kwargs, grid))
+        return None
+
+    JITFunction.run, Autotuner.run = fake_jit_run, fake_tuner_run
+    try:
+        yield launches
+    finally:
+        JITFunction.run, Autotuner.run = jit_run, tuner_run
+
+
+class MissingArguments(TypeError):
+    """The final call lacks arguments that have no default (`constexpr` says which kind)."""
+
+    def __init__(self, kernel: str, names: list[str], constexpr: bool):
+        kind = "constexpr" if constexpr else "argument"
+        super().__init__(f"kernel '{kernel}' is called without {kind} {', '.join(names)}")
+        self.kernel, self.names, self.constexpr = kernel, names, constexpr
+
+
+@dataclass
+class FinalCall:
+    """The arguments the JITFunction was finally compiled with."""
+
+    args: dict[str, Any] = field(default_factory=dict)  # parameter name -> value
+    options: dict[str, Any] = field(default_factory=dict)
+    grid: Any = None
+
+
+def compile_launch(
+    launch: Launch,
+    overrides: dict[str, Any],
+    options: dict[str, Any],
+    config_kwargs: dict[str, Any] | None = None,
+) -> tuple[Any, FinalCall]:
+    """Compile a recorded launch through Triton's warmup path; return (CompiledKernel, FinalCall).
+
+    `overrides` replace kernel arguments by parameter name (pointer dtypes, scalars, constexprs);
+    `options` are compile options (num_warps, ...); `config_kwargs` an autotune config's kwargs.
+    Overrides and options win over heuristics and the autotune config.
+    """
+    target_fn = launch.jit
+    final = FinalCall(grid=launch.grid)
+    jit_run = JITFunction.run
+
+    def observed_run(self, *args, grid, warmup, **kwargs):
+        if self is not target_fn:
+            return jit_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        names = self.arg_names
+        bound = dict(zip(names, args))
+        bound.update({k: v for k, v in kwargs.items() if k in names})
+        extra = {k: v for k, v in kwargs.items() if k not in names}
+        for name, value in overrides.items():
+            bound[name] = value
+        absent = [p for p in self.params if p.name not in bound and not p.has_default]
+        if absent:
+            constexpr = all(p.is_constexpr for p in absent)
+            raise MissingArguments(self.__name__, [p.name for p in absent], constexpr)
+        extra.update(options)
+        final.args = {n: bound[n] for n in names if n in bound}
+        final.options = {k: v for k, v in extra.items() if k not in ("debug", "instrumentation_mode")}
+        final.grid = grid
+        positional = [bound[n] for n in names if n in bound]
+        return jit_run(self, *positional, grid=grid, warmup=True, **extra)
+
+    call_kwargs = dict(launch.kwargs)
+    if config_kwargs:
+        call_kwargs.update(config_kwargs)
+    inner = launch.obj.fn if isinstance(launch.obj, Autotuner) else launch.obj
+    JITFunction.run = observed_run
+    try:
+        kernel = inner.run(*launch.args, grid=launch.grid, warmup=True, **call_kwargs)
+    finally:
+        JITFunction.run = jit_run
+    return kernel, final
+
+
+def signature_params(fn: JITFunction) -> list[Any]:
+    """Triton's KernelParam list (name, is_constexpr, annotation, default)."""
+    return list(fn.params)
+
+
+def specialization(kernel: Any) -> tuple[dict[str, str], dict[int, list[str]], dict[str, Any]]:
+    """(signature types by name, attributes by parameter index, constants by name) of a compile."""
+    src = kernel.src
+    signature = dict(getattr(src, "signature", {}) or {})
+    attrs: dict[int, list[str]] = {}
+    for key, values in (getattr(src, "attrs", {}) or {}).items():
+        idx = key[0] if isinstance(key, tuple) else int(key)
+        attrs[idx] = [f"{name}={val}" for name, val in values]
+    consts: dict[str, Any] = {}
+    names = list(signature)
+    for key, value in (getattr(src, "constants", {}) or {}).items():
+        idx = key[0] if isinstance(key, tuple) else key
+        name = names[idx] if isinstance(idx, int) and idx < len(names) else str(idx)
+        consts[name] = getattr(value, "value", value)
+    return signature, attrs, consts
+
+
+def metadata_dict(kernel: Any) -> dict[str, Any]:
+    """Triton's compile metadata as plain JSON-able values."""
+    out: dict[str, Any] = {}
+    for key, value in kernel.metadata._asdict().items():
+        if key == "target":
+            out[key] = {"backend": value.backend, "arch": value.arch, "warp_size": value.warp_size}
+        elif isinstance(value, (str, int, float, bool)) or value is None:
+            out[key] = value
+        elif isinstance(value, (list, tuple)):
+            out[key] = [v if isinstance(v, (str, int, float, bool)) else repr(v) for v in value]
+        else:
+            out[key] = repr(value)
+    return out
+
+
+def load_native(kernel: Any) -> dict[str, int]:
+    """Load the compiled kernel on the local GPU; the driver's registers, spills, max threads."""
+    kernel._init_handles()
+    return {"registers": kernel.n_regs, "spills": kernel.n_spills, "max_threads": kernel.n_max_threads}
+
+
+# ---- side channels: ptxas log, pass dumps, private cache -------------------------------------
+
+
+@contextlib.contextmanager
+def ptxas_log() -> Iterator[io.StringIO]:
+    """Capture what Triton prints, including ptxas's `-v` log (registers, spills, barriers)."""
+    from triton import knobs
+
+    buf = io.StringIO()
+    old = knobs.nvidia.dump_ptxas_log
+    knobs.nvidia.dump_ptxas_log = True
+    try:
+        with contextlib.redirect_stdout(buf):
+            yield buf
+    finally:
+        knobs.nvidia.dump_ptxas_log = old
+
+
+@contextlib.contextmanager
+def ir_pass_dump(path: str, enabled: bool = True) -> Iterator[None]:
+    """While inside, Triton's C++ writes the IR around every MLIR and LLVM pass to `path`."""
+    if not enabled:
+        yield
+        return
+    keys = ("MLIR_ENABLE_DUMP", "LLVM_IR_ENABLE_DUMP")
+    saved = {k: os.environ.get(k) for k in keys}
+    for k in keys:
+        os.environ[k] = "1"
+    sys.stderr.flush()
+    saved_fd = os.dup(2)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(fd, 2)
+    os.close(fd)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved_fd, 2)
+        os.close(saved_fd)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@contextlib.contextmanager
+def use_cache_dir(path: str) -> Iterator[None]:
+    """Point Triton's compile cache at `path` for the duration."""
+    from triton import knobs
+
+    old = os.environ.get("TRITON_CACHE_DIR")
+    os.environ["TRITON_CACHE_DIR"] = path
+    knobs.cache.dir = path
+    try:
+        yield
+    finally:
+        knobs.cache.dir = old if old is not None else knobs.cache.get_triton_dir("cache")
+        if old is None:
+            os.environ.pop("TRITON_CACHE_DIR", None)
+        else:
+            os.environ["TRITON_CACHE_DIR"] = old
+
+
+def nvidia_tool(name: str) -> str:
+    """Path of a CUDA binary tool bundled with Triton's wheel (ptxas, cuobjdump, nvdisasm)."""
+    from triton import knobs
+
+    return getattr(knobs.nvidia, name).path
+
+
+# ---- errors ------------------------------------------------------------------------------------
+
+
+def compilation_error_location(err: BaseException, fns: list[JITFunction]) -> tuple[JITFunction, int] | None:
+    """(function, file line) of the innermost Triton CompilationError whose source we know."""
+    from triton.compiler.errors import CompilationError
+
+    by_src = {fn.src: fn for fn in fns}
+    best = None
+    seen = set()
+    e: BaseException | None = err
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, CompilationError) and getattr(e, "node", None) is not None:
+            fn = by_src.get(e.src)
+            if fn is not None and hasattr(e.node, "lineno"):
+                best = (fn, kernel_def_line(fn) + e.node.lineno - 1)
+        e = e.__cause__ or e.__context__
+    return best
+
+
+def compilation_error_text(err: BaseException) -> str:
+    """The innermost error message Triton attached (e.g. the AttributeError behind the caret)."""
+    from triton.compiler.errors import CompilationError
+
+    e: BaseException | None = err
+    message = str(err)
+    seen = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, CompilationError) and e.error_message:
+            message = str(e)
+        e = e.__cause__ or e.__context__
+    return message
+
+
+def out_of_resources_error(required: int, limit: int, name: str) -> Exception:
+    """The exception a launch on the real GPU would raise."""
+    from triton.runtime.errors import OutOfResources
+
+    return OutOfResources(required, limit, name)
+
+
+def is_out_of_resources(err: BaseException) -> bool:
+    from triton.runtime.errors import OutOfResources
+
+    return isinstance(err, OutOfResources)
+
+
+def is_compilation_error(err: BaseException) -> bool:
+    from triton.compiler.errors import CompilationError
+
+    return isinstance(err, CompilationError)
+
+
+def ptxas_error_type() -> type | None:
+    try:
+        from triton.runtime.errors import PTXASError
+
+        return PTXASError
+    except ImportError:  # pragma: no cover - very old Triton
+        return None
+
+
+def autotune_configs(obj: Any) -> list[dict[str, Any]]:
+    """An autotuner's configs as plain dicts (kwargs plus num_warps/num_stages/...)."""
+    if not isinstance(obj, Autotuner):
+        return []
+    return [dict(c.all_kwargs()) for c in obj.configs]

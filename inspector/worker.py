@@ -1,0 +1,315 @@
+"""What runs inside the worker process: import the user's file, build the call, compile, read.
+
+Never import this in the app server or the CLI's parent: it executes the user's file. The
+sandbox forks a child for each request and calls `handle(request)` there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from typing import Any
+
+import torch
+import triton
+
+from . import kernel_file as kf
+from . import triton_compat as tc
+from .archs import max_shared_per_block
+from .backends import for_backend
+from .errors import error_info
+from .passes import split_pass_dump
+from .record import ErrorInfo, Inspection, Parameter
+from .targets import Target, parse_target
+
+MAX_LOG = 20_000
+MAX_PASS_DUMP_BYTES = 200 * 1024 * 1024  # a pass dump beyond this is cut (huge kernels)
+
+
+class _Fail(Exception):
+    def __init__(self, info: ErrorInfo):
+        super().__init__(info.message)
+        self.info = info
+
+
+def _resolve_target(name: str) -> tuple[Target, str]:
+    if name == "native":
+        try:
+            return tc.native_target(), "native"
+        except Exception as e:  # noqa: BLE001 - no GPU, or no driver
+            raise _Fail(ErrorInfo("unknown_target", f"no native GPU: {e}. Pick a target such as sm_90 or gfx942."))
+    return parse_target(name), "offline"
+
+
+def _parameters(fn: Any, final: tc.FinalCall, kernel: Any) -> list[Parameter]:
+    signature, attrs, consts = tc.specialization(kernel)
+    out = []
+    for i, p in enumerate(tc.signature_params(fn)):
+        value = final.args.get(p.name, p.default if p.has_default else None)
+        ty = signature.get(p.name, "")
+        spec = list(attrs.get(i, []))
+        if p.is_constexpr:
+            kind = "constexpr"
+        elif ty.startswith("*"):
+            kind = "pointer"
+        elif ty == "constexpr":  # a runtime argument Triton specialised as a constant (== 1, None)
+            kind = "scalar"
+            spec.append(f"=={consts.get(p.name, value)!r} (specialised as a constant)")
+        elif "tensordesc" in ty:
+            kind = "descriptor"
+        else:
+            kind = "scalar"
+        out.append(Parameter(p.name, kind, ty, kf.describe_value(value), spec))
+    return out
+
+
+def _grid(grid: Any, final: tc.FinalCall) -> list[int] | None:
+    try:
+        if callable(grid):
+            grid = grid({**final.args, **final.options})
+        return [int(g) for g in grid]
+    except Exception:  # noqa: BLE001 - a grid we cannot evaluate is simply not shown
+        return None
+
+
+def inspect_file(request: dict[str, Any]) -> Inspection:
+    """Compile one kernel of a file as the request says; never raises for user errors."""
+    path = os.path.abspath(request["file"])
+    rec = Inspection(file=path, triton_version=triton.__version__, torch_version=torch.__version__)
+    log = io.StringIO()
+    t0 = time.perf_counter()
+    try:
+        rec.source = open(path, encoding="utf-8", errors="replace").read()
+    except OSError as e:
+        rec.error = ErrorInfo("import", f"cannot read {path}: {e}", path)
+        return rec
+    workdir = tempfile.mkdtemp(prefix="inspector-")
+    module_fns: list[Any] = []
+    try:
+        target, mode = _resolve_target(request.get("target") or "sm_90")
+        rec.target, rec.backend, rec.arch, rec.warp_size, rec.mode = (
+            target.name, target.backend, target.arch, target.warp_size, mode)
+        if mode == "native":
+            rec.device_name = torch.cuda.get_device_name()
+        driver_ctx = contextlib.nullcontext() if mode == "native" else tc.offline_target(target)
+        with tc.use_cache_dir(os.path.join(workdir, "triton-cache")), driver_ctx, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _inspect(rec, request, path, workdir, log, module_fns)
+    except _Fail as f:
+        rec.error = f.info
+    except BaseException as e:  # noqa: BLE001 - user code may raise anything, even SystemExit
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        rec.error = error_info(e, path, module_fns, stage=getattr(e, "_inspector_stage", "compile"))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    rec.compile_seconds = round(time.perf_counter() - t0, 4)
+    text = log.getvalue()
+    rec.log = text if len(text) <= MAX_LOG else text[:MAX_LOG] + "\n... (truncated)"
+    return rec
+
+
+def _staged(stage: str):
+    """Tag exceptions with the phase they came from (import / example / compile)."""
+
+    @contextlib.contextmanager
+    def cm():
+        try:
+            yield
+        except BaseException as e:
+            if not hasattr(e, "_inspector_stage"):
+                try:
+                    e._inspector_stage = stage  # type: ignore[attr-defined]
+                except AttributeError:
+                    pass
+            raise
+
+    return cm()
+
+
+def _inspect(rec: Inspection, request: dict, path: str, workdir: str, log: io.StringIO, module_fns: list) -> None:
+    with _staged("import"), contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+        module = kf.load_module(path)
+    kernels = kf.kernels_in(module, path)
+    module_fns.extend(k.jit for k in kernels)
+    if not kernels:
+        raise _Fail(ErrorInfo("no_kernel", "no @triton.jit function is defined in this file", path))
+    rec.kernels_in_file = [k.name for k in kernels]
+
+    overrides = {k: kf.parse_value(v) if isinstance(v, str) else v for k, v in (request.get("args") or {}).items()}
+    consts = {k: kf.parse_value(v, for_const=True) if isinstance(v, str) else v
+              for k, v in (request.get("consts") or {}).items()}
+    options = {k: kf.parse_value(v) if isinstance(v, str) else v for k, v in (request.get("options") or {}).items()}
+
+    launches: list[tc.Launch] = []
+    if callable(getattr(module, "example", None)):
+        with _staged("example"), contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+            launches = kf.run_example(module)
+
+    wanted = request.get("kernel") or getattr(module, "KERNEL", None)
+    by_name = {k.name: k for k in kernels}
+    if wanted and wanted not in by_name:
+        # Also accept the jit function's own name when the module binds it under another name.
+        match = [k for k in kernels if k.jit.__name__ == wanted]
+        if not match:
+            raise _Fail(ErrorInfo("bad_argument", f"no kernel named {wanted!r}; the file defines "
+                                  f"{', '.join(by_name)}", path))
+        wanted = match[0].name
+    if wanted:
+        info = by_name[wanted]
+    elif launches:
+        info = next(k for k in kernels if k.jit is launches[0].jit) if any(
+            k.jit is launches[0].jit for k in kernels) else kf.entry_kernels(kernels)[0]
+    else:
+        info = kf.entry_kernels(kernels)[0]
+    rec.kernel = info.name
+
+    launch = next((la for la in launches if la.jit is info.jit), None)
+    arg_overrides = {**overrides, **consts}
+    try:
+        kf.check_overrides(info, arg_overrides, options)
+        if launch is None:
+            launch = kf.signature_call(info, arg_overrides)
+            rec.call_origin = "signature"
+        else:
+            rec.call_origin = "example"
+    except kf.KernelFileError as e:
+        e.file = e.file or path
+        raise
+    previous = dict(zip(info.jit.arg_names, launch.args))
+    previous.update(launch.kwargs)
+    arg_overrides = {k: kf.as_argument(k, v, previous.get(k)) for k, v in arg_overrides.items()}
+
+    configs = tc.autotune_configs(launch.obj)
+    rec.autotune_configs = [{k: kf.describe_value(v) for k, v in c.items()} for c in configs]
+    explicit = request.get("autotune_index")
+    if configs and explicit is not None and not 0 <= int(explicit) < len(configs):
+        raise _Fail(ErrorInfo("bad_argument", f"autotune config {explicit} out of range: the kernel has "
+                              f"{len(configs)} configs", path, info.line))
+    # Without an explicit config, take the first one that could launch on the target, as the
+    # autotuner on a real GPU skips configs that run out of resources.
+    if not configs:
+        candidates: list[int | None] = [None]
+    elif explicit is not None:
+        candidates = [int(explicit)]
+    else:
+        candidates = list(range(len(configs)))
+
+    dump_path = os.path.join(workdir, "passes.txt")
+    want_passes = bool(request.get("passes"))
+    limit = max_shared_per_block(rec.backend, rec.arch)
+    for attempt, index in enumerate(candidates):
+        config_kwargs = configs[index] if index is not None else None
+        with _staged("compile"), tc.ptxas_log() as ptxas_buf, tc.ir_pass_dump(dump_path, want_passes):
+            kernel, final = tc.compile_launch(launch, arg_overrides, options, config_kwargs)
+        rec.autotune_index = index
+        shared = int(kernel.metadata.shared)
+        if limit is not None and shared > limit and attempt + 1 < len(candidates):
+            log.write(f"autotune config {index} needs {shared} B of shared memory, more than the {limit} B "
+                      f"{rec.target} allows per block: skipped, as the autotuner skips it on a real GPU\n")
+            continue
+        break
+    ptxas_text = ptxas_buf.getvalue()
+    user_out = "\n".join(l for l in ptxas_text.splitlines() if "ptxas" not in l and not l.startswith("    ")).strip()
+    if user_out:
+        log.write(user_out + "\n")
+
+    backend = for_backend(rec.backend)
+    asm = kernel.asm
+    rec.stages = {name: asm[name] for name in backend.STAGES if name in asm and isinstance(asm[name], str)}
+    rec.stages.update(backend.extra_stages(asm))
+    rec.metadata = tc.metadata_dict(kernel)
+    rec.resources = backend.resources(asm, rec.metadata, ptxas_text)
+    rec.options = {k: rec.metadata.get(k) for k in tc.COMMON_OPTIONS if k in rec.metadata}
+    rec.options.update({k: v for k, v in final.options.items() if k not in rec.options})
+    rec.parameters = _parameters(info.jit, final, kernel)
+    rec.grid = _grid(final.grid, final)
+    if want_passes and os.path.exists(dump_path):
+        with open(dump_path, encoding="utf-8", errors="replace") as f:
+            rec.passes = split_pass_dump(f.read(MAX_PASS_DUMP_BYTES))
+
+    if rec.mode == "native":
+        with _staged("compile"):
+            loaded = tc.load_native(kernel)  # raises OutOfResources as a launch would
+        rec.resources.registers = loaded["registers"]
+        rec.resources.spills = loaded["spills"]
+        rec.resources.max_threads = loaded["max_threads"]
+        rec.resources.source = "driver"
+    elif limit is not None and rec.resources.shared_bytes > limit:
+        err = tc.out_of_resources_error(rec.resources.shared_bytes, limit, "shared memory")
+        rec.error = ErrorInfo("out_of_resources", f"{err} (a launch on {rec.target} would raise this)",
+                              path, info.line,
+                              {"required": rec.resources.shared_bytes, "limit": limit, "name": "shared memory"})
+
+
+def handle(request: dict[str, Any]) -> dict[str, Any]:
+    """Entry point of a worker child: one request in, one JSON-able result out."""
+    kind = request.get("kind", "inspect")
+    if kind == "inspect":
+        return inspect_file(request).to_dict()
+    if kind == "probe_targets":
+        return probe_targets(request.get("candidates") or [])
+    if kind == "native":
+        return native_info()
+    raise ValueError(f"unknown request kind {kind!r}")
+
+
+_PROBE_SRC = '''
+import triton, triton.language as tl
+@triton.jit
+def probe(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+'''
+
+
+def probe_targets(candidates: list[str]) -> dict[str, Any]:
+    """Which candidate targets the installed Triton can build (compile a tiny kernel for each)."""
+    workdir = tempfile.mkdtemp(prefix="inspector-probe-")
+    path = os.path.join(workdir, "probe.py")
+    with open(path, "w") as f:
+        f.write(_PROBE_SRC)
+    result: dict[str, Any] = {"buildable": [], "failed": {}}
+    try:
+        module = kf.load_module(path)
+        for name in candidates:
+            target = parse_target(name)
+            try:
+                with tc.use_cache_dir(os.path.join(workdir, "cache")), tc.offline_target(target, [module.probe]), \
+                        warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+                    warnings.simplefilter("ignore")
+                    k = module.probe.warmup(torch.float32, BLOCK=128, grid=(1,))
+                    binary = "cubin" if target.backend == "cuda" else "hsaco"
+                    if not k.asm.get(binary):
+                        raise RuntimeError(f"no {binary}")
+                result["buildable"].append(name)
+            except Exception as e:  # noqa: BLE001 - a target this Triton cannot build
+                result["failed"][name] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return result
+
+
+def native_info() -> dict[str, Any]:
+    """The local GPU, if any: its target and properties."""
+    try:
+        if not torch.cuda.is_available():
+            return {"available": False, "reason": "torch.cuda.is_available() is False"}
+        target = tc.native_target()
+        return {"available": True, "target": target.name, "backend": target.backend,
+                "properties": tc.native_device_properties()}
+    except Exception as e:  # noqa: BLE001
+        return {"available": False, "reason": f"{type(e).__name__}: {e}"}
+
+
+if __name__ == "__main__":  # debugging aid: python -m inspector.worker FILE [TARGET]
+    import json
+
+    req = {"file": sys.argv[1], "target": sys.argv[2] if len(sys.argv) > 2 else "sm_90"}
+    print(json.dumps(handle(req), indent=1)[:4000])

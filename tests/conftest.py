@@ -1,0 +1,54 @@
+"""Shared fixtures: an isolated inspector cache per test session, GPU-test skipping."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+KERNELS = REPO / "kernels"
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+
+def _has_gpu() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    if _has_gpu():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (run on the device machine)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_cache(tmp_path_factory):
+    """Every test session gets its own inspection cache, so results are really compiled."""
+    old = os.environ.get("TRITON_INSPECTOR_CACHE")
+    os.environ["TRITON_INSPECTOR_CACHE"] = str(tmp_path_factory.mktemp("inspector-cache"))
+    yield
+    if old is None:
+        os.environ.pop("TRITON_INSPECTOR_CACHE", None)
+    else:
+        os.environ["TRITON_INSPECTOR_CACHE"] = old
+
+
+@pytest.fixture(scope="session")
+def sandbox():
+    """One warm worker process shared by the session's tests."""
+    from inspector.sandbox import Sandbox
+
+    box = Sandbox()
+    yield box
+    box.close()

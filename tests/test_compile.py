@@ -1,0 +1,352 @@
+"""The core: compiling through warmup GPU-free, every stage, resources, the call convention."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import KERNELS, REPO
+from inspector.api import inspect_kernel
+
+BUNDLED = sorted(p for p in KERNELS.glob("*.py") if not p.name.startswith("_"))
+CORE_TARGETS = ["sm_80", "sm_90", "sm_120", "gfx942"]
+ADD = KERNELS / "add.py"
+
+
+def write(tmp_path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+@pytest.mark.parametrize("target", CORE_TARGETS)
+@pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.stem)
+def test_every_bundled_kernel_compiles(path, target, sandbox):
+    rec = inspect_kernel(path, target=target, sandbox=sandbox, timeout=300)
+    assert rec.error is None, rec.error and rec.error.short()
+    expected = ["ttir", "ttgir", "llir", "amdgcn"] if target.startswith("gfx") else ["ttir", "ttgir", "llir", "ptx", "sass"]
+    assert rec.stage_names() == expected
+    assert all(rec.stages[s].strip() for s in expected)
+    if target.startswith("gfx"):
+        assert rec.resources.vgprs and rec.resources.sgprs
+    else:
+        assert rec.resources.registers and rec.resources.registers <= 255
+        assert f".target sm_{target[3:]}" in rec.stages["ptx"]
+
+
+def ptx_lines(rec, pattern: str) -> list[str]:
+    return [l for l in rec.stages["ptx"].splitlines() if re.search(pattern, l)]
+
+
+def test_add_vectorises_when_n_divisible_by_16(sandbox):
+    rec = inspect_kernel(ADD, target="sm_90", sandbox=sandbox)
+    assert rec.error is None
+    assert len(ptx_lines(rec, r"ld\.global\.v4\.b32")) >= 2
+    assert not ptx_lines(rec, r"ld\.global\.b32")
+    n = next(p for p in rec.parameters if p.name == "n")
+    assert n.value == 4096 and "tt.divisibility=16" in n.specialization
+    assert rec.call_origin == "example" and rec.grid == [4]
+    assert re.search(r"LDG\.E\.128", rec.stages["sass"])
+
+
+def test_add_scalar_when_n_is_4095(sandbox):
+    rec = inspect_kernel(ADD, target="sm_90", args={"n": "4095"}, sandbox=sandbox)
+    assert rec.error is None
+    assert not ptx_lines(rec, r"ld\.global\.v4")
+    assert len(ptx_lines(rec, r"ld\.global\.b32")) >= 8
+    n = next(p for p in rec.parameters if p.name == "n")
+    assert n.value == 4095 and n.specialization == []
+
+
+def test_pointer_offset_breaks_alignment(tmp_path, sandbox):
+    """A tensor starting one element into its storage is not 16-byte aligned, as on a real launch."""
+    src = (ADD.read_text()
+           .replace("return launch(*make_inputs(4096, device))",
+                    "x, y = make_inputs(4097, device)\n    return launch(x[1:], y[1:])"))
+    path = write(tmp_path, "add_offset.py", src)
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox)
+    assert rec.error is None
+    x = next(p for p in rec.parameters if p.name == "x_ptr")
+    assert "tt.divisibility=16" not in x.specialization
+    assert not any("ld.global.v4" in l for l in ptx_lines(rec, r"ld\.global") if "%rd1" in l)
+
+
+UNSEEN = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_rows(src_ptr, dst_ptr, n_cols, stride, alpha, BLOCK: tl.constexpr, ROWS: tl.constexpr):
+    row0 = tl.program_id(0) * ROWS
+    cols = tl.arange(0, BLOCK)
+    for r in tl.static_range(ROWS):
+        row = row0 + r
+        v = tl.load(src_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
+        v32 = v.to(tl.float32)
+        acc = tl.sum(v32 * v32, axis=0)
+        y = v32 * alpha / tl.sqrt(acc + 1e-6)
+        tl.store(dst_ptr + row * stride + cols, y.to(dst_ptr.dtype.element_ty), mask=cols < n_cols)
+"""
+
+
+def triton_reports(path, target_arch: int, consts: dict, dtype: str) -> dict:
+    """Compile with Triton directly (no inspector code) in a fresh process; Triton's own figures."""
+    script = textwrap.dedent(f"""
+        import importlib.util, io, contextlib, json, sys, torch, triton, re
+        from triton import knobs
+        from triton.backends.compiler import GPUTarget
+        from triton.runtime.driver import driver
+        class Offline:
+            def get_current_target(self): return GPUTarget("cuda", {target_arch}, 32)
+            def get_current_device(self): return 0
+            def get_current_stream(self, d=None): return 0
+        driver.set_active(Offline())
+        spec = importlib.util.spec_from_file_location("m", {str(path)!r}); m = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(m)
+        knobs.nvidia.dump_ptxas_log = True
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            k = m.scale_rows.warmup(torch.{dtype}, torch.{dtype}, 4096, 4096, 1.0, grid=(1,), **{consts!r})
+        regs = int(re.search(r"Used (\\d+) registers", buf.getvalue()).group(1))
+        print(json.dumps({{"registers": regs, "shared": k.metadata.shared, "num_warps": k.metadata.num_warps}}))
+    """)
+    env = dict(os.environ, TRITON_CACHE_DIR=str(path.parent / "triton-cache"))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_unseen_kernel_from_signature_matches_triton(tmp_path, sandbox):
+    path = write(tmp_path, "unseen.py", UNSEEN)
+    rec = inspect_kernel(path, target="sm_90", consts={"BLOCK": "1024", "ROWS": "2"},
+                         args={"src_ptr": "fp16", "dst_ptr": "fp16"}, options={"num_warps": "8"}, sandbox=sandbox)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert rec.call_origin == "signature"
+    types = {p.name: p.type for p in rec.parameters}
+    assert types["src_ptr"] == "*fp16" and types["alpha"] == "fp32" and types["n_cols"] == "i32"
+    mine = triton_reports(path, 90, {"BLOCK": 1024, "ROWS": 2, "num_warps": 8}, "float16")
+    assert rec.resources.registers == mine["registers"]
+    assert rec.resources.shared_bytes == mine["shared"] > 0  # the row reduction goes through shared memory
+    assert rec.resources.num_warps == 8
+
+
+def test_missing_constexpr_is_named(tmp_path, sandbox):
+    path = write(tmp_path, "unseen.py", UNSEEN)
+    rec = inspect_kernel(path, target="sm_90", consts={"BLOCK": "256"}, sandbox=sandbox)
+    assert rec.error is not None and rec.error.kind == "missing_constexpr"
+    assert "ROWS" in rec.error.message
+    assert rec.error.line == 7  # the def line
+
+
+def test_unknown_override_name(sandbox):
+    rec = inspect_kernel(ADD, target="sm_90", args={"m": "3"}, sandbox=sandbox)
+    assert rec.error.kind == "bad_argument" and "'m'" in rec.error.message and "x_ptr" in rec.error.message
+
+
+def test_unknown_target(sandbox):
+    rec = inspect_kernel(ADD, target="sm_9000x", sandbox=sandbox)
+    assert rec.error.kind == "unknown_target" and "gfx942" in rec.error.message
+
+
+def test_syntax_error_line(tmp_path, sandbox):
+    path = write(tmp_path, "broken.py", ADD.read_text().replace("mask = offs < n", "mask = offs < n)"))
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox)
+    assert rec.error.kind == "syntax"
+    line = ADD.read_text().splitlines().index("    mask = offs < n") + 1
+    assert rec.error.line == line and rec.error.file == str(path)
+
+
+def test_compilation_error_line(tmp_path, sandbox):
+    src = ADD.read_text().replace("tl.store(out_ptr + offs, x + y, mask=mask)",
+                                  "tl.store(out_ptr + offs, tl.does_not_exist(x) + y, mask=mask)")
+    path = write(tmp_path, "bad_op.py", src)
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox)
+    assert rec.error.kind == "compilation"
+    assert "does_not_exist" in rec.error.message
+    assert rec.error.line == src.splitlines().index(
+        "    tl.store(out_ptr + offs, tl.does_not_exist(x) + y, mask=mask)") + 1
+
+
+def test_error_in_inlined_helper_points_into_the_helper(tmp_path, sandbox):
+    path = write(tmp_path, "helper.py", """
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def helper(x):
+            return x * tl.undefined_thing
+
+
+        @triton.jit
+        def k(x_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, helper(tl.load(x_ptr + offs)))
+        """)
+    rec = inspect_kernel(path, target="sm_90", consts={"BLOCK": "128"}, sandbox=sandbox)
+    assert rec.error.kind == "compilation"
+    assert rec.error.line == 8
+    assert rec.kernel == "k"  # the entry kernel, not the helper it calls
+
+
+def test_import_time_exception_line(tmp_path, sandbox):
+    path = write(tmp_path, "raises.py", "import triton\n\nx = 1\nraise RuntimeError('boom at import')\n")
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox)
+    assert rec.error.kind == "import" and rec.error.line == 4 and "boom at import" in rec.error.message
+
+
+def test_no_kernel(tmp_path, sandbox):
+    path = write(tmp_path, "empty.py", "x = 1\n")
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox)
+    assert rec.error.kind == "no_kernel"
+
+
+MATMUL_TILE = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def tile_dot(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+"""
+
+
+def test_shared_memory_beyond_the_target_is_out_of_resources(tmp_path, sandbox):
+    path = write(tmp_path, "tile.py", MATMUL_TILE)
+    big = {"BM": "256", "BN": "256", "BK": "64"}
+    args = {"a_ptr": "fp16", "b_ptr": "fp16"}
+    rec = inspect_kernel(path, target="sm_86", consts=big, args=args, options={"num_stages": "4"}, sandbox=sandbox)
+    assert rec.error is not None and rec.error.kind == "out_of_resources", rec.error
+    assert rec.error.details["limit"] == 99 * 1024
+    assert rec.error.details["required"] == rec.resources.shared_bytes > 99 * 1024
+    assert "Required" in rec.error.message and "Hardware limit" in rec.error.message
+    assert "ptx" in rec.stages  # the stages are still there to look at
+    ok = inspect_kernel(path, target="sm_90", consts=big, args=args, options={"num_stages": "2"}, sandbox=sandbox)
+    assert ok.error is None and 48 * 1024 < ok.resources.shared_bytes <= 227 * 1024
+
+
+AUTOTUNED = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}, num_warps=2),
+                          triton.Config({"BLOCK": 1024}, num_warps=8, num_stages=2)], key=["n"])
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+@triton.jit
+def scaled(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2)
+    else:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def example(device):
+    x = torch.randn(8192, device=device)
+    out = torch.empty_like(x)
+    grid = lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)
+    scaled[grid](x, out, x.numel())
+"""
+
+
+def test_autotuned_kernel_configs(tmp_path, sandbox):
+    path = write(tmp_path, "tuned.py", AUTOTUNED)
+    first = inspect_kernel(path, target="sm_90", sandbox=sandbox)
+    assert first.error is None, first.error and first.error.short()
+    assert [c["BLOCK"] for c in first.autotune_configs] == [256, 1024]
+    assert first.autotune_index == 0 and first.resources.num_warps == 2 and first.grid == [32]
+    second = inspect_kernel(path, target="sm_90", autotune_index=1, sandbox=sandbox)
+    assert second.resources.num_warps == 8 and second.resources.num_stages == 2 and second.grid == [8]
+    even = next(p for p in second.parameters if p.name == "EVEN")
+    assert even.value is True  # the heuristic ran on the example's n
+    bad = inspect_kernel(path, target="sm_90", autotune_index=5, sandbox=sandbox)
+    assert bad.error.kind == "bad_argument" and "2 configs" in bad.error.message
+
+
+def test_passes_are_captured_by_name(sandbox):
+    rec = inspect_kernel(ADD, target="sm_90", passes=True, sandbox=sandbox)
+    assert rec.error is None and rec.passes
+    names = {s.name.split(" ", 1)[1] for s in rec.passes}
+    assert any(n.startswith("TritonGPUCoalesce") for n in names)
+    assert any(n.startswith("InstCombine") for n in names)
+    assert {s.dialect for s in rec.passes} >= {"mlir", "llvm"}
+    coalesce_after = [i for i, s in enumerate(rec.passes) if "TritonGPUCoalesce" in s.name]
+    changed = [s for s in rec.passes if s.changed]
+    assert changed and all(s.ir for s in changed) and all(not s.ir for s in rec.passes if not s.changed)
+    assert coalesce_after
+
+
+def test_cache_hit_is_served_without_compiling(tmp_path, sandbox):
+    from inspector.cache import Cache
+
+    store = Cache(tmp_path / "c")
+    first = inspect_kernel(ADD, target="sm_80", cache=store, sandbox=sandbox)
+    again = inspect_kernel(ADD, target="sm_80", cache=store, sandbox=sandbox)
+    assert not first.cached and again.cached
+    assert again.stages == first.stages and again.resources == first.resources
+    other = inspect_kernel(ADD, target="sm_80", options={"num_warps": "8"}, cache=store, sandbox=sandbox)
+    assert not other.cached and other.resources.num_warps == 8
+
+
+def test_amd_resources(sandbox):
+    rec = inspect_kernel(ADD, target="gfx950", sandbox=sandbox)
+    assert rec.error is None
+    r = rec.resources
+    assert r.vgprs > 0 and r.sgprs > 0 and r.agprs == 0 and r.lds_bytes == 0 and r.scratch_bytes == 0
+    assert rec.warp_size == 64 and r.threads == 64 * r.num_warps
+    assert re.search(r"(global|buffer)_load_dwordx4", rec.stages["amdgcn"])  # 128-bit loads
+
+
+def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "inspector", *args], capture_output=True, text=True, cwd=REPO,
+                          check=check)
+
+
+def test_cli_compile_json_and_stage(tmp_path):
+    out = run_cli("compile", str(ADD), "--target", "sm_90", "--json", check=True)
+    rec = json.loads(out.stdout)
+    for key in ("kernel", "target", "triton_version", "stages", "resources", "compile_seconds", "error"):
+        assert key in rec
+    assert rec["error"] is None and rec["kernel"] == "add_kernel" and rec["target"] == "sm_90"
+    assert {"registers", "spills", "shared_bytes", "local_bytes"} <= set(rec["resources"])
+    ptx = run_cli("compile", str(ADD), "--arg", "n=4095", "--stage", "ptx", check=True).stdout
+    assert "ld.global.b32" in ptx and "ld.global.v4" not in ptx
+    amd = json.loads(run_cli("compile", str(ADD), "--target", "gfx942", "--json", check=True).stdout)
+    assert {"vgprs", "sgprs", "lds_bytes", "scratch_bytes"} <= set(amd["resources"])
+    run_cli("compile", str(ADD), "--out", str(tmp_path / "o"), "--passes", check=True)
+    assert (tmp_path / "o" / "add_kernel.sass").read_text().count("LDG") >= 2
+    assert any((tmp_path / "o" / "passes").iterdir())
+
+
+def test_cli_error_exit_status(tmp_path):
+    path = write(tmp_path, "broken.py", "import triton\n\n@triton.jit\ndef k(x_ptr:\n    pass\n")
+    out = run_cli("compile", str(path))
+    assert out.returncode == 1
+    assert f"{path}:4:" in out.stderr and "syntax" in out.stderr
+    js = run_cli("compile", str(path), "--json")
+    assert js.returncode == 1 and json.loads(js.stdout)["error"]["line"] == 4
+
+
+def test_cli_targets():
+    out = run_cli("targets", "--json", check=True)
+    info = json.loads(out.stdout)
+    for t in ("sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120", "gfx942", "gfx950"):
+        assert t in info["buildable"]
+    assert info["native"] is None or info["native"].startswith(("sm_", "gfx"))
