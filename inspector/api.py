@@ -116,7 +116,7 @@ def inspect_kernel(
         if hit is not None:
             rec = Inspection.from_dict(hit)
             rec.cached = True
-            return _finish(rec)
+            return _finish(rec, sandbox)
 
     box = sandbox or default_sandbox()
     try:
@@ -128,17 +128,15 @@ def inspect_kernel(
     rec.cache_key = key
     if use_cache and (rec.error is None or rec.error.kind in _CACHEABLE_ERRORS):
         store.put(key, rec.to_dict())
-    return _finish(rec)
+    return _finish(rec, sandbox)
 
 
-def _finish(rec: Inspection) -> Inspection:
+def _finish(rec: Inspection, sandbox: Sandbox | None = None) -> Inspection:
     """Derived facts computed in the caller (cheap, so never cached)."""
-    try:
-        from .occupancy_link import occupancy_of
+    from .kernel_occupancy import occupancy_of
 
-        rec.occupancy = occupancy_of(rec)
-    except ImportError:
-        pass
+    native = native_gpu(sandbox).get("properties") if rec.mode == "native" else None
+    rec.occupancy = occupancy_of(rec, native)
     return rec
 
 

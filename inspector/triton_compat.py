@@ -118,7 +118,7 @@ def native_device_properties() -> dict[str, Any]:
         "multi_processor_count": p.multi_processor_count,
         "total_memory": p.total_memory,
         "L2_cache_size": getattr(p, "L2_cache_size", None),
-        "gcn_arch_name": getattr(p, "gcnArchName", None),
+        "gcnArchName": getattr(p, "gcnArchName", None),
         "max_shared_memory_per_block_optin": getattr(p, "shared_memory_per_block_optin", None),
         "shared_memory_per_multiprocessor": getattr(p, "shared_memory_per_multiprocessor", None),
         "regs_per_multiprocessor": getattr(p, "regs_per_multiprocessor", None),
@@ -128,9 +128,10 @@ def native_device_properties() -> dict[str, Any]:
     try:  # memory clock and bus width give the DRAM bandwidth; only the driver knows them
         utils = driver.active.utils
         dev = utils.get_device_properties(torch.cuda.current_device())
-        props["mem_clock_rate_khz"] = dev.get("mem_clock_rate")
-        props["mem_bus_width"] = dev.get("mem_bus_width")
-        props["sm_clock_rate_khz"] = dev.get("sm_clock_rate")
+        # the names inspector.gpus.gpu_from_properties reads (kHz, bits, kHz)
+        props["memory_clock_rate"] = dev.get("mem_clock_rate")
+        props["memory_bus_width"] = dev.get("mem_bus_width")
+        props["clock_rate"] = dev.get("sm_clock_rate")
     except Exception:  # noqa: BLE001 - optional extras
         pass
     return props

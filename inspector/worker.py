@@ -296,6 +296,31 @@ def probe_targets(candidates: list[str]) -> dict[str, Any]:
     return result
 
 
+_WARM_UP_SRC = _PROBE_SRC + '''
+
+def example(device):
+    import torch
+    x = torch.randn(256, device=device)
+    probe[(1,)](torch.empty_like(x), BLOCK=128)
+'''
+
+
+def warm_up() -> None:
+    """Do once, before the zygote forks, the one-time work every request would otherwise repeat:
+    torch's meta-tensor machinery, Triton's backends and LLVM's targets, the disassembler's files.
+    Never initialises CUDA (forked children must be free to)."""
+    workdir = tempfile.mkdtemp(prefix="inspector-warm-")
+    path = os.path.join(workdir, "warm_up.py")
+    with open(path, "w") as f:
+        f.write(_WARM_UP_SRC)
+    try:
+        for target in ("sm_90", "gfx942"):
+            inspect_file({"file": path, "target": target})
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+        sys.modules.pop("warm_up", None)
+
+
 def native_info() -> dict[str, Any]:
     """The local GPU, if any: its target and properties."""
     try:

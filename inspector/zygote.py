@@ -74,8 +74,9 @@ def main() -> None:
     import torch  # noqa: F401
     import triton  # noqa: F401
 
-    import inspector.worker  # noqa: F401
+    import inspector.worker
 
+    inspector.worker.warm_up()
     vm = _vm_size()
     _send({"event": "ready", "pid": os.getpid(), "vm_bytes": vm})
     children: dict[int, str] = {}

@@ -350,3 +350,15 @@ def test_cli_targets():
     for t in ("sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120", "gfx942", "gfx950"):
         assert t in info["buildable"]
     assert info["native"] is None or info["native"].startswith(("sm_", "gfx"))
+
+
+def test_record_carries_occupancy_on_its_target(sandbox):
+    from inspector.occupancy import triton_occupancy
+
+    rec = inspect_kernel(ADD, target="sm_90", options={"num_warps": "8"}, sandbox=sandbox)
+    direct = triton_occupancy("sm_90", 8, rec.resources.registers, rec.resources.shared_bytes)
+    assert rec.occupancy["blocks_per_sm"] == direct.blocks_per_sm == 8
+    assert rec.occupancy["limiters"] == direct.limiters
+    assert rec.occupancy["waves"]["grid_blocks"] == 4
+    amd = inspect_kernel(ADD, target="gfx942", sandbox=sandbox)
+    assert amd.occupancy["backend"] == "hip" and amd.occupancy["blocks_per_sm"] > 0
