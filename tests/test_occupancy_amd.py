@@ -59,6 +59,17 @@ def test_waves_per_eu_request_is_reported():
     assert r.waves_per_simd == 2 and "waves_per_eu=4" in r.notes[0]
 
 
+def test_amd_curves_use_the_unified_count():
+    from inspector.occupancy import occupancy_curves
+
+    c = occupancy_curves("gfx942", 4, 200, 16 * KB, agprs=40, sgprs=60)
+    assert c.block_size.x[0] == 64 and c.block_size.x[-1] == 1024
+    assert c.registers.x[-1] == 512 and c.registers.current_x == 240  # alignTo(200, 4) + 40
+    assert c.registers.blocks_per_sm[c.registers.x.index(240)] == c.current.blocks_per_sm == 2
+    assert c.shared_memory.x[-1] == 64 * KB
+    assert c.shared_memory.blocks_per_sm[-1] == 1
+
+
 # ---- real kernels, compiled GPU-free ------------------------------------------------------------
 triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")
