@@ -1,8 +1,9 @@
 """NVIDIA: SASS from the cubin with the tools in Triton's wheel, resources from ptxas and the cubin.
 
-The SASS stage is `nvdisasm -g -c -hex -ndf` output (-ndf skips a dataflow analysis that changes
-nothing in the listing and costs 70 ms), reshaped into one line per instruction with the
-decoded control bits in front (the same decoding as `triton.tools.disasm`):
+The SASS stage is `nvdisasm -g -gi -c -hex -ndf` output (-ndf skips a dataflow analysis that
+changes nothing in the listing and costs 70 ms; -gi adds the call sites of inlined functions where
+the PTX recorded them), reshaped into one line per instruction with the decoded control bits in
+front (the same decoding as `triton.tools.disasm`):
 
     //## File "/path/add.py", line 8
             /*0090*/  --:-:2:-:1  LDG.E.128 R4, desc[UR4][R2.64] ;
@@ -10,7 +11,9 @@ decoded control bits in front (the same decoding as `triton.tools.disasm`):
 `wait:read:write:yield:stall`: the scoreboard barriers the instruction waits on (hex mask), the
 barrier it sets when its operands have been read and when its result is written (`-`: none),
 `Y` when the warp scheduler may switch warps after it, and the stall cycles before the next
-instruction issues. `//## File` lines carry the source line (ptxas runs with -lineinfo).
+instruction issues. `//## File` lines carry the source line (ptxas runs with -lineinfo); code
+inlined from a helper reads `//## File "/path/h.py", line 43 inlined at "/path/k.py", line 87`,
+followed by the call site's own `//## File` line.
 """
 
 from __future__ import annotations
@@ -90,7 +93,7 @@ def disassemble(cubin: bytes) -> str:
         path = f.name
     try:
         text = subprocess.run(
-            [tc.nvidia_tool("nvdisasm"), "-g", "-c", "-hex", "-ndf", path],
+            [tc.nvidia_tool("nvdisasm"), "-g", "-gi", "-c", "-hex", "-ndf", path],
             check=True,
             capture_output=True,
             text=True,
