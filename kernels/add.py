@@ -27,9 +27,9 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, x + y, mask=mask)
 
 
-def launch(x: torch.Tensor, y: torch.Tensor, BLOCK: int = 1024) -> torch.Tensor:
+def launch(x: torch.Tensor, y: torch.Tensor, BLOCK: int = 1024, out: torch.Tensor | None = None) -> torch.Tensor:
     """Add two contiguous tensors of the same shape with one program per BLOCK elements."""
-    out = torch.empty_like(x)
+    out = torch.empty_like(x) if out is None else out
     n = x.numel()
     add_kernel[(triton.cdiv(n, BLOCK),)](x, y, out, n, BLOCK=BLOCK)
     return out
@@ -45,6 +45,7 @@ def example(device):
 SIZES = [2**k for k in range(12, 29, 2)]  # elements, 4 Ki .. 256 Mi
 TEST_SIZES = [1, 1000, 4096, 4095 * 3]
 TOLERANCE = dict(atol=1e-6, rtol=1e-6)
+SIZE_NAMES = ("elements",)
 
 
 def make_inputs(size: int, device, dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, ...]:
@@ -53,6 +54,11 @@ def make_inputs(size: int, device, dtype: torch.dtype = torch.float32) -> tuple[
 
 
 def reference(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return x + y
+
+
+def baseline(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """What PyTorch code writes: the eager add."""
     return x + y
 
 

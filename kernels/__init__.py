@@ -1,0 +1,137 @@
+"""The bundled kernels: the gallery the inspector opens first and the benchmark curves are drawn from.
+
+Each `kernels/<name>.py` is plain Python that a user could have written; the inspector and the
+benchmark read it through module-level names. Files whose name starts with `_` are not kernels.
+
+The protocol (one file per kernel; `add.py` is the smallest complete example)
+------------------------------------------------------------------------------
+Module docstring
+    A title line, what the kernel computes and how, then "What to look for in the IR:" bullets
+    naming stages and instructions exactly as they are printed (`ld.global.v4.b32`,
+    `wgmma.mma_async...`, `HGMMA`, `cp.async.bulk.tensor...`, `LDL`/`STL`). Every claim was
+    checked by compiling GPU-free (sm_80, sm_90, sm_120, gfx942; Triton 3.6 and 3.9).
+TITLE, KERNEL
+    A human name, and the name of the main `@triton.jit` function (possibly wrapped by
+    `@triton.autotune` / `@triton.heuristics`).
+launch(*inputs, **variant, out=None) -> output
+    The host wrapper real code would call: allocates the output (or writes into `out`, which the
+    checks poison with NaN first), computes the grid and launches with `kernel[grid](...)`, going
+    through the autotuner normally. It must also run on `meta` tensors (no `.item()`, no reading
+    values, no `torch.cuda` calls unless the tensors are on a CUDA device): that is how the
+    inspector records launches.
+example(device)
+    The inspector's example-call convention, for any user file: build inputs on `device` and
+    launch exactly as real code would (normally `return launch(*make_inputs(SIZE, device))`).
+    The inspector calls it with the meta device and intercepts `JITFunction.run` / `Autotuner.run`:
+    nothing runs; each launch's arguments and grid are recorded and compiled through `warmup`.
+make_inputs(size, device, **variant) -> tuple of tensors
+    Fresh random inputs (never zeros: they hide unwritten outputs and run faster than real data).
+reference(*inputs, **variant) -> output
+    The same function in PyTorch, computed in fp32 or fp64 inside where that matters.
+baseline(*inputs, **variant) -> output (optional)
+    What PyTorch code would write, in the inputs' own dtype: the "eager" line of the benchmarks.
+SIZES, TEST_SIZES, SIZE_NAMES
+    The benchmark sweep (ints or tuples), small sizes for the CPU interpreter (the whole
+    interpreter run of every kernel stays within a minute on two cores), and what each component
+    of a size means.
+flops(size, **variant), bytes_moved(size, **variant)
+    Operations per call and the fewest bytes that must cross device memory (each input read once,
+    each output written once): the two numbers of the roofline.
+TOLERANCE = dict(atol=..., rtol=...); VARIANT_TOLERANCE = {variant: dict(...)} (optional)
+    Elementwise |out - ref| <= atol + rtol * |ref|; NaN never passes.
+VARIANTS = {name: {keyword: value}} (optional)
+    Each variant is its own sweep (dtypes, causal, head dim, activation, precision...). Its
+    keywords go to launch, make_inputs, reference, baseline, flops and bytes_moved; a function
+    that does not take one of them is called without it (see `call`).
+PAIR = (label_a, label_b) (teaching pairs only)
+    `example` makes two launches, the lesson's two halves, in this order; the labels name them.
+INTERPRETER_SKIP = {variant: reason} (optional)
+    Variants Triton's CPU interpreter cannot run (bfloat16 `tl.dot`: triton-lang/triton#11584).
+    They are still checked on the GPU.
+
+The helpers below are what the tests and the H200 benchmark use to walk the gallery; the
+inspector's own benchmark command reads the same names (inspector/bench/protocol.py).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+KERNELS_DIR = Path(__file__).resolve().parent
+DEFAULT_TOLERANCE = dict(atol=1e-3, rtol=1e-3)
+
+
+def bundled_names() -> list[str]:
+    """The bundled kernels' module names, sorted (files starting with `_` are not kernels)."""
+    return sorted(p.stem for p in KERNELS_DIR.glob("*.py") if not p.stem.startswith("_"))
+
+
+def load(name: str) -> ModuleType:
+    """Import kernels/<name>.py as `kernels.<name>`."""
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def variants(module: ModuleType) -> dict[str, dict[str, Any]]:
+    """The file's variants; a file without VARIANTS has one, named "default", with no keywords."""
+    return dict(getattr(module, "VARIANTS", None) or {"default": {}})
+
+
+def tolerance(module: ModuleType, variant: str) -> dict[str, float]:
+    """atol/rtol for one variant: VARIANT_TOLERANCE over TOLERANCE over the default."""
+    tol = dict(DEFAULT_TOLERANCE)
+    tol.update(getattr(module, "TOLERANCE", None) or {})
+    tol.update((getattr(module, "VARIANT_TOLERANCE", None) or {}).get(variant, {}))
+    return tol
+
+
+def call(fn: Callable, *args: Any, **variant: Any) -> Any:
+    """Call a protocol function with those of the variant's keywords it accepts."""
+    params = inspect.signature(fn).parameters
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        variant = {k: v for k, v in variant.items() if k in params}
+    return fn(*args, **variant)
+
+
+@dataclass
+class CheckResult:
+    """How one launch compared with its reference."""
+
+    ok: bool
+    max_abs_error: float
+    rel_error: float  # ||out - ref|| / ||ref||
+    message: str = ""
+
+
+def check(module: ModuleType, size: Any, variant: str, device: Any) -> CheckResult:
+    """Run launch on fresh random inputs into a NaN-poisoned output and compare with reference.
+
+    Every element must be written (no NaN left) and within the variant's tolerance.
+    """
+    import torch
+
+    kw = variants(module)[variant]
+    inputs = call(module.make_inputs, size, device, **kw)
+    expected = call(module.reference, *inputs, **kw)
+    poisoned = torch.full_like(expected, float("nan"))
+    out = call(module.launch, *inputs, out=poisoned, **kw)
+    if out.data_ptr() != poisoned.data_ptr():
+        return CheckResult(False, math.nan, math.nan, "launch did not write into the `out` it was given")
+    tol = tolerance(module, variant)
+    o, r = out.double(), expected.double()
+    diff = (o - r).abs()
+    max_abs = diff.max().item() if diff.numel() else 0.0
+    ref_norm = r.norm().item()
+    rel = (o - r).norm().item() / ref_norm if ref_norm > 0 else (0.0 if max_abs == 0 else math.inf)
+    within = diff <= tol["atol"] + tol["rtol"] * r.abs()  # NaN compares False: unwritten fails
+    bad = int((~within).sum().item())
+    if bad:
+        unwritten = int(torch.isnan(o).sum().item())
+        return CheckResult(False, max_abs, rel, f"{bad} of {o.numel()} elements outside atol={tol['atol']:g} + "
+                           f"rtol={tol['rtol']:g}*|ref| ({unwritten} never written); max |error| {max_abs:.3g}")
+    return CheckResult(True, max_abs, rel)
