@@ -1,0 +1,190 @@
+"""Running benchmarks from the caller's process: a worker subprocess per request, with its own timeout.
+
+The caller (CLI, app) never imports the kernel file, torch or Triton here. The worker
+(`python -m inspector.bench.worker`) runs in its own process group and reports progress and each
+kernel's result as JSON lines; on timeout the whole group is killed and the results that had
+already arrived are returned, the unfinished ones with error kind "timeout".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any, Callable, Sequence
+
+from .protocol import REPO_ROOT, ProtocolError, resolve
+from .records import BenchError, BenchResult, size_label
+from .runner import DEFAULT_REP_MS, DEFAULT_WARMUP_MS, Progress
+
+# A sweep of every bundled kernel with torch.compile can take many minutes on a cold cache.
+DEFAULT_TIMEOUT = 1800.0
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_benchmarks(
+    targets: Sequence[str],
+    *,
+    sizes: Sequence[Any] | None = None,
+    variants: Sequence[str] | None = None,
+    vs: Sequence[str] = ("eager", "compile"),
+    cudagraph: bool = False,
+    rep_ms: int = DEFAULT_REP_MS,
+    warmup_ms: int = DEFAULT_WARMUP_MS,
+    check_only: bool = False,
+    interpret: bool | None = None,
+    dynamic_compile: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+    progress: Progress | None = None,
+    on_result: Callable[[BenchResult], None] | None = None,
+    env: dict[str, str] | None = None,
+) -> list[BenchResult]:
+    """Benchmark each target (bundled kernel name or file path) in one worker process.
+
+    Returns one BenchResult per target, in order; failures are results with `error` set
+    (kinds: no_gpu, load, protocol, crashed, timeout, internal), never exceptions.
+    `progress(done, total, message)` is called from this thread as the worker reports.
+    `on_result(result)` is called as each kernel finishes (the CLI writes files as they come).
+    `check_only` runs the correctness checks without timing (on the CPU through Triton's
+    interpreter when there is no GPU, or when `interpret` is True). The PyTorch baseline is compiled
+    once per shape (dynamic=False); `dynamic_compile` uses torch.compile's default instead, which
+    switches to dynamic shapes at the second shape.
+    """
+    results: dict[int, BenchResult] = {}
+    names: list[str] = []
+    for i, t in enumerate(targets):
+        try:
+            names.append(resolve(t)[0])
+        except ProtocolError as exc:
+            names.append(os.path.splitext(os.path.basename(t))[0])
+            results[i] = BenchResult(kernel=names[-1], error=BenchError("protocol", str(exc)))
+    todo = [i for i in range(len(targets)) if i not in results]
+    if todo:
+        request = dict(
+            sizes=[size_label(s) for s in sizes] if sizes else None,
+            variants=list(variants) if variants else None,
+            vs=list(vs),
+            cudagraph=cudagraph,
+            rep_ms=rep_ms,
+            warmup_ms=warmup_ms,
+            check_only=check_only,
+            interpret=interpret,
+            dynamic_compile=dynamic_compile,
+        )
+        got = _run_worker([str(targets[i]) for i in todo], request, timeout, progress, on_result, env)
+        for i, r in zip(todo, got):
+            results[i] = r
+    return [results[i] for i in range(len(targets))]
+
+
+def run_benchmark(target: str, **kwargs: Any) -> BenchResult:
+    """`run_benchmarks([target], ...)[0]`."""
+    return run_benchmarks([target], **kwargs)[0]
+
+
+def _run_worker(
+    targets: list[str],
+    request: dict[str, Any],
+    timeout: float,
+    progress: Progress | None,
+    on_result: Callable[[BenchResult], None] | None,
+    env: dict[str, str] | None,
+) -> list[BenchResult]:
+    environ = dict(os.environ if env is None else env)
+    environ["PYTHONPATH"] = str(REPO_ROOT) + (
+        os.pathsep + environ["PYTHONPATH"] if environ.get("PYTHONPATH") else ""
+    )
+    environ.setdefault("PYTHONUNBUFFERED", "1")
+    environ.pop("TRITON_INTERPRET", None)  # the worker decides, before Triton is imported
+    request = dict(request, targets=[os.path.abspath(t) if os.path.exists(t) else t for t in targets])
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "inspector.bench.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            cwd=str(REPO_ROOT),
+            env=environ,
+            start_new_session=True,
+        )
+        lines: queue.Queue[bytes | None] = queue.Queue()
+
+        def pump() -> None:
+            assert proc.stdout is not None
+            for raw in proc.stdout:
+                lines.put(raw)
+            lines.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(request).encode())
+        proc.stdin.close()
+
+        got: list[BenchResult] = []
+        failure: BenchError | None = None
+        deadline = time.monotonic() + timeout
+        finished = False
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                _kill_group(proc.pid)
+                failure = BenchError(
+                    "timeout", f"the benchmark took longer than {timeout:g} s and was stopped"
+                )
+                break
+            try:
+                raw = lines.get(timeout=min(left, 1.0))
+            except queue.Empty:
+                continue
+            if raw is None:
+                break
+            try:
+                msg = json.loads(raw)
+            except ValueError:
+                continue
+            event = msg.get("event")
+            if event == "progress" and progress is not None:
+                progress(int(msg.get("done", 0)), int(msg.get("total", 0)), str(msg.get("message", "")))
+            elif event == "result":
+                got.append(BenchResult.from_dict(msg["result"]))
+                if on_result is not None:
+                    on_result(got[-1])
+            elif event == "error":
+                failure = BenchError(
+                    msg.get("kind", "internal"), msg.get("message", "") + "\n" + msg.get("traceback", "")
+                )
+            elif event == "done":
+                finished = True
+        try:
+            status = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc.pid)
+            status = proc.wait()
+        if failure is None and not finished:
+            err.seek(0)
+            tail = err.read().decode(errors="replace")[-3000:]
+            how = f"killed by signal {-status}" if status < 0 else f"exited with status {status}"
+            failure = BenchError(
+                "crashed", f"the benchmark worker {how} before finishing" + (f":\n{tail}" if tail else "")
+            )
+    out = list(got)
+    for target in targets[len(got) :]:
+        out.append(
+            BenchResult(
+                kernel=os.path.splitext(os.path.basename(target))[0],
+                error=failure or BenchError("internal", "no result"),
+            )
+        )
+    return out

@@ -1,0 +1,313 @@
+"""Plotly figures from benchmark result records (no Streamlit here; plotly is imported only here).
+
+Each builder takes a `BenchResult` (live or recorded) and returns a `plotly.graph_objects.Figure`:
+
+- `time_figure`: median time vs size, log-log, with 20th-80th percentile error bars
+- `throughput_figure`: GB/s (memory-bound kernels) or TFLOP/s vs size, with the measured ceiling
+- `speedup_figure`: PyTorch's time over Triton's per size (above 1: Triton is faster)
+- `roofline_figure`: achieved TFLOP/s against arithmetic intensity under the two measured roofs
+
+`variants` selects sweeps (a name, a list, or None for all of them). Traces are named by
+implementation ("triton", "eager", "compile"), with " · <variant>" when several variants are drawn.
+A recorded result says so in the title, with its device and date.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import plotly.graph_objects as go
+
+from .records import BenchResult, Sweep, size_axis
+from .roofline import memory_bound, roof_line, sweep_points
+
+IMPL_COLORS = {"triton": "#1f77b4", "eager": "#ff7f0e", "compile": "#2ca02c"}
+IMPL_NAMES = {"triton": "Triton", "eager": "PyTorch eager", "compile": "torch.compile"}
+DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
+CEILING_COLOR = "#d62728"
+
+
+def _sweeps(result: BenchResult, variants: str | Sequence[str] | None) -> list[Sweep]:
+    if variants is None:
+        return list(result.sweeps)
+    names = [variants] if isinstance(variants, str) else list(variants)
+    return [result.sweep(v) for v in names]
+
+
+def _name(impl: str, sweep: Sweep, several: bool) -> str:
+    return f"{impl} · {sweep.variant}" if several and sweep.variant else impl
+
+
+def _title(result: BenchResult, what: str) -> str:
+    head = f"{result.title or result.kernel}: {what}"
+    if result.device is None:
+        return head
+    return f"{head}<br><sup>{result.provenance()}</sup>"
+
+
+def _layout(
+    fig: go.Figure, title: str, x_title: str, y_title: str, log_x: bool = True, log_y: bool = True
+) -> None:
+    fig.update_layout(
+        title=title,
+        template="plotly_white",
+        hovermode="x unified",
+        legend=dict(orientation="h", yanchor="bottom", y=-0.3),
+    )
+    fig.update_xaxes(title_text=x_title, type="log" if log_x else "linear")
+    fig.update_yaxes(title_text=y_title, type="log" if log_y else "linear")
+
+
+def _x(result: BenchResult, sweep: Sweep) -> tuple[list[float], str]:
+    xs, title, is_bytes = size_axis(sweep, result.size_names)
+    return xs, title
+
+
+def time_figure(
+    result: BenchResult, variants: str | Sequence[str] | None = None, method: str = "do_bench"
+) -> go.Figure:
+    """Median time (ms) vs size per implementation, with p20/p80 error bars."""
+    fig = go.Figure()
+    sweeps = _sweeps(result, variants)
+    several = len(sweeps) > 1
+    x_title = "size"
+    for j, sweep in enumerate(sweeps):
+        xs, x_title = _x(result, sweep)
+        for impl in sweep.impls(method):
+            x, y, lo, hi, text = [], [], [], [], []
+            for xv, p in zip(xs, sweep.points):
+                t = p.timing(impl, method)
+                if t is None:
+                    continue
+                x.append(xv)
+                y.append(t.median_ms)
+                lo.append(max(t.median_ms - t.p20_ms, 0.0))
+                hi.append(max(t.p80_ms - t.median_ms, 0.0))
+                text.append(p.label)
+            fig.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=y,
+                    mode="lines+markers",
+                    name=_name(impl, sweep, several),
+                    text=text,
+                    error_y=dict(type="data", symmetric=False, array=hi, arrayminus=lo),
+                    line=dict(color=IMPL_COLORS.get(impl), dash=DASHES[j % len(DASHES)]),
+                    hovertemplate="%{text}: %{y:.4g} ms<extra>%{fullData.name}</extra>",
+                )
+            )
+    _layout(fig, _title(result, "time vs size"), x_title, "median time (ms)")
+    return fig
+
+
+def _metric(result: BenchResult, sweeps: list[Sweep], metric: str | None) -> str:
+    if metric in ("gbps", "tflops"):
+        return metric
+    has_bytes = any(p.bytes_moved for s in sweeps for p in s.points)
+    has_flops = any(p.flops for s in sweeps for p in s.points)
+    if has_bytes and (not has_flops or all(memory_bound(s, result.ceilings) for s in sweeps)):
+        return "gbps"
+    return "tflops"
+
+
+def throughput_figure(
+    result: BenchResult,
+    variants: str | Sequence[str] | None = None,
+    metric: str | None = None,
+    method: str = "do_bench",
+) -> go.Figure:
+    """GB/s or TFLOP/s vs size, with the device's measured ceiling as a horizontal line.
+
+    `metric`: "gbps", "tflops", or None to choose GB/s for memory-bound sweeps (left of the ridge).
+    """
+    fig = go.Figure()
+    sweeps = _sweeps(result, variants)
+    several = len(sweeps) > 1
+    metric = _metric(result, sweeps, metric)
+    all_x: list[float] = []
+    x_title = "size"
+    for j, sweep in enumerate(sweeps):
+        xs, x_title = _x(result, sweep)
+        for impl in sweep.impls(method):
+            x, y, text = [], [], []
+            for xv, p in zip(xs, sweep.points):
+                t = p.timing(impl, method)
+                value = None if t is None else (t.gbps if metric == "gbps" else t.tflops)
+                if value is None:
+                    continue
+                x.append(xv)
+                y.append(value)
+                text.append(p.label)
+            all_x += x
+            fig.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=y,
+                    mode="lines+markers",
+                    name=_name(impl, sweep, several),
+                    text=text,
+                    line=dict(color=IMPL_COLORS.get(impl), dash=DASHES[j % len(DASHES)]),
+                    hovertemplate="%{text}: %{y:.4g}<extra>%{fullData.name}</extra>",
+                )
+            )
+    unit = "GB/s" if metric == "gbps" else "TFLOP/s"
+    if result.ceilings is not None and all_x:
+        c = result.ceilings
+        level = c.copy_gbps if metric == "gbps" else c.matmul_tflops
+        label = (
+            f"copy ceiling {c.copy_gbps:,.0f} GB/s (measured)"
+            if metric == "gbps"
+            else f"bf16 matmul ceiling {c.matmul_tflops:,.0f} TFLOP/s (measured)"
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[min(all_x), max(all_x)],
+                y=[level, level],
+                mode="lines",
+                name=label,
+                line=dict(color=CEILING_COLOR, dash="dash"),
+                hoverinfo="name",
+            )
+        )
+    what = "bandwidth" if metric == "gbps" else "arithmetic rate"
+    _layout(fig, _title(result, f"{what} vs size"), x_title, unit, log_y=False)
+    return fig
+
+
+def speedup_figure(
+    result: BenchResult, variants: str | Sequence[str] | None = None, method: str = "do_bench"
+) -> go.Figure:
+    """PyTorch time / Triton time per size, one trace per PyTorch implementation (above 1: Triton wins)."""
+    fig = go.Figure()
+    sweeps = _sweeps(result, variants)
+    several = len(sweeps) > 1
+    all_x: list[float] = []
+    x_title = "size"
+    for j, sweep in enumerate(sweeps):
+        xs, x_title = _x(result, sweep)
+        for impl in sweep.impls(method):
+            if impl == "triton":
+                continue
+            x, y, text = [], [], []
+            for xv, p in zip(xs, sweep.points):
+                mine, theirs = p.timing("triton", method), p.timing(impl, method)
+                if mine is None or theirs is None or mine.median_ms <= 0:
+                    continue
+                x.append(xv)
+                y.append(theirs.median_ms / mine.median_ms)
+                text.append(p.label)
+            all_x += x
+            fig.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=y,
+                    mode="lines+markers",
+                    name=f"vs {_name(impl, sweep, several)}",
+                    text=text,
+                    line=dict(color=IMPL_COLORS.get(impl), dash=DASHES[j % len(DASHES)]),
+                    hovertemplate="%{text}: %{y:.3g}x<extra>%{fullData.name}</extra>",
+                )
+            )
+    if all_x:
+        fig.add_trace(
+            go.Scatter(
+                x=[min(all_x), max(all_x)],
+                y=[1.0, 1.0],
+                mode="lines",
+                name="parity",
+                line=dict(color="gray", dash="dot"),
+                hoverinfo="skip",
+            )
+        )
+    _layout(
+        fig,
+        _title(result, "speed-up of Triton over PyTorch"),
+        x_title,
+        "PyTorch time / Triton time",
+        log_y=False,
+    )
+    return fig
+
+
+def roofline_figure(
+    result: BenchResult, variants: str | Sequence[str] | None = None, method: str = "do_bench"
+) -> go.Figure:
+    """Achieved TFLOP/s vs arithmetic intensity (FLOP/byte), under the measured copy and matmul roofs."""
+    fig = go.Figure()
+    sweeps = _sweeps(result, variants)
+    several = len(sweeps) > 1
+    c = result.ceilings
+    intensities: list[float] = []
+    for j, sweep in enumerate(sweeps):
+        if c is None:
+            break
+        points = sweep_points(sweep, c, method=method)
+        for impl in sweep.impls(method):
+            mine = [pt for pt in points if pt.impl == impl]
+            if not mine:
+                continue
+            intensities += [pt.intensity for pt in mine]
+            fig.add_trace(
+                go.Scatter(
+                    x=[pt.intensity for pt in mine],
+                    y=[pt.tflops for pt in mine],
+                    mode="markers+lines",
+                    name=_name(impl, sweep, several),
+                    text=[pt.size for pt in mine],
+                    customdata=[[pt.efficiency * 100] for pt in mine],
+                    marker=dict(color=IMPL_COLORS.get(impl), symbol=j % 20, size=9),
+                    line=dict(color=IMPL_COLORS.get(impl), dash=DASHES[j % len(DASHES)], width=1),
+                    hovertemplate="%{text}: %{x:.3g} FLOP/B, %{y:.4g} TFLOP/s (%{customdata[0]:.0f}% of roof)"
+                    "<extra>%{fullData.name}</extra>",
+                )
+            )
+    if c is not None:
+        lo = min([c.ridge / 100, *intensities]) / 2
+        hi = max([c.ridge * 10, *intensities]) * 2
+        xs, ys = roof_line(c, lo, hi)
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="lines",
+                line=dict(color=CEILING_COLOR, width=2),
+                name=f"roof: copy {c.copy_gbps:,.0f} GB/s, bf16 matmul {c.matmul_tflops:,.0f} TFLOP/s",
+                hoverinfo="name",
+            )
+        )
+        # Annotations on log axes are placed in log10 units.
+        fig.add_annotation(
+            x=math.log10(c.ridge),
+            y=math.log10(c.matmul_tflops),
+            text=f"ridge {c.ridge:.0f} FLOP/B",
+            showarrow=True,
+            arrowhead=2,
+            ax=0,
+            ay=-30,
+            xref="x",
+            yref="y",
+        )
+        fig.update_layout(xaxis=dict(type="log"), yaxis=dict(type="log"))
+    _layout(
+        fig,
+        _title(result, "roofline"),
+        "arithmetic intensity (FLOP/byte)",
+        "achieved TFLOP/s",
+        log_x=True,
+        log_y=True,
+    )
+    fig.update_layout(hovermode="closest")
+    return fig
+
+
+def figures(
+    result: BenchResult, variants: str | Sequence[str] | None = None, method: str = "do_bench"
+) -> dict[str, go.Figure]:
+    """All four figures, keyed time, throughput, speedup, roofline."""
+    return dict(
+        time=time_figure(result, variants, method),
+        throughput=throughput_figure(result, variants, None, method),
+        speedup=speedup_figure(result, variants, method),
+        roofline=roofline_figure(result, variants, method),
+    )

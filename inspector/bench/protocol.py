@@ -1,0 +1,215 @@
+"""The benchmark protocol: what a kernel file defines so that it can be checked and timed.
+
+Bundled kernels (kernels/<name>.py) and users' files speak the same protocol: plain module-level
+names in the kernel's own file.
+
+Required
+    launch(*inputs, **variant)        run the Triton kernel on the inputs; return its output
+                                      (a tensor, or a tuple of tensors)
+    make_inputs(size, device, **variant) -> tuple of tensors   fresh random inputs of one size
+    reference(*inputs, **variant)     the correct output, computed by PyTorch (upcasting to fp32 or
+                                      fp64 inside is fine: it is only used to check)
+    SIZES                             the sizes to sweep: ints (elements) or tuples ((rows, cols))
+
+Optional
+    flops(size, **variant) -> int     arithmetic operations; without it no TFLOP/s and no roofline
+    bytes_moved(size, **variant) -> int   fewest bytes that must cross device memory (each input
+                                      read once, each output written once); without it no GB/s
+    baseline(*inputs, **variant)      the same operation as PyTorch code would write it, in the
+                                      inputs' own dtype (`a @ b`, `torch.softmax(x, -1)`): timed as
+                                      "eager" and through torch.compile as "compile". Without it,
+                                      `reference` is timed, which may upcast and so run slower.
+    TOLERANCE = dict(atol=..., rtol=...)   default atol = rtol = 1e-3
+    VARIANTS = {"bf16": {"dtype": torch.bfloat16}, ...}   keyword arguments passed to every
+                                      function above; each variant is its own sweep
+    VARIANT_TOLERANCE = {"bf16": dict(atol=..., rtol=...)}   per-variant tolerance
+    TEST_SIZES                        small sizes for the GPU-free check (`bench --check`)
+    TITLE                             a human name
+    SIZE_NAMES = ("rows", "columns")  what a size's components mean (axis titles)
+    INTERPRETER_SKIP = {variant: reason}   variants Triton's CPU interpreter cannot run: the
+                                      GPU-free check skips them (they are checked on a GPU)
+
+A function that does not accept one of a variant's keywords is called without it. The output is
+checked elementwise: |out - ref| <= atol + rtol * |ref|, NaN never passes.
+
+This module's top half (finding files) imports neither torch nor Triton; `load_spec` imports the
+file and so runs only inside the benchmark worker process.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BUNDLED_DIR = REPO_ROOT / "kernels"
+DEFAULT_TOLERANCE = dict(atol=1e-3, rtol=1e-3)
+REQUIRED = ("launch", "make_inputs", "reference", "SIZES")
+_DEF = re.compile(r"^(?:def\s+(\w+)\s*\(|(\w+)\s*(?::[^=]*)?=)", re.MULTILINE)
+
+
+class ProtocolError(Exception):
+    """The file does not define what the benchmark protocol needs."""
+
+
+def _top_level_names(path: Path) -> set[str]:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return set()
+    return {a or b for a, b in _DEF.findall(text)}
+
+
+def bundled_kernels() -> list[str]:
+    """Names of the bundled kernels that follow the protocol (kernels/<name>.py), sorted."""
+    if not BUNDLED_DIR.is_dir():
+        return []
+    names = []
+    for path in sorted(BUNDLED_DIR.glob("*.py")):
+        if path.stem.startswith("_"):
+            continue
+        if set(REQUIRED) <= _top_level_names(path):
+            names.append(path.stem)
+    return names
+
+
+def resolve(target: str) -> tuple[str, Path, bool]:
+    """A bundled kernel's name or a file's path -> (name, absolute path, bundled?).
+
+    Raises ProtocolError when neither exists.
+    """
+    candidate = Path(target)
+    if candidate.suffix == ".py" or os.sep in target or candidate.exists():
+        if not candidate.is_file():
+            raise ProtocolError(f"no such file: {target}")
+        path = candidate.resolve()
+        bundled = path.parent == BUNDLED_DIR.resolve()
+        return path.stem, path, bundled
+    path = BUNDLED_DIR / f"{target}.py"
+    if path.is_file():
+        return target, path.resolve(), True
+    known = ", ".join(bundled_kernels()) or "none found"
+    raise ProtocolError(f"{target!r} is neither a file nor a bundled kernel (bundled: {known})")
+
+
+def display_source(path: Path) -> str:
+    """'kernels/softmax.py' for files inside the repository, else the absolute path."""
+    try:
+        return str(path.resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
+
+
+# ---- loaded files (worker process only) ---------------------------------------------------
+def accepted_kwargs(fn: Callable, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The subset of `kwargs` that `fn` takes (all of them if it takes **kwargs)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return dict(kwargs)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return dict(kwargs)
+    return {k: v for k, v in kwargs.items() if k in params}
+
+
+def call(fn: Callable, *args: Any, **variant: Any) -> Any:
+    """Call a protocol function with the variant keywords it accepts."""
+    return fn(*args, **accepted_kwargs(fn, variant))
+
+
+def bind(fn: Callable, *args: Any, **variant: Any) -> Callable[[], Any]:
+    """`call` as a no-argument closure, the signature read once: timed calls pay no inspection."""
+    kwargs = accepted_kwargs(fn, variant)
+    return lambda: fn(*args, **kwargs)
+
+
+def takes_out(fn: Callable) -> bool:
+    """Whether `launch` accepts an `out=` buffer (then the check poisons it first)."""
+    try:
+        return "out" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+@dataclass
+class KernelSpec:
+    """A loaded kernel file's protocol functions and data."""
+
+    name: str
+    path: Path
+    bundled: bool
+    title: str
+    launch: Callable
+    make_inputs: Callable
+    reference: Callable
+    sizes: list[Any]
+    test_sizes: list[Any]
+    baseline: Callable | None = None
+    flops: Callable | None = None
+    bytes_moved: Callable | None = None
+    variants: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tolerance: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TOLERANCE))
+    variant_tolerance: dict[str, dict[str, float]] = field(default_factory=dict)
+    size_names: list[str] = field(default_factory=list)
+    interpreter_skip: dict[str, str] = field(default_factory=dict)
+
+    def tolerance_for(self, variant: str) -> dict[str, float]:
+        tol = dict(DEFAULT_TOLERANCE)
+        tol.update(self.tolerance)
+        tol.update(self.variant_tolerance.get(variant, {}))
+        return {"atol": float(tol["atol"]), "rtol": float(tol["rtol"])}
+
+    def select_variants(self, names: list[str] | None) -> list[tuple[str, dict[str, Any]]]:
+        """[(name, kwargs)] for the named variants (all when None); ("", {}) without VARIANTS."""
+        if not self.variants:
+            if names and names != [""]:
+                raise ProtocolError(f"{self.name} has no VARIANTS; asked for {', '.join(names)}")
+            return [("", {})]
+        if not names:
+            return list(self.variants.items())
+        missing = [n for n in names if n not in self.variants]
+        if missing:
+            raise ProtocolError(
+                f"{self.name} has no variant {', '.join(missing)}; variants: {', '.join(self.variants)}"
+            )
+        return [(n, self.variants[n]) for n in names]
+
+
+def load_spec(target: str) -> KernelSpec:
+    """Import the kernel file (runs its code: worker process only) and read its protocol."""
+    from inspector.kernel_file import load_module
+
+    name, path, bundled = resolve(target)
+    module = load_module(str(path))
+    missing = [n for n in REQUIRED if not hasattr(module, n)]
+    if missing:
+        raise ProtocolError(
+            f"{display_source(path)} does not define {', '.join(missing)}; a benchmarked file "
+            "needs launch, make_inputs, reference and SIZES (see `python -m inspector bench -h`)"
+        )
+    sizes = list(module.SIZES)
+    return KernelSpec(
+        name=name,
+        path=path,
+        bundled=bundled,
+        title=str(getattr(module, "TITLE", name)),
+        launch=module.launch,
+        make_inputs=module.make_inputs,
+        reference=module.reference,
+        sizes=sizes,
+        test_sizes=list(getattr(module, "TEST_SIZES", sizes[:1])),
+        baseline=getattr(module, "baseline", None),
+        flops=getattr(module, "flops", None),
+        bytes_moved=getattr(module, "bytes_moved", None),
+        variants=dict(getattr(module, "VARIANTS", None) or {}),
+        tolerance=dict(getattr(module, "TOLERANCE", None) or DEFAULT_TOLERANCE),
+        variant_tolerance=dict(getattr(module, "VARIANT_TOLERANCE", None) or {}),
+        size_names=[str(n) for n in (getattr(module, "SIZE_NAMES", None) or [])],
+        interpreter_skip={
+            str(k): str(v) for k, v in (getattr(module, "INTERPRETER_SKIP", None) or {}).items()
+        },
+    )

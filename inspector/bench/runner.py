@@ -1,0 +1,498 @@
+"""The sweep itself: for each variant and size, check every implementation, then time what passed.
+
+Runs inside the benchmark worker process (`inspector.bench.worker`), never in the app or the
+CLI's own process: it imports the kernel file, torch and Triton and runs the user's code.
+
+Per size, on fresh random inputs from `make_inputs`:
+1. check: the Triton kernel's output against `reference` (its output buffer poisoned with NaN
+   first, so unwritten elements fail), then the PyTorch baseline and its torch.compile'd form
+   against the same reference. Whatever fails its check is not timed.
+2. time: `triton.testing.do_bench(fn, warmup, rep, quantiles=[0.5, 0.2, 0.8])`, which records
+   CUDA events around each run and zeroes a 256 MB buffer before each run to flush the L2 cache
+   (Triton 3.6 through 3.9 alike); optionally also `do_bench_cudagraph` (graph replay: launch
+   gaps removed, no L2 flush).
+GB/s and TFLOP/s follow from the file's `bytes_moved` and `flops` over the median time.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import datetime as _dt
+import math
+import os
+import platform
+import subprocess
+import traceback
+from typing import Any, Callable
+
+from . import protocol
+from .records import BenchError, BenchResult, Check, DeviceInfo, Point, Sweep, Timing, size_label
+
+# progress(done, total, message): `done` sizes of `total` finished; message says what runs now.
+Progress = Callable[[int, int, str], None]
+QUANTILES = [0.5, 0.2, 0.8]
+DEFAULT_REP_MS = 100
+DEFAULT_WARMUP_MS = 25
+
+
+class DeviceLost(Exception):
+    """The GPU context is unusable (an illegal address, a launch failure): stop the whole run."""
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+# ---- the device -------------------------------------------------------------------------------
+def _nvidia_driver() -> str | None:
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+        line = out.stdout.strip().splitlines()
+        return line[0].strip() if out.returncode == 0 and line else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _cuda_driver_version() -> str | None:
+    """The CUDA version the installed driver supports, from cuDriverGetVersion (13000 -> '13.0')."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        v = ctypes.c_int()
+        if lib.cuDriverGetVersion(ctypes.byref(v)) != 0:
+            return None
+        return f"{v.value // 1000}.{(v.value % 1000) // 10}"
+    except OSError:
+        return None
+
+
+def device_info() -> tuple[DeviceInfo, str | None]:
+    """The current GPU (or the CPU interpreter) and the software versions; plus the GPU's UUID."""
+    import torch
+    import triton
+
+    common = dict(
+        torch=torch.__version__,
+        triton=triton.__version__,
+        python=platform.python_version(),
+        cuda_runtime=torch.version.cuda,
+        hip=getattr(torch.version, "hip", None),
+    )
+    if not torch.cuda.is_available():
+        return DeviceInfo(name="CPU (Triton interpreter)", **common), None
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    hip = common["hip"]
+    info = DeviceInfo(
+        name=props.name,
+        sm_count=props.multi_processor_count,
+        capability=getattr(props, "gcnArchName", None) if hip else f"{props.major}.{props.minor}",
+        memory_bytes=int(props.total_memory),
+        l2_bytes=getattr(props, "L2_cache_size", None),
+        driver=None if hip else _nvidia_driver(),
+        cuda_driver=None if hip else _cuda_driver_version(),
+        **common,
+    )
+    uuid = getattr(props, "uuid", None)
+    return info, str(uuid) if uuid else None
+
+
+# ---- checking -----------------------------------------------------------------------------------
+def _tensors(value: Any) -> list[Any]:
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _tensors(v)]
+    return [value]
+
+
+def compare(impl: str, out: Any, ref: Any, atol: float, rtol: float) -> Check:
+    """Elementwise |out - ref| <= atol + rtol |ref| in float64; NaN never passes."""
+    import torch
+
+    outs, refs = _tensors(out), _tensors(ref)
+    check = Check(impl=impl, ok=False, atol=atol, rtol=rtol)
+    if len(outs) != len(refs):
+        check.message = f"returned {len(outs)} outputs, the reference {len(refs)}"
+        return check
+    max_abs, num, den, bad, total = 0.0, 0.0, 0.0, 0, 0
+    for o, r in zip(outs, refs):
+        o = torch.as_tensor(o)
+        r = torch.as_tensor(r, device=o.device)
+        if tuple(o.shape) != tuple(r.shape):
+            check.message = f"output shape {tuple(o.shape)} differs from the reference's {tuple(r.shape)}"
+            return check
+        od, rd = o.detach().to(torch.float64), r.detach().to(torch.float64)
+        diff = (od - rd).abs()
+        within = diff <= atol + rtol * rd.abs()  # False wherever diff is NaN
+        bad += int((~within).sum().item())
+        total += od.numel()
+        if od.numel():
+            m = diff.max().item()
+            max_abs = m if math.isnan(m) or math.isnan(max_abs) else max(max_abs, m)
+        num += float(((od - rd) ** 2).sum().item())
+        den += float((rd**2).sum().item())
+        del od, rd, diff, within
+    check.max_abs_error = max_abs
+    check.rel_error = math.sqrt(num / den) if den > 0 else (0.0 if num == 0 else math.inf)
+    check.mismatched, check.total = bad, total
+    check.ok = bad == 0
+    if not check.ok:
+        check.message = (
+            f"{bad} of {total} elements outside atol={atol:g} + rtol={rtol:g}*|ref| "
+            f"(max |error| {max_abs:.3g}, relative error {check.rel_error:.3g})"
+        )
+    return check
+
+
+def _poisoned_launch(
+    spec: protocol.KernelSpec, inputs: tuple, variant: dict[str, Any], sync: Callable
+) -> Any:
+    """Run the kernel twice: once to compile/autotune, once into an output poisoned with NaN.
+
+    With `out=` in launch's signature the poisoned buffer is passed in; otherwise the first output
+    is filled with NaN and freed, so the caching allocator hands the same memory to the second call.
+    """
+    import torch
+
+    first = protocol.call(spec.launch, *inputs, **variant)
+    sync()
+    single = isinstance(first, torch.Tensor) and first.is_floating_point()
+    if single and protocol.takes_out(spec.launch):
+        poison = torch.full_like(first, float("nan"))
+        del first
+        out = protocol.call(spec.launch, *inputs, out=poison, **variant)
+    else:
+        for t in _tensors(first):
+            if isinstance(t, torch.Tensor) and t.is_floating_point():
+                t.fill_(float("nan"))
+        del first
+        out = protocol.call(spec.launch, *inputs, **variant)
+    sync()
+    return out
+
+
+# ---- timing ----------------------------------------------------------------------------------------
+def time_fn(fn: Callable[[], Any], method: str, rep_ms: int, warmup_ms: int) -> tuple[float, float, float]:
+    """(median, p20, p80) in ms of `fn` by Triton's do_bench or do_bench_cudagraph."""
+    from triton.testing import do_bench, do_bench_cudagraph
+
+    if method == "cudagraph":
+        q = do_bench_cudagraph(fn, rep=rep_ms, quantiles=QUANTILES)
+    else:
+        q = do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=QUANTILES)
+    median, p20, p80 = (float(v) for v in q)
+    return median, p20, p80
+
+
+def _rates(work_flops: int | None, work_bytes: int | None, ms: float) -> tuple[float | None, float | None]:
+    if ms <= 0:
+        return None, None
+    gbps = work_bytes / (ms * 1e-3) / 1e9 if work_bytes else None
+    tflops = work_flops / (ms * 1e-3) / 1e12 if work_flops else None
+    return gbps, tflops
+
+
+def _short(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return text if len(text) < 2000 else text[:2000] + " ..."
+
+
+def _fatal(exc: BaseException) -> bool:
+    """Whether the CUDA context is gone (then nothing else can run in this process)."""
+    text = str(exc)
+    return any(
+        s in text
+        for s in (
+            "illegal memory access",
+            "unspecified launch failure",
+            "illegal instruction",
+            "misaligned address",
+            "device-side assert",
+            "CUDA_ERROR_ILLEGAL",
+            "an illegal",
+            "hipErrorIllegal",
+        )
+    )
+
+
+def _work(fn: Callable | None, size: Any, variant: dict[str, Any]) -> int | None:
+    if fn is None:
+        return None
+    try:
+        return int(protocol.call(fn, size, **variant))
+    except Exception:  # noqa: BLE001 - a broken count only loses the derived rates
+        return None
+
+
+class _Sweeper:
+    """One kernel file's sweeps, with the settings of one request."""
+
+    def __init__(
+        self,
+        spec: protocol.KernelSpec,
+        *,
+        device: str,
+        check_only: bool,
+        vs: list[str],
+        methods: list[str],
+        rep_ms: int,
+        warmup_ms: int,
+        progress: Progress,
+        counter: list[int],
+        total: int,
+        dynamic_compile: bool = False,
+    ):
+        self.spec, self.device, self.check_only = spec, device, check_only
+        self.vs, self.methods, self.rep_ms, self.warmup_ms = vs, methods, rep_ms, warmup_ms
+        self.progress, self.counter, self.total = progress, counter, total
+        self.dynamic_compile = dynamic_compile
+        self._compiled: dict[str, Callable] = {}
+
+    def _sync(self) -> None:
+        import torch
+
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+
+    def _say(self, message: str) -> None:
+        self.progress(self.counter[0], self.total, message)
+
+    def _baseline_fn(self, variant_name: str, variant: dict[str, Any], impl: str) -> Callable:
+        base = self.spec.baseline or self.spec.reference
+        kwargs = protocol.accepted_kwargs(base, variant)
+        if impl == "eager":
+            return lambda *a: base(*a, **kwargs)
+        if variant_name not in self._compiled:
+            import torch
+
+            def bound(*a):
+                return base(*a, **kwargs)
+
+            if self.dynamic_compile:
+                self._compiled[variant_name] = torch.compile(bound)
+            else:
+                # One graph specialised to each shape (what a fixed-shape deployment compiles): the
+                # default would switch to dynamic shapes at the second size, whose kernels can be
+                # slower (a looped instead of a one-pass reduction).
+                cfg = torch._dynamo.config
+                name = "recompile_limit" if hasattr(cfg, "recompile_limit") else "cache_size_limit"
+                setattr(cfg, name, max(getattr(cfg, name), 256))
+                self._compiled[variant_name] = torch.compile(bound, dynamic=False)
+        return self._compiled[variant_name]
+
+    def point(self, variant_name: str, variant: dict[str, Any], size: Any) -> Point:
+        spec = self.spec
+        label = " ".join(x for x in (spec.name, variant_name, size_label(size)) if x)
+        point = Point(
+            size=size,
+            flops=_work(spec.flops, size, variant),
+            bytes_moved=_work(spec.bytes_moved, size, variant),
+        )
+        tol = spec.tolerance_for(variant_name)
+        try:
+            self._say(f"{label}: inputs")
+            inputs = tuple(protocol.call(spec.make_inputs, size, self.device, **variant))
+            self._say(f"{label}: reference")
+            ref = protocol.call(spec.reference, *inputs, **variant)
+            self._sync()
+        except Exception as exc:  # noqa: BLE001
+            if _fatal(exc):
+                raise DeviceLost(_short(exc)) from exc
+            point.errors["inputs"] = _short(exc)
+            return point
+
+        runnable: dict[str, Callable[[], Any]] = {}
+        impls = ["triton"] + [i for i in self.vs if i in ("eager", "compile")]
+        for impl in impls:
+            self._say(f"{label}: checking {impl}")
+            try:
+                if impl == "triton":
+                    out = _poisoned_launch(spec, inputs, variant, self._sync)
+                    runnable[impl] = protocol.bind(spec.launch, *inputs, **variant)
+                else:
+                    fn = self._baseline_fn(variant_name, variant, impl)
+                    out = fn(*inputs)
+                    self._sync()
+                    runnable[impl] = lambda fn=fn: fn(*inputs)
+                check = compare(impl, out, ref, **tol)
+                del out
+            except Exception as exc:  # noqa: BLE001
+                if _fatal(exc):
+                    raise DeviceLost(_short(exc)) from exc
+                check = Check(impl=impl, ok=False, message=_short(exc), **tol)
+            point.checks.append(check)
+            if not check.ok:
+                runnable.pop(impl, None)
+                point.errors[impl] = "failed its check: " + check.message
+        del ref
+
+        if not self.check_only:
+            for impl, fn in runnable.items():
+                for method in self.methods:
+                    self._say(f"{label}: timing {impl}" + (" (CUDA graph)" if method == "cudagraph" else ""))
+                    try:
+                        median, p20, p80 = time_fn(fn, method, self.rep_ms, self.warmup_ms)
+                    except Exception as exc:  # noqa: BLE001
+                        if _fatal(exc):
+                            raise DeviceLost(_short(exc)) from exc
+                        key = impl if method == "do_bench" else f"{impl}/{method}"
+                        point.errors[key] = "timing failed: " + _short(exc)
+                        continue
+                    gbps, tflops = _rates(point.flops, point.bytes_moved, median)
+                    point.timings.append(
+                        Timing(
+                            impl=impl,
+                            method=method,
+                            median_ms=median,
+                            p20_ms=p20,
+                            p80_ms=p80,
+                            gbps=gbps,
+                            tflops=tflops,
+                        )
+                    )
+        return point
+
+
+def _interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET") == "1"
+
+
+def plan(
+    spec: protocol.KernelSpec, sizes: list[Any] | None, variants: list[str] | None, check_only: bool
+) -> list[tuple[str, dict[str, Any], list[Any], str]]:
+    """[(variant name, kwargs, sizes, why skipped or "")] a request will run for one file."""
+    chosen = spec.select_variants(variants)
+    use = list(sizes) if sizes else (spec.test_sizes if check_only else spec.sizes)
+    skip = spec.interpreter_skip if _interpreting() else {}
+    return [(name, kwargs, [] if name in skip else use, skip.get(name, "")) for name, kwargs in chosen]
+
+
+def run(
+    targets: list[str],
+    *,
+    sizes: list[Any] | None = None,
+    variants: list[str] | None = None,
+    vs: list[str] | tuple[str, ...] = ("eager", "compile"),
+    cudagraph: bool = False,
+    rep_ms: int = DEFAULT_REP_MS,
+    warmup_ms: int = DEFAULT_WARMUP_MS,
+    check_only: bool = False,
+    dynamic_compile: bool = False,
+    progress: Progress | None = None,
+    on_result: Callable[[BenchResult], None] | None = None,
+) -> list[BenchResult]:
+    """Benchmark each target (a bundled kernel's name or a file) in this process; see the module doc.
+
+    Timing needs a GPU: without one, unless `check_only`, every result carries error kind
+    "no_gpu". With `check_only` nothing is timed; without a GPU the check runs on the CPU (set
+    TRITON_INTERPRET=1 before Triton is first imported for the kernels to run there).
+    """
+    import torch
+
+    progress = progress or (lambda done, total, message: None)
+    has_gpu = torch.cuda.is_available()
+    device = "cuda" if has_gpu else "cpu"
+    settings = dict(
+        rep_ms=rep_ms,
+        warmup_ms=warmup_ms,
+        vs=list(vs),
+        cudagraph=cudagraph,
+        check_only=check_only,
+        quantiles=QUANTILES,
+        l2_flush=True,
+        interpreter=_interpreting(),
+        dynamic_compile=dynamic_compile,
+    )
+
+    loaded: list[tuple[str, protocol.KernelSpec | None, BenchResult]] = []
+    for target in targets:
+        result = BenchResult(kernel=target, date=_now(), settings=dict(settings))
+        try:
+            spec = protocol.load_spec(target)
+            result.kernel, result.title, result.source = (
+                spec.name,
+                spec.title,
+                protocol.display_source(spec.path),
+            )
+            result.size_names = list(spec.size_names)
+            result.settings["baseline"] = "baseline" if spec.baseline else "reference"
+            plan(spec, sizes, variants, check_only)  # validates the variant names early
+        except protocol.ProtocolError as exc:
+            spec, result.error = None, BenchError("protocol", str(exc))
+        except BaseException as exc:  # noqa: BLE001 - the user's file may raise anything on import
+            spec, result.error = None, BenchError("load", traceback.format_exc(limit=-3) or _short(exc))
+        loaded.append((target, spec, result))
+
+    if not has_gpu and not check_only:
+        out = []
+        for _, _, result in loaded:
+            if result.error is None:
+                result.error = BenchError(
+                    "no_gpu", "no GPU found (torch.cuda.is_available() is False): nothing can be timed here"
+                )
+            out.append(result)
+            if on_result:
+                on_result(result)
+        return out
+
+    info, uuid = device_info()
+    ceilings = None
+    if has_gpu and not check_only and any(spec for _, spec, _ in loaded):
+        from .ceilings import device_ceilings
+
+        progress(0, 0, f"measuring the ceilings of {info.name} (once per device)")
+        ceilings = device_ceilings(info, uuid)
+
+    methods = ["do_bench"] + (["cudagraph"] if cudagraph else [])
+    total = sum(
+        len(s) for _, spec, _ in loaded if spec for _, _, s, _ in plan(spec, sizes, variants, check_only)
+    )
+    counter = [0]
+    results: list[BenchResult] = []
+    lost: str | None = None
+    for target, spec, result in loaded:
+        result.device, result.ceilings = info, ceilings
+        if spec is None:
+            pass
+        elif lost:
+            result.error = BenchError("crashed", f"not run: the GPU context was lost earlier ({lost})")
+        else:
+            result.date = _now()
+            sweeper = _Sweeper(
+                spec,
+                device=device,
+                check_only=check_only,
+                vs=list(vs),
+                methods=methods,
+                rep_ms=rep_ms,
+                warmup_ms=warmup_ms,
+                progress=progress,
+                counter=counter,
+                total=total,
+                dynamic_compile=dynamic_compile,
+            )
+            try:
+                for name, kwargs, use, skipped in plan(spec, sizes, variants, check_only):
+                    sweep = Sweep(
+                        variant=name, params={k: str(v) for k, v in kwargs.items()}, skipped=skipped
+                    )
+                    result.sweeps.append(sweep)
+                    for size in use:
+                        sweep.points.append(sweeper.point(name, kwargs, size))
+                        if has_gpu:
+                            torch.cuda.empty_cache()  # the point's inputs are gone: keep the pool small
+                        counter[0] += 1
+                        progress(
+                            counter[0], total, " ".join(x for x in (spec.name, name, size_label(size)) if x)
+                        )
+            except DeviceLost as exc:
+                lost = str(exc)
+                result.error = BenchError("crashed", f"the GPU context was lost: {exc}")
+            except Exception as exc:  # noqa: BLE001 - one kernel's failure must not lose the others
+                result.error = BenchError("internal", traceback.format_exc(limit=-4) or _short(exc))
+        results.append(result)
+        if on_result:
+            on_result(result)
+    return results
