@@ -1,0 +1,114 @@
+"""Highlighting of every stage (pygments path and fast path) on real Triton output."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from conftest import KERNELS
+from inspector import highlight as hl
+from inspector.api import inspect_kernel
+
+ROW = re.compile(r'<div class="r" id="(\w+)-L(\d+)"><i>(\d+)</i>(.*?)</div>')
+
+
+@pytest.fixture(scope="module")
+def add_sm90(sandbox):
+    rec = inspect_kernel(KERNELS / "add.py", target="sm_90", sandbox=sandbox)
+    assert rec.ok, rec.error
+    return rec
+
+
+@pytest.fixture(scope="module")
+def add_gfx942(sandbox):
+    rec = inspect_kernel(KERNELS / "add.py", target="gfx942", sandbox=sandbox)
+    assert rec.ok, rec.error
+    return rec
+
+
+def plain(fragment: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def classes_of(text: str, language: str, token: str, fast: bool = False) -> set[str]:
+    return {c for c, v in hl.token_classes(text, language, fast) if v == token}
+
+
+@pytest.mark.parametrize("fast", [False, True])
+@pytest.mark.parametrize("stage", ["ttir", "ttgir", "llir", "ptx", "sass"])
+def test_rows_reproduce_the_text_line_for_line(add_sm90, stage, fast):
+    text = add_sm90.stages[stage]
+    lines = hl.highlight_lines(text, hl.language_of(stage), fast=fast)
+    assert [plain(x) for x in lines] == text.split("\n")
+
+
+def test_amdgcn_rows_reproduce_the_text(add_gfx942):
+    text = add_gfx942.stages["amdgcn"]
+    for fast in (False, True):
+        assert [plain(x) for x in hl.highlight_lines(text, "amdgcn", fast=fast)] == text.split("\n")
+
+
+def test_source_with_markup_characters_is_escaped():
+    text = 'x = "<script>alert(1)</script>" & y\n# a < b > c'
+    lines = hl.highlight_lines(text, "python")
+    assert "<script>" not in "".join(lines)
+    assert [plain(x) for x in lines] == text.split("\n")
+
+
+def test_mlir_lexer_classes_real_ttgir(add_sm90):
+    text = add_sm90.stages["ttgir"]
+    assert "nb" in classes_of(text, "mlir", "tt.load")  # operations
+    assert "nv" in classes_of(text, "mlir", "%pid")  # SSA values
+    assert "nf" in classes_of(text, "mlir", "@add_kernel")
+    assert "ni" in classes_of(text, "mlir", "#blocked")  # layout aliases
+    assert any(c == "cs" and v.startswith("loc(") for c, v in hl.token_classes(text, "mlir"))  # dimmed locations
+    assert not [v for c, v in hl.token_classes(text, "mlir") if c == "err"]
+
+
+def test_sass_lexer_classes_real_sass(add_sm90):
+    text = add_sm90.stages["sass"]
+    ops = {v for c, v in hl.token_classes(text, "sass") if c == "nb"}
+    assert "LDG.E.128" in ops and "STG.E.128" in ops
+    regs = {v for c, v in hl.token_classes(text, "sass") if c == "nv"}
+    assert "R0" in regs or "R1" in regs
+    assert any(c == "cs" and re.fullmatch(r"/\*[0-9a-f]{4}\*/", v) for c, v in hl.token_classes(text, "sass"))
+    assert any(c == "c1" and v.startswith("//## File") for c, v in hl.token_classes(text, "sass"))
+
+
+def test_amdgcn_lexer_classes_real_assembly(add_gfx942):
+    text = add_gfx942.stages["amdgcn"]
+    ops = {v for c, v in hl.token_classes(text, "amdgcn") if c == "nb"}
+    assert any(o.startswith("global_load") or o.startswith("buffer_load") for o in ops)
+    assert any(v.startswith("s[") or v.startswith("v") for c, v in hl.token_classes(text, "amdgcn") if c == "nv")
+
+
+def test_ptx_fast_path_marks_vector_loads(add_sm90):
+    text = add_sm90.stages["ptx"]
+    line = next(x for x in hl.highlight_lines(text, "ptx", fast=True) if "ld" in x and "v4" in x)
+    assert '<span class="nb">ld</span>' in line and '<span class="k">.global</span>' in line
+
+
+def test_render_rows_numbers_and_anchors(add_sm90):
+    text = add_sm90.stages["ptx"]
+    rows = ROW.findall(hl.render_rows(text, "ptx", "ptx", chunk=50))
+    n = text.count("\n") + 1
+    assert len(rows) == n
+    assert [int(r[1]) for r in rows] == list(range(1, n + 1))
+    assert all(r[0] == "ptx" and r[1] == r[2] for r in rows)
+
+
+def test_large_stage_takes_fast_path(add_sm90):
+    """20,000 lines of real PTX (the add kernel's, repeated) go through the fast path, whole."""
+    base = add_sm90.stages["ptx"].split("\n")
+    text = "\n".join((base * (20000 // len(base) + 1))[:20000])
+    assert len(text) > hl.FAST_PATH_BYTES
+    assert hl.highlight_lines(text, "ptx") == hl.highlight_lines(text, "ptx", fast=True)
+    assert hl.render_rows(text, "ptx", "ptx").count('class="r"') == 20000
+
+
+def test_stylesheet_covers_emitted_classes():
+    css = hl.stylesheet(".hl")
+    for cls in ("k", "nb", "nv", "c1", "mi", "s"):
+        assert f".hl .{cls} " in css
