@@ -205,6 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     ns = parser.parse_args(argv)
+    # One request per run: warming the worker pool up would cost more than it saves.
+    os.environ.setdefault("TRITON_INSPECTOR_PREWARM", "0")
     try:
         return int(ns.func(ns) or 0)
     except KeyboardInterrupt:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import traceback
 
@@ -58,6 +59,9 @@ def error_info(err: BaseException, path: str, jit_fns: list | None = None, stage
     ptxas = tc.ptxas_error_type()
     if ptxas is not None and isinstance(err, ptxas):
         return ErrorInfo("compilation", _clip(str(err)), path, None, {"type": "PTXASError"})
+    if isinstance(err, OSError) and err.errno == errno.EFBIG:
+        return ErrorInfo("output_limit", f"the kernel file wrote more than the worker's output limit ({err})", path,
+                         user_frame_line(err, path))
     if isinstance(err, MemoryError):
         return ErrorInfo("memory", "the kernel file ran out of memory (the worker's memory limit)", path,
                          user_frame_line(err, path))

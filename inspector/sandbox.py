@@ -90,8 +90,14 @@ class _Pending:
 class Sandbox:
     """One warm zygote plus the bookkeeping to run requests in forked children."""
 
-    def __init__(self, env: dict[str, str] | None = None):
+    def __init__(self, env: dict[str, str] | None = None, warm_up_worker: bool | None = None):
+        """`warm_up_worker`: let the zygote do a compile per vendor before forking (a few seconds
+        once, then every request is faster). Worth it for a server; a one-shot CLI call skips it.
+        Default: the environment variable TRITON_INSPECTOR_PREWARM ("0" or "1", default "1")."""
         self._env = env
+        if warm_up_worker is None:
+            warm_up_worker = os.environ.get("TRITON_INSPECTOR_PREWARM", "1") != "0"
+        self._warm_up_worker = warm_up_worker
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._pending: dict[str, _Pending] = {}
@@ -109,7 +115,7 @@ class Sandbox:
             env["PYTHONPATH"] = REPO_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
             env.setdefault("PYTHONUNBUFFERED", "1")
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "inspector.zygote"],
+                [sys.executable, "-m", "inspector.zygote", *([] if self._warm_up_worker else ["--no-warm-up"])],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=open(os.path.join(self._dir, "zygote.err"), "ab"),
@@ -246,7 +252,7 @@ class Sandbox:
                 tail = f.read()[-3000:]
         except OSError:
             pass
-        if status == -signal.SIGXFSZ:
+        if status == -signal.SIGXFSZ or status == 87:
             raise SandboxError("output_limit", f"the worker wrote more than the {limits.output} byte output limit")
         if status == 86 or "MemoryError" in tail:
             raise SandboxError("memory", "the worker ran out of memory (its memory limit) and was stopped",

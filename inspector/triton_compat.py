@@ -17,8 +17,9 @@ Why each piece exists, and the Triton versions it was tried on (3.6.0 and 3.9.0)
 - `ptxas_log`: Triton runs ptxas with `-v` and throws the log away unless
   `knobs.nvidia.dump_ptxas_log` is set, in which case it is printed to stdout; we set the knob and
   capture stdout to read registers, spills, stack frame and barriers from ptxas itself.
-- `ir_pass_dump`: MLIR_ENABLE_DUMP / LLVM_IR_ENABLE_DUMP make Triton's C++ print the IR around every
-  pass to file descriptor 2; we point fd 2 at a file while compiling.
+- `compiler_stderr`: Triton's C++ prints MLIR diagnostics (with the file and line of a failing
+  op) and, with MLIR_ENABLE_DUMP / LLVM_IR_ENABLE_DUMP, the IR around every pass to file
+  descriptor 2; we point fd 2 at a file while compiling and read both from it.
 - `use_cache_dir`: a private Triton cache per inspection, so a compile is never served from the
   user's ~/.triton cache (which would skip ptxas and the pass dumps).
 - `compilation_error_location`: Triton's CompilationError carries the function source and an AST
@@ -30,7 +31,9 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import sys
+import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -148,6 +151,12 @@ class Launch:
     args: tuple
     kwargs: dict[str, Any]
     grid: Any
+    stack: list[tuple[str, int]] = field(default_factory=list)  # (file, line) of the launch's callers
+
+    def site_in(self, path: str) -> int | None:
+        """The line in `path` from which the launch was made (the deepest such frame)."""
+        lines = [line for file, line in self.stack if os.path.abspath(file) == path]
+        return lines[-1] if lines else None
 
     @property
     def jit(self) -> JITFunction:
@@ -187,17 +196,20 @@ def capture_launches() -> Iterator[list[Launch]]:
     launches: list[Launch] = []
     jit_run, tuner_run = JITFunction.run, Autotuner.run
 
+    def site() -> list[tuple[str, int]]:
+        return [(f.filename, f.lineno or 0) for f in traceback.extract_stack()[:-2]]
+
     def fake_jit_run(self, *args, grid, warmup, **kwargs):
         if warmup:
             return jit_run(self, *args, grid=grid, warmup=warmup, **kwargs)
-        launches.append(Launch(self, args, dict(kwargs), grid))
+        launches.append(Launch(self, args, dict(kwargs), grid, site()))
         return None
 
     def fake_tuner_run(self, *args, **kwargs):
         kwargs = dict(kwargs)
         grid = kwargs.pop("grid", None)
         kwargs.pop("warmup", None)
-        launches.append(Launch(self, args, kwargs, grid))
+        launches.append(Launch(self, args, kwargs, grid, site()))
         return None
 
     JITFunction.run, Autotuner.run = fake_jit_run, fake_tuner_run
@@ -245,8 +257,13 @@ def compile_launch(
         if self is not target_fn:
             return jit_run(self, *args, grid=grid, warmup=warmup, **kwargs)
         names = self.arg_names
-        bound = dict(zip(names, args))
-        bound.update({k: v for k, v in kwargs.items() if k in names})
+        # Python's own binding rules, as a real launch applies them: too many arguments or a value
+        # given twice is a TypeError naming the kernel.
+        try:
+            bound = dict(self.signature.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in names})
+                         .arguments)
+        except TypeError as e:
+            raise TypeError(f"{self.__name__}: {e} (parameters: {', '.join(names)})") from None
         extra = {k: v for k, v in kwargs.items() if k not in names}
         for name, value in overrides.items():
             bound[name] = value
@@ -335,12 +352,11 @@ def ptxas_log() -> Iterator[io.StringIO]:
 
 
 @contextlib.contextmanager
-def ir_pass_dump(path: str, enabled: bool = True) -> Iterator[None]:
-    """While inside, Triton's C++ writes the IR around every MLIR and LLVM pass to `path`."""
-    if not enabled:
-        yield
-        return
-    keys = ("MLIR_ENABLE_DUMP", "LLVM_IR_ENABLE_DUMP")
+def compiler_stderr(path: str, pass_dump: bool = False) -> Iterator[None]:
+    """Send file descriptor 2 to `path` while inside: Triton's C++ writes MLIR diagnostics there
+    (`file.py:27:5: error: ...`), and, with `pass_dump`, the IR around every MLIR and LLVM pass
+    (MLIR_ENABLE_DUMP / LLVM_IR_ENABLE_DUMP)."""
+    keys = ("MLIR_ENABLE_DUMP", "LLVM_IR_ENABLE_DUMP") if pass_dump else ()
     saved = {k: os.environ.get(k) for k in keys}
     for k in keys:
         os.environ[k] = "1"
@@ -360,6 +376,18 @@ def ir_pass_dump(path: str, enabled: bool = True) -> Iterator[None]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+# An MLIR diagnostic: "/path/kernel.py:27:5: error: failed to legalize operation 'tt.return' ..."
+MLIR_DIAGNOSTIC = re.compile(r"^(?P<file>[^\n:]+\.py):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$", re.MULTILINE)
+
+
+def mlir_error(stderr_text: str, path: str) -> tuple[int, str] | None:
+    """(line, message) of the first MLIR error the compiler reported in the user's file."""
+    for m in MLIR_DIAGNOSTIC.finditer(stderr_text):
+        if os.path.abspath(m.group("file")) == path:
+            return int(m.group("line")), m.group("msg").strip()
+    return None
 
 
 @contextlib.contextmanager

@@ -69,6 +69,36 @@ def _parameters(fn: Any, final: tc.FinalCall, kernel: Any) -> list[Parameter]:
     return out
 
 
+def _read_head(path: str, limit: int = 4 << 20) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(limit)
+    except OSError:
+        return ""
+
+
+def _call_error(err: Exception, path: str, launch: tc.Launch, fns: list, stderr_text: str = "") -> ErrorInfo:
+    """An error from compiling the recorded call. Arguments Triton cannot bind (too many, an
+    unknown keyword, a missing one) are the call's fault: point at the line that launched it.
+    A failure inside an MLIR pass is located by the diagnostic the compiler printed."""
+    info = error_info(err, path, fns, stage="compile")
+    diagnostic = tc.mlir_error(stderr_text, path)
+    if diagnostic is not None and info.line is None:
+        info.line = diagnostic[0]
+        info.message = f"{diagnostic[1]}\n(Triton: {info.message})"
+        return info
+    binding = isinstance(err, (TypeError, KeyError, tc.MissingArguments)) and not tc.is_compilation_error(err)
+    site = launch.site_in(path)
+    if binding:
+        if info.kind == "compilation":
+            info.kind = "bad_argument"
+        if site is not None and launch.stack:
+            info.line = site
+    elif info.line is None and site is not None:
+        info.details["launched_at"] = site
+    return info
+
+
 def _grid(grid: Any, final: tc.FinalCall) -> list[int] | None:
     try:
         if callable(grid):
@@ -206,8 +236,11 @@ def _inspect(rec: Inspection, request: dict, path: str, workdir: str, log: io.St
     limit = max_shared_per_block(rec.backend, rec.arch)
     for attempt, index in enumerate(candidates):
         config_kwargs = configs[index] if index is not None else None
-        with _staged("compile"), tc.ptxas_log() as ptxas_buf, tc.ir_pass_dump(dump_path, want_passes):
-            kernel, final = tc.compile_launch(launch, arg_overrides, options, config_kwargs)
+        try:
+            with _staged("compile"), tc.ptxas_log() as ptxas_buf, tc.compiler_stderr(dump_path, want_passes):
+                kernel, final = tc.compile_launch(launch, arg_overrides, options, config_kwargs)
+        except Exception as e:  # noqa: BLE001 - classified, then re-raised as a record
+            raise _Fail(_call_error(e, path, launch, module_fns, _read_head(dump_path))) from e
         rec.autotune_index = index
         shared = int(kernel.metadata.shared)
         if limit is not None and shared > limit and attempt + 1 < len(candidates):

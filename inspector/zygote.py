@@ -15,6 +15,7 @@ initialises CUDA, so forking stays safe.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import resource
@@ -54,6 +55,10 @@ def _child(msg: dict) -> None:
         os.replace(tmp, msg["result"])
     except MemoryError:
         code = 86
+    except OSError as e:
+        code = 87 if e.errno == errno.EFBIG else 3  # 87: the result itself exceeds the output limit
+        if code == 3:
+            traceback.print_exc()
     except BaseException:  # noqa: BLE001 - report anything, even SystemExit from user code
         try:
             traceback.print_exc()
@@ -76,7 +81,8 @@ def main() -> None:
 
     import inspector.worker
 
-    inspector.worker.warm_up()
+    if "--no-warm-up" not in sys.argv:
+        inspector.worker.warm_up()
     vm = _vm_size()
     _send({"event": "ready", "pid": os.getpid(), "vm_bytes": vm})
     children: dict[int, str] = {}
