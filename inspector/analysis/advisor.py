@@ -1,0 +1,340 @@
+"""The advisor: ranked findings about one inspection, each with its source line and evidence.
+
+What it looks for (`Finding.code`):
+- `scalar_access` / `partial_access`: a load, store or atomic narrower than 128 bits per thread,
+  with the reason the IR shows (memory.py);
+- `spills`: local memory (NVIDIA) or scratch (AMD) used for register spills, attributed to the
+  lines whose spill instructions hold it;
+- `occupancy`: blocks per SM limited by registers, shared memory / LDS or barriers (not by the
+  warp limit), below half the SM;
+- `cannot_launch`: no block fits (shared memory over the limit);
+- `tf32`: `tl.dot` on fp32 inputs with tf32 precision;
+- `no_tensor_cores`: a `tl.dot` whose line holds no tensor-core instruction in the machine code;
+  `mma_not_wgmma`: a dot on sm_90 that uses mma.sync rather than wgmma;
+- `tensor_cores`: (information) which tensor-core instructions a dot became;
+- `layout_conversions`: `convert_layout`s lowered through shared memory, worse inside loops;
+- `small_grid` / `tail_wave`: the example launch's grid leaves most of the GPU idle, or its last
+  wave mostly empty.
+Severity ranks them: high, medium, low, info; `score` orders findings within and across.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..record import Inspection
+from .context import context
+from .layouts import layout_report
+from .memory import MemoryAccess, memory_report
+from .mlir import parse_module, tensor_type
+
+SEVERITIES = ("high", "medium", "low", "info")
+# `tt.dot %a, %b, %c, inputPrecision = tf32 : tensor<64x64xf32> * tensor<64x64xf32> -> tensor<64x64xf32>`
+TTIR_DOT_PRECISION = re.compile(r"inputPrecision = (\w+)")
+TTIR_DOT_OPERANDS = re.compile(r":\s*tensor<((?:\d+x)+)(\w+)[^>]*>\s*\*\s*tensor<((?:\d+x)+)(\w+)[^>]*>")
+
+
+@dataclass
+class Finding:
+    """One thing the advisor noticed."""
+
+    code: str  # see the module docstring
+    severity: str  # high | medium | low | info
+    score: float  # higher first
+    line: int | None  # the kernel-file line to link to (None: the whole kernel)
+    title: str  # one sentence, starting with "line N: " when it has a line
+    evidence: list[str] = field(default_factory=list)
+    suggestion: str = ""
+    lines: list[int] = field(default_factory=list)  # every kernel-file line involved
+
+
+def _ranges(lines: list[int]) -> str:
+    """[20, 21, 22, 24] -> "20-22, 24"."""
+    out: list[str] = []
+    nums = sorted(set(lines))
+    i = 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        out.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
+        i = j + 1
+    return ", ".join(out)
+
+
+_WHAT = {"load": "loads", "store": "stores", "atomic": "atomics"}
+_SHORT_REASON = {
+    "mask_divisibility": "the mask compares against {arg}, which is not known to be a multiple of 16",
+    "offset_divisibility": "the address uses {arg}, which is not known to be a multiple of 16",
+    "pointer_alignment": "{arg} is not known to be 16-byte aligned",
+    "strided": "the index is strided",
+    "constant_offset": "a constant offset breaks 16-byte alignment",
+    "layout": "the layout gives each thread fewer than 16 contiguous bytes",
+    "unknown": "the compiler could not prove the accesses contiguous and aligned",
+}
+_SUGGEST = {
+    "mask_divisibility": "Sizes that are multiples of 16 are specialised as such (tt.divisibility=16): pad the size, "
+                         "or split off the tail so the main part runs unmasked.",
+    "offset_divisibility": "Strides and offsets that are multiples of 16 get tt.divisibility=16; pad row strides, "
+                           "or state it with tl.multiple_of when you know it.",
+    "pointer_alignment": "Pass tensors whose data starts 16-byte aligned (a view such as x[1:] is not).",
+    "strided": "Make the fastest-varying index (the tl.arange) the contiguous one in memory, or transpose the data.",
+    "constant_offset": "Keep offsets multiples of 16 bytes, or load the aligned block and shift in registers.",
+    "layout": "Give each thread more contiguous elements: a larger BLOCK, or fewer warps for this block size.",
+    "unknown": "Check the TTGIR layout of the pointer and its origin in the TTIR.",
+}
+
+
+def _arg_of(reason: str) -> str:
+    m = re.search(r"`(\w+)`(?: \(= ([^)]*)\))?", reason)
+    if not m:
+        return "a value"
+    return f"`{m.group(1)}`" + (f" (= {m.group(2)})" if m.group(2) else "")
+
+
+def _access_findings(accesses: list[MemoryAccess]) -> list[Finding]:
+    out = []
+    for a in accesses:
+        if a.verdict not in ("scalar", "partial"):
+            continue
+        what = _WHAT[a.direction]
+        width = f"{a.width_bits}-bit" if a.width_bits else "narrow"
+        state = "scalar" if a.verdict == "scalar" else f"only {width} per thread"
+        first = a.reason_codes[0] if a.reason_codes else "unknown"
+        because = _SHORT_REASON.get(first, "").format(arg=_arg_of(a.reasons[0]) if a.reasons else "")
+        title = f"line {a.line}: {what} are {state} because {because}"
+        if a.pointer:
+            title = f"line {a.line}: {what} of `{a.pointer}` are {state} because {because}"
+        evidence = [f"{stage.upper()}: " + ", ".join(dict.fromkeys(i.opcode for i in instrs))
+                    for stage, instrs in a.instructions.items() if instrs]
+        evidence += a.reasons
+        score = (80 if a.verdict == "scalar" else 60) + (10 if a.in_loop else 0)
+        out.append(Finding(f"{a.verdict}_access", "high" if a.verdict == "scalar" else "medium", score, a.line, title,
+                           evidence, _SUGGEST.get(first, ""), [a.line] + a.call_sites))
+    return out
+
+
+def _spill_findings(rec: Inspection) -> list[Finding]:
+    rep = memory_report(rec)
+    r = rec.resources
+    stores = [s for s in rep.spills if s.kind == "local_store"]
+    loads = [s for s in rep.spills if s.kind == "local_load"]
+    if rec.backend == "cuda":
+        total = r.spill_store_bytes or 0
+        if not total and not stores:
+            return []
+        what = "STL"
+        stage = "sass"
+    else:
+        total = r.scratch_bytes or 0
+        if not total and not stores and not (r.vgpr_spills or r.sgpr_spills):
+            return []
+        what = "scratch_store"
+        stage = "amdgcn"
+    store_lines = sorted({s.line for s in stores if s.stage == stage})
+    load_lines = sorted({s.line for s in loads if s.stage == stage})
+    where = (f" ({what} at line{'s' if len(store_lines) > 1 else ''} {_ranges(store_lines)})" if store_lines else "")
+    if rec.backend == "cuda":
+        title = f"{total} bytes spilled per thread{where}"
+        evidence = [f"ptxas: {r.spill_store_bytes} bytes spill stores, {r.spill_load_bytes} bytes spill loads, "
+                    f"{r.local_bytes} bytes of local memory; {r.registers} registers per thread"]
+    else:
+        title = f"{total} bytes of scratch per thread{where}"
+        evidence = [f"AMDGCN: {r.vgpr_spills} VGPR and {r.sgpr_spills} SGPR spills, {r.scratch_bytes} bytes of scratch; "
+                    f"{r.vgprs} VGPRs, {r.agprs} AGPRs"]
+    for s in stores + loads:
+        if s.stage == stage:
+            evidence.append(f"line {s.line}: {s.count} x {', '.join(s.opcodes)} ({s.bytes_per_thread} bytes)")
+    lines = sorted(set(store_lines) | set(load_lines))
+    return [Finding("spills", "high", 85 + min(10, total / 64), lines[0] if lines else None, title, evidence,
+                    "Each thread holds more live values than fit in registers: smaller tiles (BLOCK sizes), fewer "
+                    "pipeline stages (num_stages), or more warps for the same tile reduce what each thread holds.",
+                    lines)]
+
+
+def _occupancy_findings(rec: Inspection) -> list[Finding]:
+    occ = rec.occupancy
+    if occ is None:
+        try:
+            from ..kernel_occupancy import occupancy_of
+
+            occ = occupancy_of(rec)
+        except Exception:  # noqa: BLE001 - occupancy is an extra; the advice stands without it
+            occ = None
+    if not occ:
+        return []
+    out: list[Finding] = []
+    blocks = occ.get("blocks_per_sm")
+    limiters = [x for x in occ.get("limiters", []) if x not in ("warps", "waves", "blocks")]
+    unit = "CU" if rec.backend == "hip" else "SM"
+    gpu = occ.get("gpu")
+    if blocks == 0:
+        out.append(Finding("cannot_launch", "high", 100, None,
+                           f"no block fits on an {unit} ({', '.join(occ.get('limiters', []))}): the launch would fail",
+                           [f"limits: {occ.get('limits')}"] + list(occ.get("notes", [])),
+                           "Reduce shared memory (smaller tiles or fewer stages) or registers."))
+        return out
+    frac = occ.get("occupancy") or 0.0
+    if limiters and frac < 0.5:
+        names = {"registers": "registers", "shared_memory": "shared memory", "vgprs": "VGPRs", "sgprs": "SGPRs",
+                 "lds": "LDS", "barriers": "barriers"}
+        lim = " and ".join(names.get(x, x) for x in limiters)
+        r = rec.resources
+        ev = [f"{occ.get('active_warps')} of {occ.get('max_warps_per_sm')} warps per {unit} active"
+              + (f" on {gpu}" if gpu else ""), f"limits in blocks/{unit}: {occ.get('limits')}"]
+        if rec.backend == "cuda":
+            ev.append(f"{r.registers} registers per thread x {r.threads} threads; {r.shared_bytes} bytes of shared memory")
+        else:
+            ev.append(f"{r.vgprs} VGPRs + {r.agprs} AGPRs, {r.sgprs} SGPRs; {r.shared_bytes} bytes of LDS")
+        out.append(Finding("occupancy", "medium", 40 + (0.5 - frac) * 40, None,
+                           f"occupancy limited by {lim} to {blocks} block{'s' if blocks != 1 else ''}/{unit} "
+                           f"({frac * 100:.0f}% of the {unit}'s warps)", ev,
+                           "Fewer registers or less shared memory per block lets more blocks share an " + unit + "; "
+                           "tensor-core kernels often run well at low occupancy, so weigh this against the tile size."))
+    waves = occ.get("waves")
+    if waves and waves.get("launchable"):
+        sms = waves.get("sm_count") or 0
+        grid = waves.get("grid_blocks") or 0
+        if sms and grid < sms:
+            out.append(Finding("small_grid", "low", 15, None,
+                               f"the example launch has {grid} block{'s' if grid != 1 else ''} for the {sms} {unit}s of "
+                               f"{gpu}: {100 * (1 - grid / sms):.0f}% of the GPU idles", [f"grid {rec.grid}"],
+                               "Larger problems (or smaller blocks) fill the GPU; this is the size the example chose."))
+        elif waves.get("waves", 0) > 1 and waves.get("efficiency", 1) < 0.75:
+            out.append(Finding("tail_wave", "low", 20, None,
+                               f"the last of {waves['waves']} waves runs {waves['last_wave_blocks']} of "
+                               f"{waves['blocks_per_wave']} blocks: {100 * waves['efficiency']:.0f}% wave efficiency on "
+                               f"{gpu}", [f"grid {rec.grid}, {blocks} blocks/{unit}, {sms} {unit}s"],
+                               "A grid that is a multiple of the blocks per wave avoids the partly empty last wave."))
+    return out
+
+
+def _dot_findings(rec: Inspection) -> list[Finding]:
+    ctx = context(rec)
+    if "ttir" not in rec.stages or "ttir" not in ctx.stages:
+        return []
+    mod = parse_module(rec.stages["ttir"])
+    machine = "ptx" if "ptx" in ctx.stages else ("amdgcn" if "amdgcn" in ctx.stages else None)
+    out: list[Finding] = []
+    tc_by_line: dict[str, dict[int, list[str]]] = {}
+    for stage in ("ptx", "sass", "amdgcn"):
+        if stage not in ctx.stages:
+            continue
+        loc = ctx.stages[stage]
+        rows: dict[int, list[str]] = {}
+        for no, cls in loc.classes.items():
+            if cls != "tensor_core":
+                continue
+            op = ctx.lines[stage][no - 1].strip().split()
+            name = op[0] if stage != "sass" else next((w for w in op if re.match(r"^[A-Z][A-Z0-9]*MMA", w)), op[-1])
+            if stage == "sass":
+                m = re.search(r"\b([A-Z]*MMA[\w.]*)", ctx.lines[stage][no - 1])
+                name = m.group(1) if m else name
+            for ln in ctx.line_sources(stage, no):
+                if name not in rows.setdefault(ln, []):
+                    rows[ln].append(name)
+        tc_by_line[stage] = rows
+    for op in mod.ops:
+        if op.name not in ("tt.dot", "tt.dot_scaled"):
+            continue
+        chains = ctx.stages["ttir"].chains.get(op.line)
+        lines = ctx.source_lines(chains[0]) if chains else []
+        if not lines:
+            continue
+        line = lines[0]
+        prec = TTIR_DOT_PRECISION.search(op.text)
+        operands = TTIR_DOT_OPERANDS.search(op.text)
+        a_elem = operands.group(2) if operands else ""
+        shape_a = [int(x) for x in operands.group(1).split("x") if x] if operands else []
+        shape_b = [int(x) for x in operands.group(3).split("x") if x] if operands else []
+        precision = prec.group(1) if prec else None
+        if a_elem == "f32" and precision in ("tf32", "tf32x3"):
+            out.append(Finding("tf32", "low", 30, line,
+                               f"line {line}: tl.dot on fp32 inputs runs as {precision} "
+                               f"({'10-bit mantissa' if precision == 'tf32' else 'three tf32 products'})",
+                               [f"TTIR: inputPrecision = {precision} on {operands.group(0).split(':', 1)[1].strip() if operands else 'fp32'}"],
+                               "Pass input_precision=\"ieee\" for full fp32 accuracy (much slower: no tensor cores), or "
+                               "\"tf32x3\" for near-fp32 accuracy on tensor cores.", lines))
+        if machine is None:
+            continue
+        found = {s: sorted({n for ln in lines for n in tc_by_line.get(s, {}).get(ln, [])}) for s in tc_by_line}
+        main_found = found.get(machine, [])
+        if not main_found:
+            why = []
+            if shape_a and shape_b and (min(shape_a[0], shape_b[-1]) < 16 or shape_a[-1] < 16):
+                why.append(f"the dot is {shape_a[0]} x {shape_b[-1]} x {shape_a[-1]} (M x N x K): tensor cores need "
+                           f"M, N >= 16 and K >= 16 (8 for tf32)")
+            if a_elem == "f32" and precision == "ieee":
+                why.append("input_precision=\"ieee\" on fp32 inputs runs on the FMA units")
+            if a_elem in ("f64",):
+                why.append("fp64 dots run on the FMA units")
+            out.append(Finding("no_tensor_cores", "high", 75, line,
+                               f"line {line}: tl.dot runs on the FMA units: no tensor-core instructions on {rec.target}",
+                               why or ["no mma / wgmma / MFMA instruction carries this line"],
+                               "Use 16-bit (or tf32) inputs and tiles of at least 16 x 16 x 16.", lines))
+            continue
+        names = ", ".join(main_found)
+        sass = found.get("sass")
+        evidence = [f"{machine.upper()}: {names}"] + ([f"SASS: {', '.join(sass)}"] if sass else [])
+        if rec.target == "sm_90" and not any(n.startswith("wgmma") for n in main_found):
+            why = [f"num_warps = {rec.resources.num_warps}"]
+            if shape_a and shape_a[0] < 64:
+                why.append(f"M = {shape_a[0]} < 64 (a warpgroup's wgmma covers 64 rows)")
+            out.append(Finding("mma_not_wgmma", "medium", 45, line,
+                               f"line {line}: tl.dot uses mma.sync, not Hopper's wgmma, on sm_90", evidence + why,
+                               "wgmma needs num_warps a multiple of 4 and blocks of at least 64 rows; operands in "
+                               "shared memory (tensor descriptors or pipelined loads) help.", lines))
+            continue
+        kind = "wgmma" if any(n.startswith("wgmma") for n in main_found) else (
+            "MFMA" if machine == "amdgcn" else "mma.sync")
+        out.append(Finding("tensor_cores", "info", 5, line, f"line {line}: tl.dot runs on tensor cores as {kind}",
+                           evidence, "", lines))
+    return out
+
+
+def _conversion_findings(rec: Inspection) -> list[Finding]:
+    rep = layout_report(rec)
+    shared = [c for c in rep.conversions if c.lowering == "shared memory"]
+    if not shared:
+        return []
+    looped = [c for c in shared if c.in_loop]
+    group = looped or shared
+    lines = sorted({ln for c in group for ln in c.source_lines[:1]})
+    n = len(group)
+    where = " in the loop" if looped else ""
+    title = (f"{n} layout conversion{'s' if n != 1 else ''} through shared memory{where}"
+             + (f" (line{'s' if len(lines) != 1 else ''} {_ranges(lines)})" if lines else ""))
+    evidence = [f"TTGIR line {c.line}: {c.src} -> {c.dst} ({'x'.join(map(str, c.shape))} {c.dtype}); {c.evidence}"
+                for c in group]
+    return [Finding("layout_conversions", "medium" if looped else "low", 50 if looped else 20,
+                    lines[0] if lines else None, title, evidence,
+                    "A conversion stores the tensor to shared memory and reads it back in the other layout, with a "
+                    "barrier between. Matching layouts (e.g. loading in the layout the consumer wants) avoid it.",
+                    lines)]
+
+
+def advise(rec: Inspection) -> list[Finding]:
+    """Ranked findings for one inspection (highest severity and score first); empty on error."""
+    if rec.error is not None and not rec.stages:
+        return []
+    ctx = context(rec)
+    if "advice" in ctx.memo:
+        return ctx.memo["advice"]
+    findings: list[Finding] = []
+    findings += _access_findings(memory_report(rec).accesses)
+    findings += _spill_findings(rec)
+    findings += _occupancy_findings(rec)
+    findings += _dot_findings(rec)
+    findings += _conversion_findings(rec)
+    findings.sort(key=lambda f: (SEVERITIES.index(f.severity), -f.score, f.line or 0))
+    ctx.memo["advice"] = findings
+    return findings
+
+
+def findings_as_dicts(findings: list[Finding]) -> list[dict[str, Any]]:
+    """JSON-ready findings."""
+    from dataclasses import asdict
+
+    return [asdict(f) for f in findings]

@@ -1,0 +1,197 @@
+"""A light reading of TTIR / TTGIR text: ops with their results, operands and attributes, the
+kernel's arguments with Triton's specialisation, loop nesting, and the layout attributes.
+
+Enough for the memory analysis to follow a pointer back to the kernel argument it came from and
+for the layout explanations; not a full MLIR parser (types are kept as text).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .instructions import mlir_op
+from .locations import stage_lines
+
+# `    %x_6 = tt.load %x_5, %mask_4 : tensor<1024x!tt.ptr<f32>> loc(#loc21)`
+# `      %acc_23:3 = ttng.warp_group_dot_wait %acc_22, ...`, `    %0:2 = "tt.reduce"(%x) <{axis = 0 : i32}> ({`
+MLIR_RESULTS = re.compile(r"^\s*((?:%[\w.]+(?::\d+)?)(?:\s*,\s*%[\w.]+(?::\d+)?)*)\s*=\s")
+# An SSA use: `%x_5`, `%17#0` (a result of a multi-result op), `%arg10`
+MLIR_VALUE = re.compile(r"%([\w.]+)(?:#\d+)?")
+# `tt.func public @add_kernel(%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32} loc("x_ptr"(#loc)), ...)`
+MLIR_FUNC = re.compile(r"^\s*tt\.func\s+(?:public\s+|private\s+)?@([\w$.]+)\((.*)\)\s*(?:->.*?)?(?:attributes\s*\{.*\})?\s*\{\s*$")
+# One argument: `%n: i32 {tt.divisibility = 16 : i32} loc("n"(#loc))`
+MLIR_ARG = re.compile(r"^%([\w.]+):\s*(.+?)(?:\s*\{([^{}]*)\})?(?:\s+loc\(.*\))?$")
+# `tt.divisibility = 16 : i32`, or on an op `{tt.divisibility = dense<16> : tensor<1xi32>}`
+MLIR_DIVISIBILITY = re.compile(r"tt\.divisibility\s*=\s*(?:dense<)?(\d+)")
+# `scf.for %arg9 = %c0_i32 to %k_tiles step %c1_i32 iter_args(%arg10 = %cst, %arg11 = %a) -> (...) : i32 {`
+MLIR_FOR = re.compile(r"scf\.for\s+%([\w.]+)\s*=\s*(%[\w.#]+)\s+to\s+(%[\w.#]+)\s+step\s+(%[\w.#]+)")
+MLIR_ITER_ARGS = re.compile(r"iter_args\((.*?)\)\s*(?:->|:|\{)")
+# `    %c1024_i32 = arith.constant 1024 : i32`, `arith.constant dense<0.000000e+00> : tensor<...>`
+MLIR_INT_CONSTANT = re.compile(r"arith\.constant\s+(?:dense<)?(-?\d+)>?\s*:")
+# An attribute alias: `#blocked = #ttg.blocked<{sizePerThread = [4], ...}>`
+MLIR_ATTR_ALIAS = re.compile(r"^(#[\w.]+)\s*=\s*(#[\w.]+)<(.*)>\s*$")
+# A tensor type's shape, element type and encoding: `tensor<128x64xf16, #blocked>`, `tensor<1024x!tt.ptr<f32>>`
+MLIR_TENSOR = re.compile(r"tensor<((?:\d+x)*)(!tt\.ptr<([\w]+)>|[\w]+)(?:,\s*(#[\w.]+(?:<[^>]*>)?))?>")
+
+
+@dataclass
+class Arg:
+    """A kernel argument as specialised for this compile."""
+
+    name: str
+    type: str  # "!tt.ptr<f32>", "i32", "f32", ...
+    divisibility: int | None  # tt.divisibility: bytes for pointers, the integer's factor for ints
+
+    @property
+    def is_pointer(self) -> bool:
+        return self.type.startswith("!tt.ptr")
+
+
+@dataclass
+class Op:
+    """One op line of TTIR/TTGIR."""
+
+    line: int  # 1-based line in the stage
+    name: str  # "tt.load"
+    results: list[str]  # value names without "%" ("x_6"); multi-result ops give their base name
+    operands: list[str]  # value names used, in order
+    text: str
+    loop_depth: int  # how many scf.for / scf.while regions enclose it
+
+
+@dataclass
+class Module:
+    """The ops and arguments of a TTIR/TTGIR module."""
+
+    ops: list[Op] = field(default_factory=list)
+    args: dict[str, Arg] = field(default_factory=dict)
+    defs: dict[str, Op] = field(default_factory=dict)  # value -> the op defining it
+    loop_carried: dict[str, list[str]] = field(default_factory=dict)  # iter arg -> [init, yielded] values
+    layouts: dict[str, tuple[str, str]] = field(default_factory=dict)  # "#blocked" -> ("#ttg.blocked", params)
+    attrs: dict[str, str] = field(default_factory=dict)  # module attributes ("ttg.num-warps" -> "4")
+
+
+def _split_top(s: str, sep: str = ",") -> list[str]:
+    """Split on `sep` outside brackets and quotes."""
+    out, depth, cur, quote = [], 0, [], False
+    for c in s:
+        if c == '"':
+            quote = not quote
+        elif not quote:
+            if c in "([{<":
+                depth += 1
+            elif c in ")]}>":
+                depth -= 1
+            elif c == sep and depth == 0:
+                out.append("".join(cur).strip())
+                cur = []
+                continue
+        cur.append(c)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
+
+
+def _strip_loc(text: str) -> str:
+    k = text.find(" loc(")
+    return text[:k] if k >= 0 else text
+
+
+def parse_module(text: str) -> Module:
+    """Read the ops, arguments, loops and layout aliases of a TTIR/TTGIR module."""
+    mod = Module()
+    loop_stack: list[tuple[str | None, list[str]]] = []  # (loop kind, iter args) per open region
+    for no, line in enumerate(stage_lines(text), 1):
+        s = line.strip()
+        if not s:
+            continue
+        if s.startswith("#"):
+            if m := MLIR_ATTR_ALIAS.match(s):
+                mod.layouts[m.group(1)] = (m.group(2), m.group(3))
+            continue
+        if s.startswith("module"):
+            for item in _split_top(s[s.find("{") + 1:s.rfind("}")] if "attributes" in s else ""):
+                k, _, v = item.partition("=")
+                mod.attrs[k.strip().strip('"')] = v.split(":")[0].strip().strip('"')
+            loop_stack.append((None, []))
+            continue
+        if s.startswith("}"):
+            if not s.endswith("{") and loop_stack:
+                loop_stack.pop()
+            continue
+        if s.startswith("tt.func"):
+            if m := MLIR_FUNC.match(s):
+                for a in _split_top(m.group(2)):
+                    if am := MLIR_ARG.match(a.strip()):
+                        div = MLIR_DIVISIBILITY.search(am.group(3) or "")
+                        mod.args[am.group(1)] = Arg(am.group(1), am.group(2).strip(), int(div.group(1)) if div else None)
+            loop_stack.append((None, []))
+            continue
+        name = mlir_op(line)
+        if name is None:
+            continue
+        body = _strip_loc(s)
+        results: list[str] = []
+        rest = body
+        if rm := MLIR_RESULTS.match(line):
+            results = [r.split(":")[0].lstrip("%") for r in re.split(r"\s*,\s*", rm.group(1))]
+            rest = line[rm.end():]
+            rest = _strip_loc(rest)
+        after_name = rest.split(name, 1)[1] if name in rest else rest
+        operands = MLIR_VALUE.findall(after_name)
+        depth = sum(1 for kind, _ in loop_stack if kind in ("scf.for", "scf.while"))
+        op = Op(no, name, results, operands, body, depth)
+        mod.ops.append(op)
+        for r in results:
+            mod.defs[r] = op
+        if name == "scf.for" and (fm := MLIR_FOR.search(body)):
+            mod.defs.setdefault(fm.group(1), op)  # the induction variable
+            carried: list[str] = []
+            if im := MLIR_ITER_ARGS.search(body):
+                for pair in _split_top(im.group(1)):
+                    k, _, v = pair.partition("=")
+                    k, v = k.strip().lstrip("%"), v.strip()
+                    mod.loop_carried[k] = [v.lstrip("%").split("#")[0]]
+                    carried.append(k)
+            loop_stack.append(("scf.for", carried))
+            op.operands = MLIR_VALUE.findall(body.split("iter_args")[0].split("=", 1)[-1])
+            continue
+        if name == "scf.yield" and loop_stack and loop_stack[-1][0] == "scf.for":
+            for k, v in zip(loop_stack[-1][1], operands):
+                mod.loop_carried.setdefault(k, []).append(v)
+        if s.endswith("{"):
+            loop_stack.append((name, []))
+    return mod
+
+
+def tensor_type(text: str) -> tuple[list[int], str, str | None, bool] | None:
+    """(shape, element type, encoding, is-pointer) of the first tensor type in `text`."""
+    m = MLIR_TENSOR.search(text)
+    if not m:
+        return None
+    shape = [int(d) for d in m.group(1).split("x") if d]
+    elem = m.group(3) or m.group(2)
+    return shape, elem, m.group(4), m.group(3) is not None
+
+
+def element_bits(elem: str) -> int | None:
+    """Bits of an MLIR element type: f32 -> 32, bf16 -> 16, i1 -> 8 (stored as bytes), f8E4M3FN -> 8."""
+    if elem in ("i1",):
+        return 8
+    m = re.match(r"^(?:[fi]|bf|ui|si)(\d+)", elem)
+    if m:
+        return int(m.group(1))
+    if elem.startswith("f8") or elem.startswith("f4") or elem.startswith("f6"):
+        return 8
+    return None
+
+
+def int_constant(op: Op) -> int | None:
+    """The value of an integer `arith.constant` (a splat's value for a dense tensor)."""
+    if op.name != "arith.constant":
+        return None
+    m = MLIR_INT_CONSTANT.search(op.text)
+    if not m or "." in op.text.split(":")[0].split("constant", 1)[1]:
+        return None
+    return int(m.group(1))

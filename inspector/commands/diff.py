@@ -1,0 +1,142 @@
+"""`python -m inspector diff FILE ... --vs OPTIONS`: two compiles of a kernel side by side.
+
+    diff kernels/add.py --vs "--arg n=4095"                    n=4096 (the example) vs n=4095
+    diff kernels/add.py --num-warps 4 --vs "--num-warps 8"
+    diff kernels/matmul.py --target sm_80 --vs "--target sm_90" --stage ptx
+    diff kernels/matmul.py --vs "--target gfx942"              NVIDIA vs AMD (TTIR/TTGIR/LLIR text)
+    diff kernels/matmul.py --autotune-config 0 --vs "--autotune-config 4" --json
+    diff a.py --vs "b.py --kernel other"                       another file (first word of --vs)
+
+The first side takes the compile options given; the second takes the same, changed by the
+options in --vs (a quoted string of compile options; --arg/--const/--option entries there
+replace those of the same name). Prints what differs: settings, resources, occupancy, the
+memory-access verdicts, the instruction mix per stage, and per stage how many lines changed
+(ignoring renumbered SSA names and registers); --stage prints that stage's diff. Exit status: 0,
+1 when either side did not compile, 2 on usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import json
+import shlex
+import sys
+from typing import Any
+
+from inspector.analysis import diff_inspections
+from inspector.cli import add_compile_options, compile_request, report_error
+from inspector.record import STAGE_TITLES
+
+
+def register(subparsers: Any) -> None:
+    """Add the `diff` subcommand."""
+    p = subparsers.add_parser("diff", help="compare two compiles of a kernel (options, targets, configs)",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_compile_options(p)
+    p.add_argument("--vs", required=True, metavar="OPTIONS",
+                   help='the second side\'s changes, as compile options in one string: "--num-warps 8"')
+    p.add_argument("--stage", action="append", choices=[s for s in STAGE_TITLES if s != "source"] + ["all"],
+                   help="print this stage's text diff (repeatable; 'all' for every stage)")
+    p.add_argument("--context", type=int, default=3, help="lines of context in stage diffs (default 3)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def vs_namespace(ns: argparse.Namespace) -> argparse.Namespace:
+    """The second side's options: the first side's, changed by those in --vs."""
+    vs = argparse.ArgumentParser(prog="--vs", add_help=False, argument_default=argparse.SUPPRESS)
+    add_compile_options(vs)
+    vs._actions = [a for a in vs._actions if a.dest != "file"]  # the file is optional here
+    vs.add_argument("file", nargs="?", default=argparse.SUPPRESS)
+    tokens = shlex.split(ns.vs)
+    given = vs.parse_args(tokens)
+    out = copy.copy(ns)
+    for key, value in vars(given).items():
+        if key in ("arg", "const", "option"):
+            setattr(out, key, list(getattr(ns, key) or []) + list(value))
+        else:
+            setattr(out, key, value)
+    if "file" in vars(given) and "kernel" not in vars(given):
+        out.kernel = None  # another file: its own default kernel unless --kernel is given in --vs
+    return out
+
+
+def _fmt(v: Any, name: str = "") -> str:
+    if name == "occupancy" and isinstance(v, (int, float)):
+        return f"{100 * v:.0f}%"
+    if isinstance(v, float):
+        return f"{v:.3g}"
+    if isinstance(v, list):
+        return "+".join(map(str, v)) or "-"
+    return "-" if v is None else str(v)
+
+
+def format_diff(d) -> list[str]:
+    """The human-readable diff."""
+    out = [f"a: {d.a_label}", f"b: {d.b_label}"]
+    if d.settings:
+        out.append("settings:   " + "; ".join(f"{c.name}: {_fmt(c.a)} -> {_fmt(c.b)}" for c in d.settings))
+    changed = [c for c in d.resources if c.changed]
+    same = [c for c in d.resources if not c.changed]
+    out.append("resources:  " + ("; ".join(f"{c.name} {_fmt(c.a)} -> {_fmt(c.b)}" for c in changed) or "no change"))
+    if same:
+        out.append("  unchanged: " + ", ".join(f"{c.name} {_fmt(c.a)}" for c in same))
+    if d.occupancy:
+        out.append("occupancy:  " + "; ".join(
+            f"{c.name} {_fmt(c.a, c.name)} -> {_fmt(c.b, c.name)}" if c.changed else f"{c.name} {_fmt(c.a, c.name)}"
+            for c in d.occupancy))
+    mem = [m for m in d.memory if m.a != m.b]
+    out.append("memory:     " + ("no verdict changed" if not mem else f"{len(mem)} verdict{'s' if len(mem) > 1 else ''} changed"))
+    for m in mem:
+        line = m.line_b if m.line_b is not None else m.line_a
+        out.append(f"  line {line} {m.op}: {m.a or 'absent'} -> {m.b or 'absent'}"
+                   + (f" ({m.b_summary})" if m.b_summary else ""))
+        out.extend(f"      {r}" for r in m.b_reasons)
+    for stage, classes in d.mix.items():
+        diffs = [f"{k} {a} -> {b} ({b - a:+d})" for k, (a, b) in classes.items() if a != b and k != "total"]
+        ta, tb = classes.get("total", (0, 0))
+        out.append(f"mix {STAGE_TITLES.get(stage, stage)}: total {ta} -> {tb}" + (f"; {', '.join(diffs)}" if diffs else ""))
+    for stage, sd in d.stages.items():
+        status = "identical (after renumbering)" if sd.identical else f"+{sd.added} -{sd.removed} lines"
+        out.append(f"text {STAGE_TITLES.get(stage, stage)}: {sd.a_lines} -> {sd.b_lines} lines, {status}")
+    if d.only_a or d.only_b:
+        out.append(f"stages only in a: {', '.join(d.only_a) or '-'}; only in b: {', '.join(d.only_b) or '-'}")
+    return out
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Handler for `diff`."""
+    from inspector.api import inspect_kernel
+
+    try:
+        ns_b = vs_namespace(ns)
+    except SystemExit:
+        print(f"error: cannot read --vs {ns.vs!r}", file=sys.stderr)
+        return 2
+    a = inspect_kernel(**compile_request(ns))
+    b = inspect_kernel(**compile_request(ns_b))
+    failed = [r for r in (a, b) if r.error and not r.stages]
+    if failed:
+        for r in failed:
+            report_error(r)
+        if ns.json:
+            print(json.dumps({"error": [dataclasses.asdict(r.error) for r in failed]}))
+        return 1
+    wanted = None if not ns.stage or "all" in ns.stage else ns.stage
+    d = diff_inspections(a, b, context=ns.context)
+    if ns.json:
+        data = dataclasses.asdict(d)
+        if wanted is not None:
+            for stage, sd in data["stages"].items():
+                if stage not in wanted:
+                    sd["hunks"] = []
+        print(json.dumps(data, indent=1))
+    else:
+        print("\n".join(format_diff(d)))
+        for stage, sd in d.stages.items():
+            if ns.stage and ("all" in ns.stage or stage in ns.stage):
+                print(f"\n--- a/{a.kernel}.{stage}\n+++ b/{b.kernel}.{stage}")
+                print("\n".join(sd.hunks) if sd.hunks else "(identical after renumbering)")
+    return 1 if (a.error or b.error) else 0

@@ -1,0 +1,126 @@
+"""`python -m inspector explain FILE ...`: what the compiled kernel means, ranked findings first.
+
+    explain kernels/add.py --arg n=4095            findings and the memory-access table
+    explain kernels/matmul.py --target sm_80 --json
+    explain my_kernel.py --fail-on high            exit 3 when a high-severity finding is reported (CI)
+
+Takes the same options as `compile`. Prints the advisor's findings (each with its source line and
+evidence), the memory-access table (every tl.load / tl.store / atomic: the instructions it became,
+their width per thread, the verdict and why), spills by source line, layout conversions and the
+layouts in words, and the instruction mix per stage. Exit status: 0, 1 when the kernel did not
+compile, 2 on usage errors, 3 with --fail-on when a finding at or above that severity exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from typing import Any
+
+from inspector.analysis import explain
+from inspector.analysis.advisor import SEVERITIES
+from inspector.cli import add_compile_options, compile_request, report_error, summary_line
+from inspector.record import STAGE_TITLES, Inspection
+
+
+def register(subparsers: Any) -> None:
+    """Add the `explain` subcommand."""
+    p = subparsers.add_parser("explain", help="findings, memory-access table, layouts and instruction mix of a kernel",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_compile_options(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object (findings, memory, mix, layouts)")
+    p.add_argument("--fail-on", choices=SEVERITIES[:3], help="exit 3 when a finding of this severity or worse exists")
+    p.add_argument("--all-layouts", action="store_true", help="also explain inline encodings (dot operands, slices)")
+    p.set_defaults(func=run)
+
+
+def _table(rows: list[list[str]], indent: str = "  ") -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return [indent + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def format_explanation(rec: Inspection, all_layouts: bool = False) -> list[str]:
+    """The human-readable report."""
+    ex = explain(rec)
+    out = [summary_line(rec), ""]
+    out.append(f"Findings ({len(ex.findings)})")
+    if not ex.findings:
+        out.append("  none")
+    for i, f in enumerate(ex.findings, 1):
+        out.append(f"  {i}. [{f.severity}] {f.title}")
+        for e in f.evidence:
+            out.append(f"       {e}")
+        if f.suggestion:
+            out.append(f"       -> {f.suggestion}")
+    mem = ex.memory
+    if mem and mem.accesses:
+        out += ["", f"Memory accesses (verdict from the {STAGE_TITLES.get(mem.main_stage or '', mem.main_stage)})"]
+        rows = [["line", "op", "pointer", "dtype", "masked", "verdict", "bits", "instructions"]]
+        for a in mem.accesses:
+            stages = [s for s in ("ptx", "sass", "amdgcn") if a.instructions.get(s)]
+            ins = " / ".join(", ".join(dict.fromkeys(i.opcode for i in a.instructions[s])) for s in stages)
+            rows.append([str(a.line), a.op.replace("tt.", ""), a.pointer or "-", a.dtype, "yes" if a.masked else "no",
+                         a.verdict, str(a.width_bits or "-"), ins or "-"])
+        out += _table(rows)
+        for a in mem.accesses:
+            for r in a.reasons:
+                out.append(f"  line {a.line}: {r}")
+    if mem and mem.spills:
+        out += ["", "Spills (local memory instructions by source line)"]
+        out += _table([["line", "stage", "kind", "count", "bytes", "opcodes"]] +
+                      [[str(s.line), s.stage, s.kind, str(s.count), str(s.bytes_per_thread), ", ".join(s.opcodes)]
+                       for s in mem.spills])
+    lay = ex.layouts
+    if lay and (lay.layouts or lay.conversions):
+        out += ["", f"Layouts ({len(lay.conversions)} convert_layout, {lay.through_shared} through shared memory, "
+                    f"{lay.in_loops} in loops)"]
+        for c in lay.conversions:
+            where = f"line {', '.join(map(str, c.source_lines))}" if c.source_lines else "no source line"
+            out.append(f"  convert {c.src} -> {c.dst} ({where}{', in a loop' if c.in_loop else ''}): {c.lowering}")
+        for l in lay.layouts:
+            if l.name.startswith("#ttg.") and not all_layouts:
+                continue
+            out.append(f"  {l.name}: {l.explanation}")
+    if ex.mix:
+        out += ["", "Instruction mix"]
+        for stage, sm in ex.mix.stages.items():
+            top = ", ".join(f"{k} {v}" for k, v in list(sm.counts.items())[:10])
+            out.append(f"  {STAGE_TITLES.get(stage, stage)}: {sm.total} ({top})")
+    return out
+
+
+def explanation_json(rec: Inspection) -> dict[str, Any]:
+    """The `--json` object: the inspection's identity, resources and occupancy, and every analysis."""
+    ex = dataclasses.asdict(explain(rec))
+    return {
+        "kernel": rec.kernel, "file": rec.file, "target": rec.target, "options": rec.options,
+        "triton_version": rec.triton_version, "resources": dataclasses.asdict(rec.resources),
+        "occupancy": rec.occupancy, "error": dataclasses.asdict(rec.error) if rec.error else None,
+        "findings": ex["findings"], "memory": ex["memory"], "mix": ex["mix"], "layouts": ex["layouts"],
+    }
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Handler for `explain`."""
+    from inspector.api import inspect_kernel
+
+    rec = inspect_kernel(**compile_request(ns))
+    if ns.json:
+        print(json.dumps(explanation_json(rec), indent=1))
+    elif rec.error and not rec.stages:
+        report_error(rec)
+        return 1
+    else:
+        print("\n".join(format_explanation(rec, ns.all_layouts)))
+        if rec.error:
+            report_error(rec)
+    if rec.error:
+        return 1
+    if ns.fail_on:
+        worst = SEVERITIES.index(ns.fail_on)
+        if any(SEVERITIES.index(f.severity) <= worst for f in explain(rec).findings):
+            print(f"explain: findings at or above '{ns.fail_on}'", file=sys.stderr)
+            return 3
+    return 0
