@@ -1,0 +1,69 @@
+"""Triton Kernel Inspector, the web app: `streamlit run app.py`.
+
+Page config, routing and layout only. Each panel is a function in `inspector/ui/` that takes
+plain records; compiling goes through `inspector.api.inspect_kernel`, which runs the user's file
+in a sandboxed worker process, never in this server.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from inspector.ui import state, targets
+from inspector.ui.autotune_panel import autotune_panel
+from inspector.ui.compiling import compile_with_status
+from inspector.ui.diff_panel import diff_panel
+from inspector.ui.downloads import downloads
+from inspector.ui.editor import editor
+from inspector.ui.error_view import show_error
+from inspector.ui.occupancy_panel import occupancy_panel
+from inspector.ui.resources_panel import resources_card
+from inspector.ui.settings import VIEWS
+from inspector.ui.sidebar import call, pick
+from inspector.ui.stages_panel import stages_panel
+from inspector.ui import workspace
+
+VIEW_TITLES = {"stages": "Stages", "occupancy": "Occupancy", "insight": "Insight", "autotune": "Autotune grid",
+               "diff": "Diff", "benchmarks": "Benchmarks"}
+PANELS = {"stages": stages_panel, "occupancy": occupancy_panel, "autotune": autotune_panel, "diff": diff_panel}
+
+st.set_page_config(page_title="Triton Kernel Inspector", layout="wide")
+targets.start_probe()
+state.init(targets.default_target())
+ss = st.session_state
+
+with st.sidebar:
+    st.subheader("Triton Kernel Inspector")
+    pick()
+
+kf = state.current_kernel()
+editor()
+
+if ss[state.WANT_COMPILE]:
+    ss[state.WANT_COMPILE] = False
+    s = state.settings()
+    state.remember(compile_with_status(workspace.source_path(kf), s.request(),
+                                       f"{kf.file_name} for {targets.label(s.target)}"))
+rec = state.record()
+
+with st.sidebar:
+    call(rec)
+
+if rec is not None:
+    show_error(rec)
+shown = state.shown_record()
+if shown is not None:
+    if shown is not rec:
+        st.caption(f"Showing the last successful compile of `{shown.kernel}` for `{shown.target}`.")
+    resources_card(shown)
+    views = [v for v in VIEWS if v in PANELS]
+    s = state.settings()
+    ss["w.view"] = s.view if s.view in views else views[0]
+    view = st.segmented_control("View", views, key="w.view", format_func=VIEW_TITLES.get, required=True,
+                                on_change=state.set_setting, args=("w.view", "view", None, False),
+                                label_visibility="collapsed")
+    PANELS[view or views[0]](shown)
+
+with st.expander("Downloads"):
+    downloads(shown, kf)
+state.sync_url()

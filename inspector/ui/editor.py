@@ -1,0 +1,54 @@
+"""The kernel editor: Ace (streamlit-code-editor, bundled in its wheel, nothing fetched at run time)
+with Python highlighting and line numbers; every pause in typing saves the text to the workspace.
+
+Why it is built this way:
+- It runs in a fragment, so a save reruns only the editor, not the page.
+- The editor is given the file's text only when a kernel is (re)opened (`state.load_editor`
+  bumps its key). Feeding it the autosaved text back on every rerun would reset it to a text that
+  can be older than what the user typed since, and lose keystrokes.
+- Ctrl+Enter (the component's "submit") saves the text it carries, then compiles: the file is on
+  disk before the compile starts, and a failed compile never touches it.
+- The component's theme is forced to Ace's `chrome` (loaded from the component's own files): its
+  "streamlit" themes import a web font from Google at run time, and its bundled `textmate` theme
+  has no style sheet.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from code_editor import code_editor
+
+from inspector.ui import state, workspace
+
+LAST_EVENT = "editor_last_event"
+EDITOR_OPTIONS = {"showLineNumbers": True, "displayIndentGuides": True, "tabSize": 4, "useSoftTabs": True,
+                  "fontSize": 13, "wrap": False}
+
+
+def _handle(event: dict | None) -> None:
+    ss = st.session_state
+    if not event or not event.get("id") or event["id"] == ss.get(LAST_EVENT):
+        return
+    ss[LAST_EVENT] = event["id"]
+    if event.get("type") in ("change", "submit", "blur"):
+        workspace.save_source(state.current_kernel(), event.get("text", ""))
+    if event.get("type") == "submit":
+        state.request_compile()
+        st.rerun(scope="app")
+
+
+@st.fragment
+def editor() -> None:
+    """The editor of the current kernel, with the autosave and Ctrl+Enter compile wiring."""
+    ss = st.session_state
+    kf = state.current_kernel()
+    event = code_editor(
+        ss[state.EDITOR_SEED], lang="python", height=[12, 24], response_mode=["debounce", "blur"],
+        options=EDITOR_OPTIONS, props={"theme": "chrome", "debounceChangePeriod": 300},
+        key=f"editor-{kf.id}-{ss[state.EDITOR_GEN]}",
+    )
+    _handle(event)
+    where = workspace.source_path(kf)
+    note = ("your edited copy" if workspace.is_edited(kf) else
+            "the bundled file (your first edit makes a copy)" if kf.is_bundled else "your file")
+    st.caption(f"`{kf.file_name}` · {note} · saved as you type to `{where}` · Ctrl+Enter compiles")

@@ -1,0 +1,64 @@
+"""The resources card: registers, spills, shared memory, blocks per SM, occupancy and its limiter,
+always on screen under the editor."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from inspector.record import Inspection
+
+LIMITER_WORDS = {
+    "warps": "warps", "registers": "registers", "shared_memory": "shared memory", "blocks": "blocks",
+    "barriers": "barriers", "virtual_resources": "virtual resources", "waves": "waves", "vgprs": "VGPRs",
+    "sgprs": "SGPRs", "lds": "LDS",
+}
+
+
+def kib(n: int | None) -> str:
+    if n is None:
+        return "–"
+    return f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"
+
+
+def card_figures(rec: Inspection) -> dict[str, str]:
+    """The card's label -> value, from the record (NVIDIA and AMD read alike)."""
+    r = rec.resources
+    occ = rec.occupancy or {}
+    amd = rec.backend == "hip"
+    if amd:
+        regs = f"{r.vgprs} VGPR" + (f" + {r.agprs} AGPR" if r.agprs else "") + f" · {r.sgprs} SGPR"
+        spills = f"{(r.vgpr_spills or 0) + (r.sgpr_spills or 0)}"
+    else:
+        regs = "–" if r.registers is None else str(r.registers)
+        spills = "–" if r.spills is None else (
+            str(r.spills) + (f" ({r.spill_store_bytes} B st / {r.spill_load_bytes} B ld)" if r.spills else ""))
+    out = {
+        "Registers / thread" if not amd else "Registers": regs,
+        "Spills": spills,
+        "Shared memory" if not amd else "LDS": kib(r.shared_bytes),
+        "Blocks / SM" if not amd else "Workgroups / CU": str(occ.get("blocks_per_sm", "–")),
+        "Occupancy": f"{100 * occ['occupancy']:.0f}%" if "occupancy" in occ else "–",
+        "Limited by": " + ".join(LIMITER_WORDS.get(x, x) for x in occ.get("limiters", [])) or "–",
+    }
+    return out
+
+
+def resources_card(rec: Inspection) -> None:
+    """One row of figures plus a caption (target, GPU, grid and waves, compile time)."""
+    if not rec.ok or not rec.stages:
+        return
+    with st.container(border=True, key="resources-card"):
+        cols = st.columns([1, 1, 1, 1, 1, 1.8])
+        for col, (label, value) in zip(cols, card_figures(rec).items()):
+            col.metric(label, value)
+        occ = rec.occupancy or {}
+        bits = [f"**{rec.kernel}** for `{rec.target}`" + (f" ({rec.device_name})" if rec.device_name else ""),
+                f"{rec.resources.num_warps} warps × {rec.warp_size} threads, {rec.resources.num_stages} stages"]
+        w = occ.get("waves")
+        if rec.grid:
+            grid = "×".join(map(str, rec.grid))
+            bits.append(f"grid {grid}" + (f" = {w['fractional_waves']:.2f} waves on {occ.get('gpu')} "
+                                          f"({w['sm_count']} SMs)" if w else ""))
+        bits.append(f"Triton {rec.triton_version}")
+        bits.append("from the cache" if rec.cached else f"compiled in {rec.compile_seconds:.1f} s")
+        st.caption(" · ".join(bits))

@@ -1,0 +1,114 @@
+"""What one view of the app is: kernel, target, options, call overrides, panes; and its URL form.
+
+The URL holds exactly this, so a link reopens the same view:
+
+    ?kernel=add&target=sm_90&warps=8&stages=3&c.BLOCK=512&a.n=4095&panes=source,ttgir,ptx&view=stages
+
+`c.<name>` overrides a constexpr and `a.<name>` an argument (as `inspect_kernel`'s consts and
+args take them); `fn` names the kernel function when the file has several; `autotune` is a config
+index; `passes=1` records the IR after every pass. No Streamlit here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+STAGE_PANES = ("source", "ttir", "ttgir", "llir", "ptx", "sass", "amdgcn", "passes")
+DEFAULT_PANES = ("source", "ttgir", "ptx")
+VIEWS = ("stages", "occupancy", "insight", "autotune", "diff", "benchmarks")
+MIN_PANES, MAX_PANES = 2, 4
+WARPS_CHOICES = (1, 2, 4, 8, 16, 32)
+STAGES_CHOICES = (1, 2, 3, 4, 5, 6)
+
+
+def _int_or_none(value: Any, allowed: tuple[int, ...] | None = None) -> int | None:
+    try:
+        n = int(str(value))
+    except (TypeError, ValueError):
+        return None
+    if allowed is not None and n not in allowed:
+        return None
+    return n if n >= 0 else None
+
+
+@dataclass
+class Settings:
+    """The user's choices. None / empty means "as the file's example call decides"."""
+
+    kernel: str = "add"
+    target: str = "sm_90"
+    function: str = ""  # the kernel function; "" = the file's entry kernel
+    num_warps: int | None = None
+    num_stages: int | None = None
+    autotune: int | None = None
+    consts: dict[str, str] = field(default_factory=dict)
+    args: dict[str, str] = field(default_factory=dict)
+    panes: list[str] = field(default_factory=lambda: list(DEFAULT_PANES))
+    view: str = "stages"
+    passes: bool = False
+
+    def options(self) -> dict[str, int]:
+        """Compile options for inspect_kernel."""
+        out = {}
+        if self.num_warps is not None:
+            out["num_warps"] = self.num_warps
+        if self.num_stages is not None:
+            out["num_stages"] = self.num_stages
+        return out
+
+    def request(self) -> dict[str, Any]:
+        """inspect_kernel's keyword arguments for this view (file aside)."""
+        return {
+            "kernel": self.function or None, "target": self.target, "args": dict(self.args),
+            "consts": dict(self.consts), "options": self.options(), "autotune_index": self.autotune,
+            "passes": self.passes,
+        }
+
+    def to_query(self) -> dict[str, str]:
+        """The URL query parameters (only what differs from the defaults, in a stable order)."""
+        q: dict[str, str] = {"kernel": self.kernel, "target": self.target}
+        if self.function:
+            q["fn"] = self.function
+        if self.num_warps is not None:
+            q["warps"] = str(self.num_warps)
+        if self.num_stages is not None:
+            q["stages"] = str(self.num_stages)
+        if self.autotune is not None:
+            q["autotune"] = str(self.autotune)
+        for name, value in sorted(self.consts.items()):
+            q[f"c.{name}"] = value
+        for name, value in sorted(self.args.items()):
+            q[f"a.{name}"] = value
+        if list(self.panes) != list(DEFAULT_PANES):
+            q["panes"] = ",".join(self.panes)
+        if self.view != "stages":
+            q["view"] = self.view
+        if self.passes:
+            q["passes"] = "1"
+        return q
+
+    @classmethod
+    def from_query(cls, query: Mapping[str, str], default_target: str = "sm_90") -> "Settings":
+        """Settings from URL query parameters; unknown or malformed values fall back to defaults."""
+        s = cls(target=default_target)
+        s.kernel = str(query.get("kernel") or s.kernel)
+        s.target = str(query.get("target") or s.target)
+        s.function = str(query.get("fn") or "")
+        s.num_warps = _int_or_none(query.get("warps"), WARPS_CHOICES)
+        s.num_stages = _int_or_none(query.get("stages"), STAGES_CHOICES)
+        s.autotune = _int_or_none(query.get("autotune"))
+        for key, value in query.items():
+            if key.startswith("c.") and len(key) > 2 and str(value) != "":
+                s.consts[key[2:]] = str(value)
+            elif key.startswith("a.") and len(key) > 2 and str(value) != "":
+                s.args[key[2:]] = str(value)
+        panes = [p for p in str(query.get("panes") or "").split(",") if p in STAGE_PANES]
+        panes = list(dict.fromkeys(panes))[:MAX_PANES]
+        if len(panes) >= MIN_PANES:
+            s.panes = panes
+        view = str(query.get("view") or "")
+        if view in VIEWS:
+            s.view = view
+        s.passes = str(query.get("passes") or "") in ("1", "true", "yes")
+        return s

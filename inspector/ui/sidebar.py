@@ -1,0 +1,117 @@
+"""The sidebar: pick or upload a kernel file, the target, compile options, and the call.
+
+`pick` (before the compile) draws what decides the compile; `call` (after it) draws what the
+record tells: the file's kernels, its autotune configs and the parameters of the example call,
+each of which can be overridden by name.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from inspector.record import Inspection
+from inspector.ui import state, targets, workspace
+from inspector.ui.settings import STAGES_CHOICES, WARPS_CHOICES
+
+AUTO = "auto"  # the selectbox value meaning "as the example call / autotuner decides" (None shows as empty)
+
+
+def _auto(label: str):
+    return lambda v: label if v == AUTO else str(v)
+
+
+def _or_none(value):
+    return None if value == AUTO else value
+
+
+def _on_kernel() -> None:
+    state.switch_kernel(st.session_state["w.kernel"])
+
+
+def _on_upload() -> None:
+    up = st.session_state.get("w.upload")
+    if up is None:
+        return
+    try:
+        kf = workspace.add_upload(up.name, up.getvalue())
+    except ValueError as e:
+        st.session_state["upload_error"] = str(e)
+        return
+    st.session_state.pop("upload_error", None)
+    state.switch_kernel(kf.id)
+    state.load_editor()  # an upload replacing a file of the same name must show its new text
+
+
+def _on_revert() -> None:
+    workspace.revert(state.current_kernel())
+    state.load_editor()
+    state.request_compile()
+
+
+def pick() -> None:
+    """Kernel file, upload, target, options, the Compile button."""
+    s = state.settings()
+    ss = st.session_state
+    kernels = workspace.all_kernels()
+    ids = [k.id for k in kernels]
+    titles = {k.id: k.title for k in kernels}
+    ss["w.kernel"] = s.kernel
+    st.selectbox("Kernel", ids, key="w.kernel", format_func=lambda i: titles.get(i, i), on_change=_on_kernel)
+    st.file_uploader("Open a kernel file (.py)", type=["py"], key="w.upload", on_change=_on_upload,
+                     help="Stored in your workspace; it is compiled in a sandboxed worker process, never "
+                          "imported by the server.")
+    if ss.get("upload_error"):
+        st.error(ss["upload_error"])
+
+    opts = targets.options()
+    if s.target not in opts:
+        opts = [s.target] + opts  # a URL's target that this machine lacks: its error says why
+    ss["w.target"] = s.target
+    st.selectbox("Target", opts, key="w.target", format_func=targets.label, on_change=state.set_setting,
+                 args=("w.target", "target"),
+                 help="native compiles for this machine's GPU; any other target compiles GPU-free.")
+    c1, c2 = st.columns(2)
+    ss["w.warps"] = AUTO if s.num_warps is None else s.num_warps
+    c1.selectbox("num_warps", [AUTO, *WARPS_CHOICES], key="w.warps", format_func=_auto("auto"),
+                 on_change=state.set_setting, args=("w.warps", "num_warps", _or_none))
+    ss["w.stages"] = AUTO if s.num_stages is None else s.num_stages
+    c2.selectbox("num_stages", [AUTO, *STAGES_CHOICES], key="w.stages", format_func=_auto("auto"),
+                 on_change=state.set_setting, args=("w.stages", "num_stages", _or_none))
+    ss["w.passes"] = s.passes
+    st.toggle("Record every pass", key="w.passes", on_change=state.set_setting, args=("w.passes", "passes"),
+              help="The IR after each compiler pass, for the pass-by-pass pane (a slower compile).")
+    st.button("Compile", type="primary", on_click=state.request_compile, use_container_width=True,
+              help="Ctrl+Enter in the editor does the same.")
+    kf = state.current_kernel()
+    if workspace.is_edited(kf):
+        st.button(f"Revert to bundled {kf.file_name}", on_click=_on_revert, use_container_width=True)
+
+
+def call(rec: Inspection | None) -> None:
+    """The kernel function, autotune config and argument overrides, from the last record."""
+    s = state.settings()
+    ss = st.session_state
+    if rec is None or not rec.kernels_in_file:
+        return
+    with st.expander("Call", expanded=bool(s.consts or s.args or s.function or s.autotune is not None)):
+        if len(rec.kernels_in_file) > 1:
+            fns = ["", *rec.kernels_in_file]
+            ss["w.fn"] = s.function if s.function in fns else ""
+            st.selectbox("Kernel function", fns, key="w.fn", on_change=state.set_setting, args=("w.fn", "function"),
+                         format_func=lambda f: f or f"auto ({rec.kernel})")
+        if rec.autotune_configs:
+            idx = [AUTO, *range(len(rec.autotune_configs))]
+            ss["w.autotune"] = s.autotune if s.autotune in idx else AUTO
+            st.selectbox("Autotune config", idx, key="w.autotune", on_change=state.set_setting,
+                         args=("w.autotune", "autotune", _or_none),
+                         format_func=lambda i: "auto (first that fits)" if i == AUTO else
+                         f"{i}: " + ", ".join(f"{k}={v}" for k, v in rec.autotune_configs[i].items()))
+        st.caption(f"From the file's {'example() call' if rec.call_origin == 'example' else 'signature'}; "
+                   "type a value to override it (a dtype such as fp16 for a pointer).")
+        for p in rec.parameters:
+            kind = "consts" if p.kind == "constexpr" else "args"
+            key = f"w.ov.{s.kernel}.{kind}.{p.name}"
+            current = getattr(s, kind).get(p.name, "")
+            spec = f" · {', '.join(p.specialization)}" if p.specialization else ""
+            st.text_input(f"{p.name} ({p.type}){spec}", value=current, key=key, placeholder=str(p.value),
+                          on_change=state.set_override, args=(key, kind, p.name))

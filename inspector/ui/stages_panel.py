@@ -1,0 +1,117 @@
+"""Stages side by side: two to four panes among the source, TTIR, TTGIR, LLVM IR, PTX, SASS,
+AMDGCN and the pass-by-pass view, highlighted, numbered and linked to the source in the browser.
+
+Each pane's highlighted rows are cached per (record, stage), so a rerun only joins cached strings;
+the linking itself runs in the page (see `inspector.ui.panes`).
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import streamlit as st
+
+from inspector.highlight import language_of, render_rows
+from inspector.record import STAGE_TITLES, Inspection, PassSnapshot
+from inspector.ui import state
+from inspector.ui.linking import stage_line_maps
+from inspector.ui.panes import Pane, panes_document
+from inspector.ui.settings import MAX_PANES
+
+PANE_HEIGHT = 660
+PANE_TITLES = {**STAGE_TITLES, "passes": "Pass by pass"}
+# A stage the other vendor's target lacks is replaced by its counterpart (PTX <-> AMDGCN).
+COUNTERPART = {"ptx": "amdgcn", "sass": "amdgcn", "amdgcn": "ptx"}
+
+
+def available_panes(rec: Inspection) -> list[str]:
+    return ["source", *rec.stage_names(), "passes"]
+
+
+def effective_panes(wanted: list[str], available: list[str]) -> list[str]:
+    """The chosen panes this record can show, counterparts swapped in, in order, without repeats."""
+    out: list[str] = []
+    for p in wanted:
+        p = p if p in available else COUNTERPART.get(p, "")
+        if p in available and p not in out:
+            out.append(p)
+    return out[:MAX_PANES] or available[:2]
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _rows(key: str, language: str, anchor: str, _text: str) -> str:
+    """Highlighted rows of one text; `key` identifies the text (record cache key + stage)."""
+    return render_rows(_text, language, anchor)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _maps(key: str, _rec: Inspection) -> dict[str, dict[int, list[int]]]:
+    return stage_line_maps(_rec)
+
+
+def _changed_passes(rec: Inspection) -> list[PassSnapshot]:
+    return [p for p in rec.passes or [] if p.changed and p.ir]
+
+
+def _previous_ir(rec: Inspection, snap: PassSnapshot) -> str:
+    """The IR before `snap`: the last changed snapshot of the same dialect before it."""
+    prev = ""
+    for p in rec.passes or []:
+        if p.index >= snap.index:
+            break
+        if p.dialect == snap.dialect and p.changed and p.ir:
+            prev = p.ir
+    return prev
+
+
+def _pass_pane(rec: Inspection, key: str) -> Pane:
+    snaps = _changed_passes(rec)
+    if rec.passes is None:
+        return Pane("passes", PANE_TITLES["passes"], "", "passes", "",
+                    "Turn on 'Record every pass' in the sidebar to see the IR after each compiler pass.")
+    if not snaps:
+        return Pane("passes", PANE_TITLES["passes"], "", "passes", "", "No pass changed the IR.")
+    names = {p.index: f"{i + 1}/{len(snaps)} · {p.name} ({p.dialect})" for i, p in enumerate(snaps)}
+    idx = st.select_slider("Pass", [p.index for p in snaps], format_func=names.get, key=f"w.pass.{key}")
+    as_diff = st.toggle("Show what the pass changed (diff)", value=True, key="w.passdiff")
+    snap = next(p for p in snaps if p.index == idx)
+    if as_diff:
+        text = "\n".join(difflib.unified_diff(_previous_ir(rec, snap).splitlines(), snap.ir.splitlines(),
+                                              "before", f"after {snap.name}", lineterm="", n=3))
+        language = "diff"
+    else:
+        text, language = snap.ir, language_of(snap.dialect)
+    rows = _rows(f"{key}:pass:{idx}:{as_diff}", language, "passes", text) if text else ""
+    return Pane("passes", PANE_TITLES["passes"], f"after {snap.name} · {snap.scope}", "passes", rows,
+                "The pass left the text unchanged.")
+
+
+def _on_panes() -> None:
+    chosen = st.session_state["w.panes"]
+    if chosen:
+        state.settings().panes = list(chosen)
+
+
+def stages_panel(rec: Inspection) -> None:
+    """Pane choice, the linked panes, and the downloads."""
+    available = available_panes(rec)
+    panes = effective_panes(state.settings().panes, available)
+    st.session_state["w.panes"] = panes
+    st.multiselect("Panes (two to four)", available, key="w.panes", max_selections=MAX_PANES,
+                   format_func=lambda p: PANE_TITLES.get(p, p), on_change=_on_panes)
+    key = rec.cache_key or f"{rec.kernel}:{rec.target}"
+    built: list[Pane] = []
+    for p in panes:
+        if p == "passes":
+            built.append(_pass_pane(rec, key))
+            continue
+        text = rec.source if p == "source" else rec.stages.get(p, "")
+        meta = f"{text.count(chr(10)) + 1:,} lines"
+        built.append(Pane(p, PANE_TITLES.get(p, p), meta, p, _rows(f"{key}:{p}", language_of(p), p, text)))
+    maps = _maps(key, rec)
+    if not maps:
+        st.caption("Source mapping is not available for this record: the panes are not linked.")
+    initial = st.session_state.pop(state.FOCUS, None)
+    doc = panes_document(built, maps, storage_key=f"tki:{state.settings().kernel}:{rec.target}", initial=initial)
+    st.iframe(doc, height=PANE_HEIGHT)
+    st.caption("Click a line: the lines it became (or came from) light up in every pane.")

@@ -1,0 +1,73 @@
+"""What the target picker offers: the native GPU when there is one, and every target the
+installed Triton builds.
+
+Starting the worker and probing which targets build take seconds, so they run once per server
+in a background thread (`start_probe`); until the probe answers, the picker offers every
+candidate target, and afterwards marks those the probe found unbuildable.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import streamlit as st
+
+from inspector.api import list_targets, native_gpu
+from inspector.sandbox import default_sandbox
+from inspector.targets import DEFAULT_TARGET, candidate_targets
+
+NATIVE = "native"
+
+
+class _Probe:
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.result: dict[str, Any] | None = None
+        self.error: str | None = None
+
+    def run(self) -> None:
+        try:
+            default_sandbox().warm_up()
+            self.result = list_targets()
+        except Exception as e:  # noqa: BLE001 - a failed probe only loses the "unbuildable" marks
+            self.error = str(e)
+        finally:
+            self.done.set()
+
+
+@st.cache_resource
+def start_probe() -> _Probe:
+    """Warm the worker and probe targets once per server, in the background."""
+    probe = _Probe()
+    threading.Thread(target=probe.run, name="inspector-probe", daemon=True).start()
+    return probe
+
+
+@st.cache_resource
+def native() -> dict[str, Any]:
+    """{"available": bool, "target": "sm_90", "properties": {...}} for this machine's GPU.
+
+    Asked once per server (the worker starts on the way, which the first compile needs anyway)."""
+    return native_gpu()
+
+
+def default_target() -> str:
+    return NATIVE if native().get("available") else DEFAULT_TARGET
+
+
+def options() -> list[str]:
+    """The picker's targets: native (when present), then NVIDIA and AMD candidates."""
+    names = [t.name for t in candidate_targets()]
+    return ([NATIVE] if native().get("available") else []) + names
+
+
+def label(name: str) -> str:
+    """'native: NVIDIA H200 (sm_90)', 'sm_90', 'sm_75 (does not build here)'."""
+    if name == NATIVE:
+        n = native()
+        return f"native: {(n.get('properties') or {}).get('name', 'GPU')} ({n.get('target')})"
+    probe = start_probe()
+    if probe.result and name in probe.result.get("failed", {}):
+        return f"{name} (does not build with this Triton)"
+    return name

@@ -1,0 +1,190 @@
+"""The app's flows through Streamlit's AppTest: pick, compile, switch target, errors, what-if, URL.
+
+The app compiles for real (through the sandboxed worker); each test has its own workspace.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from conftest import KERNELS, REPO
+from inspector.ui import workspace
+
+APP = str(REPO / "app.py")
+TIMEOUT = 240
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRITON_INSPECTOR_HOME", str(tmp_path))
+    return tmp_path
+
+
+def open_app(query: dict[str, str] | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if query:
+        at.query_params.update(query)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def panes_doc(at: AppTest) -> str:
+    """The stage panes' HTML document (the iframe's srcdoc)."""
+    docs = [e.proto.srcdoc for e in at.main if getattr(e, "type", "") == "iframe" and "tki-maps" in e.proto.srcdoc]
+    assert docs, "no stage panes on the page"
+    return docs[0]
+
+
+def pane_rows(doc: str, pane: str) -> dict[int, str]:
+    """Line number -> plain text of every row of one pane."""
+    section = re.search(rf'<section class="pane" data-pane="{pane}".*?</section>', doc, re.S)
+    assert section, f"no {pane} pane"
+    rows = re.findall(rf'<div class="r" id="{pane}-L(\d+)"><i>\d+</i>(.*?)</div>', section.group(0))
+    return {int(n): re.sub(r"<[^>]+>", "", html).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+            for n, html in rows}
+
+
+def doc_maps(doc: str) -> dict[str, dict[str, list[int]]]:
+    return json.loads(re.search(r'<script type="application/json" id="tki-maps">(.*?)</script>', doc).group(1))
+
+
+def query(at: AppTest) -> dict[str, str]:
+    """The URL's query parameters (AppTest keeps each value as a list)."""
+    return {k: v[-1] if isinstance(v, list) else v for k, v in at.query_params.items()}
+
+
+def record(at: AppTest):
+    return at.session_state["record"]
+
+
+def test_first_run_compiles_vector_add_with_linked_panes(home):
+    at = open_app()
+    assert query(at) == {"kernel": "add", "target": "sm_90"}
+    m = metrics(at)
+    assert int(m["Registers / thread"]) > 0 and m["Spills"] == "0" and m["Occupancy"].endswith("%")
+    doc = panes_doc(at)
+    source, ptx = pane_rows(doc, "source"), pane_rows(doc, "ptx")
+    assert any("ld.global.v4.b32" in line for line in ptx.values())
+    # The embedded map sends the source's x load to PTX lines that include a 128-bit load.
+    load_line = next(n for n, text in source.items() if "x = tl.load(x_ptr" in text)
+    mapped = doc_maps(doc)["ptx"][str(load_line)]
+    assert any("ld.global.v4.b32" in ptx[n] for n in mapped)
+
+
+def test_pick_kernel_then_switch_target_to_amd(home):
+    at = open_app()
+    at.sidebar.selectbox(key="w.kernel").select("softmax").run()
+    assert not at.exception
+    rec = record(at)
+    assert rec.ok and rec.file.endswith("softmax.py") and rec.target == "sm_90"
+    assert query(at)["kernel"] == "softmax"
+    at.sidebar.selectbox(key="w.target").select("gfx942").run()
+    rec = record(at)
+    assert rec.ok and rec.target == "gfx942" and rec.backend == "hip"
+    assert "VGPR" in metrics(at)["Registers"]
+    doc = panes_doc(at)
+    assert pane_rows(doc, "amdgcn")  # the PTX pane became the AMDGCN pane
+    assert 'data-pane="ptx"' not in doc
+
+
+def test_syntax_error_is_shown_and_the_edit_kept(home):
+    at = open_app()
+    kf = workspace.find("add")
+    bundled = (KERNELS / "add.py").read_text()
+    broken = bundled.replace("mask = offs < n", "mask = offs < n)")
+    path = workspace.save_source(kf, broken)  # what the editor's autosave does
+    assert path == workspace.edit_path(kf) and path.is_relative_to(home)
+    at.sidebar.button[0].click().run()  # Compile
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    line = bundled.split("\n").index("    mask = offs < n") + 1
+    assert errors and "Syntax error" in errors[0] and f"line {line}" in errors[0]
+    assert path.read_text() == broken  # a failed compile never overwrites the user's text
+    assert (KERNELS / "add.py").read_text() == bundled  # and never the bundled file
+    assert any("last successful compile" in c.value for c in at.caption)
+    # Reverting removes the copy; the bundled kernel compiles again.
+    revert = next(b for b in at.sidebar.button if "Revert" in b.label)
+    revert.click().run()
+    assert not path.exists() and record(at).ok and not at.error
+
+
+def test_what_if_slider_changes_occupancy_without_recompiling(home):
+    at = open_app()
+    rec = record(at)
+    at.button_group(key="w.view").set_value("occupancy").run()
+    assert metrics(at)["Occupancy (what-if)"] == "100%"
+    slider = next(s for s in at.select_slider if s.key.startswith("wi.warps."))
+    slider.set_value(1).run()
+    assert not at.exception
+    m = metrics(at)
+    assert m["Occupancy (what-if)"] == "50%"  # 32-thread blocks hit the 32 blocks/SM limit on sm_90
+    assert m["Limited by"] == "blocks"
+    assert record(at) is rec  # nothing was compiled
+    assert query(at)["view"] == "occupancy"
+
+
+def test_link_reopens_the_same_view(home):
+    at = open_app({"kernel": "add", "target": "sm_80", "warps": "8", "c.BLOCK": "512", "a.n": "4095",
+                   "panes": "source,sass", "view": "stages"})
+    rec = record(at)
+    assert rec.ok and rec.target == "sm_80" and rec.options["num_warps"] == 8
+    params = {p.name: p.value for p in rec.parameters}
+    assert params["BLOCK"] == 512 and params["n"] == 4095
+    doc = panes_doc(at)
+    assert 'data-pane="sass"' in doc and 'data-pane="ptx"' not in doc
+    # n = 4095 is not divisible by 16: the loads are no longer 128-bit.
+    assert "LDG.E.128" not in rec.stages["sass"]
+
+
+def test_call_override_recompiles_and_goes_to_the_url(home):
+    at = open_app()
+    box = at.sidebar.text_input(key="w.ov.add.args.n")
+    box.input("4095").run()
+    rec = record(at)
+    assert {p.name: p.value for p in rec.parameters}["n"] == 4095
+    assert "ld.global.v4.b32" not in rec.stages["ptx"]
+    assert query(at)["a.n"] == "4095"
+
+
+def test_pass_by_pass_pane(home):
+    at = open_app({"kernel": "add", "target": "sm_90", "passes": "1", "panes": "ttgir,passes"})
+    rec = record(at)
+    assert rec.passes
+    doc = panes_doc(at)
+    assert 'data-pane="passes"' in doc and pane_rows(doc, "passes")
+    first = at.select_slider(key=f"w.pass.{rec.cache_key}")
+    assert first.value == next(p.index for p in rec.passes if p.changed and p.ir)
+
+
+def test_pin_and_diff_two_compiles(home):
+    at = open_app()
+    at.button_group(key="w.view").set_value("diff").run()
+    at.button(key="w.pin").click().run()
+    at.sidebar.selectbox(key="w.warps").select(8).run()
+    assert record(at).options["num_warps"] == 8
+    rows = at.dataframe[0].value
+    changed = rows[rows["changed"] == "●"][""].tolist()
+    assert "num_warps" in changed
+
+
+def test_autotune_grid_compiles_every_config(home):
+    at = open_app({"kernel": "matmul", "target": "sm_90", "view": "autotune"})
+    n = len(record(at).autotune_configs)
+    assert n > 1
+    at.button(key="w.grid.compile").click().run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert list(table["config"]) == list(range(n))
+    ok = table[table["error"] == ""]
+    assert len(ok) >= 1 and (ok["registers"] > 0).all()
+    assert set(ok["num_warps"]) <= {4, 8}
