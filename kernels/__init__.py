@@ -118,7 +118,8 @@ def check(module: ModuleType, size: Any, variant: str, device: Any) -> CheckResu
     kw = variants(module)[variant]
     inputs = call(module.make_inputs, size, device, **kw)
     expected = call(module.reference, *inputs, **kw)
-    poisoned = torch.full_like(expected, float("nan"))
+    # Contiguous, as launch would allocate it (PyTorch's own outputs, SDPA's for one, may not be).
+    poisoned = torch.full(expected.shape, float("nan"), dtype=expected.dtype, device=expected.device)
     out = call(module.launch, *inputs, out=poisoned, **kw)
     if out.data_ptr() != poisoned.data_ptr():
         return CheckResult(False, math.nan, math.nan, "launch did not write into the `out` it was given")

@@ -30,6 +30,7 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def launch(x: torch.Tensor, y: torch.Tensor, BLOCK: int = 1024, out: torch.Tensor | None = None) -> torch.Tensor:
     """Add two contiguous tensors of the same shape with one program per BLOCK elements."""
     out = torch.empty_like(x) if out is None else out
+    assert x.is_contiguous() and y.is_contiguous() and out.is_contiguous() and out.shape == x.shape
     n = x.numel()
     add_kernel[(triton.cdiv(n, BLOCK),)](x, y, out, n, BLOCK=BLOCK)
     return out

@@ -155,6 +155,7 @@ def launch(
     assert q.shape == k.shape == v.shape and q.is_contiguous() and k.is_contiguous() and v.is_contiguous()
     assert D in (16, 32, 64, 128, 256) and N_CTX % 128 == 0, "head dim a power of two, N_CTX a multiple of 128"
     out = torch.empty_like(q) if out is None else out
+    assert out.shape == q.shape and out.is_contiguous(), "out: contiguous, shaped like q"
     if q.is_cuda:
         triton.set_allocator(_torch_scratch)  # scratch for the descriptors made on the device
     sm_scale = 1.0 / math.sqrt(D) if sm_scale is None else sm_scale

@@ -52,6 +52,7 @@ def launch(x: torch.Tensor, layout: str = "coalesced", out: torch.Tensor | None 
     else:
         raise ValueError(f"layout must be 'coalesced' or 'strided', not {layout!r}")
     out = torch.empty(n, device=x.device, dtype=x.dtype) if out is None else out
+    assert x.is_contiguous() and out.is_contiguous() and out.numel() == n
     block = 1024
     grid = (triton.cdiv(n, block),)
     if layout == "coalesced":

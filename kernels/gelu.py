@@ -39,6 +39,7 @@ def gelu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def launch(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
     """GELU of a contiguous tensor; each program handles 4 KiB of input (16 bytes per thread, twice)."""
     out = torch.empty_like(x) if out is None else out
+    assert x.is_contiguous() and out.is_contiguous() and out.shape == x.shape
     n = x.numel()
     block = 4096 // x.element_size()  # 1024 fp32 or 2048 bf16 elements: two 16-byte loads a thread
     gelu_kernel[(triton.cdiv(n, block),)](x, out, n, BLOCK=block, num_warps=4)

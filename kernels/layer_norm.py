@@ -1,20 +1,23 @@
 """Layer norm forward: out = (x - mean(x)) / sqrt(var(x) + eps) * weight + bias, over each row.
 
-One program normalises one row, and the whole row stays in registers between the two
-reductions (mean, then variance) and the normalisation, so x is read from memory exactly once.
-Statistics are accumulated in fp32 whatever the storage type. Rows up to 64 KB (16384 fp32 or
-32768 bf16 values) fit; the number of warps grows with the row so each thread holds at most
-16 to 32 values.
+Each row stays on chip between the two reductions (mean, then variance) and the normalisation,
+so x is read from memory exactly once; statistics are accumulated in fp32 whatever the storage
+type. Rows up to 64 KB (16384 fp32 or 32768 bf16 values) fit, with the number of warps growing
+with the row. The grid is persistent, sized like softmax.py's from the compiled kernel's
+registers and shared memory through the occupancy calculator: each program keeps the weight and
+bias in registers and walks rows `pid, pid + programs, ...`, its loop software-pipelined so the
+next rows' loads are in flight while one row is reduced. Off a GPU, one program per row.
 
 What to look for in the IR:
-- TTIR: two `tt.reduce` ops (the sum for the mean, the sum of squares for the variance) over the
-  one loaded row, and no second `tt.load` of x.
-- TTGIR: the reductions of a row spread over several warps need shared memory: `metadata.shared`
-  is a few bytes per warp (the partial sums), not the row.
-- PTX: `ld.global.v4.b32` for x, weight and bias; `shfl.sync.bfly.b32` butterflies for the
-  in-warp part of each reduction, and `bar.sync` between the warps' partial sums;
-  `rsqrt.approx.ftz.f32` for 1/sqrt(var + eps).
-- SASS: no `LDL`/`STL` at any supported width: the row fits in registers.
+- TTIR: the loads of weight and bias before the `scf.for` over rows; inside it one `tt.load` of
+  x and two `tt.reduce` ops (the sum for the mean, the sum of squares for the variance).
+- TTGIR: the row load becomes `ttg.async_copy_global_to_local` into a `ttg.local_alloc` with
+  `num_stages - 1` buffers: that, plus a few bytes per warp for the cross-warp partial sums, is
+  `metadata.shared`.
+- PTX: `ld.global.v4.b32` for weight and bias, `cp.async.cg.shared.global` for the rows,
+  `shfl.sync.bfly.b32` butterflies for the in-warp part of each reduction and `bar.sync` between
+  the warps' partial sums, `rsqrt.approx.ftz.f32` for 1/sqrt(var + eps).
+- SASS: no `LDL`/`STL` at any supported width.
 """
 
 import torch
@@ -26,19 +29,59 @@ KERNEL = "layer_norm_kernel"
 
 
 @triton.jit
-def layer_norm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, stride_x, stride_out, N, eps, BLOCK_N: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)  # row * stride can pass 2^31 on large tensors
+def layer_norm_kernel(
+    x_ptr, w_ptr, b_ptr, out_ptr, stride_x, stride_out, M, N, eps,
+    BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr,
+):
     cols = tl.arange(0, BLOCK_N)
     mask = cols < N
-    x = tl.load(x_ptr + row * stride_x + cols, mask=mask, other=0.0).to(tl.float32)
-    mean = tl.sum(x, axis=0) / N
-    xc = tl.where(mask, x - mean, 0.0)
-    var = tl.sum(xc * xc, axis=0) / N
-    rstd = tl.rsqrt(var + eps)
+    # Read once per program and kept in registers for all of its rows.
     w = tl.load(w_ptr + cols, mask=mask).to(tl.float32)
     b = tl.load(b_ptr + cols, mask=mask).to(tl.float32)
-    y = xc * rstd * w + b
-    tl.store(out_ptr + row * stride_out + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
+    for row in tl.range(tl.program_id(0), M, tl.num_programs(0), num_stages=NUM_STAGES):
+        row64 = tl.cast(row, tl.int64)  # row * stride can pass 2^31 on large tensors
+        x = tl.load(x_ptr + row64 * stride_x + cols, mask=mask, other=0.0).to(tl.float32)
+        mean = tl.sum(x, axis=0) / N
+        xc = tl.where(mask, x - mean, 0.0)
+        var = tl.sum(xc * xc, axis=0) / N
+        rstd = tl.rsqrt(var + eps)
+        tl.store(out_ptr + row64 * stride_out + cols, (xc * rstd * w + b).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def launch_params(n_cols: int, element_size: int) -> tuple[int, int, int]:
+    """(BLOCK_N, num_warps, num_stages) for rows of n_cols values of element_size bytes."""
+    block_n = triton.next_power_of_2(n_cols)
+    row_bytes = block_n * element_size
+    if row_bytes > 65536:
+        raise ValueError(f"rows of {n_cols} values do not fit on chip; at most 64 KB per row")
+    # 16 values of the row per thread, whatever the dtype: the row, weight and bias live in fp32
+    # registers (about 3 x 16 of them), and each thread still loads 32 or 64 contiguous bytes.
+    num_warps = min(max(block_n // (16 * 32), 1), 32)
+    # Prefetch up to ~64 KB of rows ahead (num_stages - 1 row buffers in shared memory).
+    num_stages = min(max(65536 // row_bytes + 1, 2), 4)
+    return block_n, num_warps, num_stages
+
+
+# (device index, dtype, BLOCK_N, num_warps, num_stages) -> programs resident on the whole GPU.
+_RESIDENT_PROGRAMS: dict[tuple, int] = {}
+
+
+def resident_programs(x, weight, bias, out, block_n: int, num_warps: int, num_stages: int) -> int:
+    """Programs of the compiled kernel that fit on x's GPU at once: SMs x blocks per SM, from the
+    kernel's registers and shared memory through the occupancy calculator (as softmax.py does)."""
+    key = (x.device.index, x.dtype, block_n, num_warps, num_stages)
+    if key not in _RESIDENT_PROGRAMS:
+        from inspector.occupancy import triton_occupancy
+
+        compiled = layer_norm_kernel.warmup(
+            x, weight, bias, out, x.stride(0), out.stride(0), x.shape[0], x.shape[1], 1e-5,
+            BLOCK_N=block_n, NUM_STAGES=num_stages, num_warps=num_warps, grid=(1,),
+        )
+        compiled._init_handles()
+        target = triton.runtime.driver.active.get_current_target()
+        per_sm = triton_occupancy(target, num_warps, compiled.n_regs, compiled.metadata.shared).blocks_per_sm
+        _RESIDENT_PROGRAMS[key] = max(per_sm, 1) * torch.cuda.get_device_properties(x.device).multi_processor_count
+    return _RESIDENT_PROGRAMS[key]
 
 
 def launch(
@@ -47,18 +90,25 @@ def launch(
     bias: torch.Tensor,
     eps: float = 1e-5,
     out: torch.Tensor | None = None,
+    num_warps: int | None = None,
+    num_stages: int | None = None,
 ) -> torch.Tensor:
-    """Layer norm over the last dimension of a 2-D tensor whose rows are contiguous."""
+    """Layer norm over the last dimension of a 2-D tensor whose rows are contiguous.
+
+    num_warps / num_stages override `launch_params` (for tuning sweeps)."""
     M, N = x.shape
     assert x.stride(1) == 1, "rows must be contiguous"
-    block_n = triton.next_power_of_2(N)
-    if block_n * x.element_size() > 65536:
-        raise ValueError(f"rows of {N} values do not fit in registers; at most 64 KB per row")
     out = torch.empty_like(x) if out is None else out
-    # 16 values of 4 bytes (or 32 of 2) per thread: enough bytes in flight, few registers.
-    num_warps = min(max(block_n * x.element_size() // (64 * 32), 1), 16)
-    layer_norm_kernel[(M,)](
-        x, weight, bias, out, x.stride(0), out.stride(0), N, eps, BLOCK_N=block_n, num_warps=num_warps
+    assert out.shape == x.shape and out.stride(1) == 1
+    block_n, default_warps, default_stages = launch_params(N, x.element_size())
+    num_warps, num_stages = num_warps or default_warps, num_stages or default_stages
+    if x.is_cuda:
+        programs = min(resident_programs(x, weight, bias, out, block_n, num_warps, num_stages), M)
+    else:
+        programs = M  # no GPU to size for: one program per row
+    layer_norm_kernel[(programs,)](
+        x, weight, bias, out, x.stride(0), out.stride(0), M, N, eps,
+        BLOCK_N=block_n, NUM_STAGES=num_stages, num_warps=num_warps,
     )
     return out
 

@@ -123,6 +123,7 @@ def launch(
     assert K == K2 and a.dtype == b.dtype and a.is_contiguous() and b.is_contiguous()
     assert K % 8 == 0 and N % 8 == 0, "TMA descriptors need 16-byte aligned row strides"
     c = torch.empty((M, N), device=a.device, dtype=a.dtype) if out is None else out
+    assert c.shape == (M, N) and c.is_contiguous(), "out: a contiguous (M, N) tensor"
     if a.is_cuda:
         # Descriptors made on the device live in a small global scratch buffer per program,
         # which Triton asks this allocator for at launch.

@@ -74,6 +74,7 @@ def launch(a: torch.Tensor, b: torch.Tensor, precision: str = "tf32", out: torch
     _, N = b.shape
     assert a.stride(1) == 1 and b.stride(1) == 1 and a.dtype == b.dtype == torch.float32
     c = torch.empty((M, N), device=a.device, dtype=torch.float32) if out is None else out
+    assert c.shape == (M, N) and c.stride(1) == 1
     grid = (triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N),)
     matmul_fp32_kernel[grid](
         a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0),

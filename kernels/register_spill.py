@@ -51,6 +51,7 @@ def launch(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, out: torch.
     M, N = x.shape
     assert x.is_contiguous()
     out = torch.empty_like(x) if out is None else out
+    assert out.is_contiguous() and out.shape == x.shape
     rms_norm_kernel[(M,)](x, weight, out, x.stride(0), N, eps, BLOCK_N=triton.next_power_of_2(N), num_warps=NUM_WARPS)
     return out
 

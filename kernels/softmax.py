@@ -71,19 +71,31 @@ def resident_programs(x: torch.Tensor, out: torch.Tensor, block: int, num_warps:
     return _RESIDENT_PROGRAMS[key]
 
 
-def launch(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
-    """Row softmax of a 2-D tensor whose rows are contiguous."""
-    n_rows, n_cols = x.shape
-    assert x.stride(1) == 1, "rows must be contiguous"
-    out = torch.empty_like(x) if out is None else out
+def launch_params(n_cols: int, element_size: int) -> tuple[int, int, int]:
+    """(BLOCK, num_warps, num_stages) for rows of n_cols values of element_size bytes."""
     block = triton.next_power_of_2(n_cols)
-    row_bytes = block * x.element_size()
+    row_bytes = block * element_size
     if row_bytes > 65536:
         raise ValueError(f"rows of {n_cols} values do not fit on chip; at most 64 KB per row")
     # About 32 bytes of the row per thread: two 16-byte loads each, few registers.
     num_warps = min(max(row_bytes // 1024, 2), 16)
-    # Deeper pipelining for short rows: more rows in flight per program.
-    num_stages = 4 if row_bytes <= 8192 else 2
+    # Prefetch up to ~64 KB of rows ahead (num_stages - 1 row buffers in shared memory).
+    num_stages = min(max(65536 // row_bytes + 1, 2), 4)
+    return block, num_warps, num_stages
+
+
+def launch(
+    x: torch.Tensor, out: torch.Tensor | None = None, num_warps: int | None = None, num_stages: int | None = None
+) -> torch.Tensor:
+    """Row softmax of a 2-D tensor whose rows are contiguous.
+
+    num_warps / num_stages override `launch_params` (for tuning sweeps)."""
+    n_rows, n_cols = x.shape
+    assert x.stride(1) == 1, "rows must be contiguous"
+    out = torch.empty_like(x) if out is None else out
+    assert out.shape == x.shape and out.stride(1) == 1
+    block, default_warps, default_stages = launch_params(n_cols, x.element_size())
+    num_warps, num_stages = num_warps or default_warps, num_stages or default_stages
     if x.is_cuda:
         programs = min(resident_programs(x, out, block, num_warps, num_stages), n_rows)
     else:
