@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -217,6 +218,17 @@ def test_timeout_kills_the_worker(tmp_path):
     r = run_benchmark(str(f), check_only=True, interpret=True, timeout=15)
     assert time.monotonic() - start < 60
     assert r.error.kind == "timeout" and "15 s" in r.error.message
+
+
+def test_cancel_stops_the_worker(tmp_path):
+    f = tmp_path / "slow.py"
+    f.write_text(USER_FILE.replace('print("user code printing to stdout")', "import time; time.sleep(600)"))
+    cancel = threading.Event()
+    threading.Timer(5.0, cancel.set).start()
+    start = time.monotonic()
+    r = run_benchmark(str(f), check_only=True, interpret=True, cancel=cancel)
+    assert time.monotonic() - start < 60
+    assert r.error.kind == "cancelled"
 
 
 def test_progress_and_several_targets(user_file, broken_file):

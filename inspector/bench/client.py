@@ -49,14 +49,16 @@ def run_benchmarks(
     timeout: float = DEFAULT_TIMEOUT,
     progress: Progress | None = None,
     on_result: Callable[[BenchResult], None] | None = None,
+    cancel: threading.Event | None = None,
     env: dict[str, str] | None = None,
 ) -> list[BenchResult]:
     """Benchmark each target (bundled kernel name or file path) in one worker process.
 
     Returns one BenchResult per target, in order; failures are results with `error` set
-    (kinds: no_gpu, load, protocol, crashed, timeout, internal), never exceptions.
+    (kinds: no_gpu, load, protocol, crashed, timeout, cancelled, internal), never exceptions.
     `progress(done, total, message)` is called from this thread as the worker reports.
     `on_result(result)` is called as each kernel finishes (the CLI writes files as they come).
+    Setting `cancel` stops the worker (results not finished carry error kind "cancelled").
     `check_only` runs the correctness checks without timing (on the CPU through Triton's
     interpreter when there is no GPU, or when `interpret` is True). The PyTorch baseline is compiled
     once per shape (dynamic=False); `dynamic_compile` uses torch.compile's default instead, which
@@ -83,7 +85,7 @@ def run_benchmarks(
             interpret=interpret,
             dynamic_compile=dynamic_compile,
         )
-        got = _run_worker([str(targets[i]) for i in todo], request, timeout, progress, on_result, env)
+        got = _run_worker([str(targets[i]) for i in todo], request, timeout, progress, on_result, cancel, env)
         for i, r in zip(todo, got):
             results[i] = r
     return [results[i] for i in range(len(targets))]
@@ -100,6 +102,7 @@ def _run_worker(
     timeout: float,
     progress: Progress | None,
     on_result: Callable[[BenchResult], None] | None,
+    cancel: threading.Event | None,
     env: dict[str, str] | None,
 ) -> list[BenchResult]:
     environ = dict(os.environ if env is None else env)
@@ -136,37 +139,45 @@ def _run_worker(
         failure: BenchError | None = None
         deadline = time.monotonic() + timeout
         finished = False
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                _kill_group(proc.pid)
-                failure = BenchError(
-                    "timeout", f"the benchmark took longer than {timeout:g} s and was stopped"
-                )
-                break
-            try:
-                raw = lines.get(timeout=min(left, 1.0))
-            except queue.Empty:
-                continue
-            if raw is None:
-                break
-            try:
-                msg = json.loads(raw)
-            except ValueError:
-                continue
-            event = msg.get("event")
-            if event == "progress" and progress is not None:
-                progress(int(msg.get("done", 0)), int(msg.get("total", 0)), str(msg.get("message", "")))
-            elif event == "result":
-                got.append(BenchResult.from_dict(msg["result"]))
-                if on_result is not None:
-                    on_result(got[-1])
-            elif event == "error":
-                failure = BenchError(
-                    msg.get("kind", "internal"), msg.get("message", "") + "\n" + msg.get("traceback", "")
-                )
-            elif event == "done":
-                finished = True
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    _kill_group(proc.pid)
+                    failure = BenchError(
+                        "timeout", f"the benchmark took longer than {timeout:g} s and was stopped"
+                    )
+                    break
+                if cancel is not None and cancel.is_set():
+                    _kill_group(proc.pid)
+                    failure = BenchError("cancelled", "the benchmark was cancelled")
+                    break
+                try:
+                    raw = lines.get(timeout=min(left, 0.5))
+                except queue.Empty:
+                    continue
+                if raw is None:
+                    break
+                try:
+                    msg = json.loads(raw)
+                except ValueError:
+                    continue
+                event = msg.get("event")
+                if event == "progress" and progress is not None:
+                    progress(int(msg.get("done", 0)), int(msg.get("total", 0)), str(msg.get("message", "")))
+                elif event == "result":
+                    got.append(BenchResult.from_dict(msg["result"]))
+                    if on_result is not None:
+                        on_result(got[-1])
+                elif event == "error":
+                    failure = BenchError(
+                        msg.get("kind", "internal"), msg.get("message", "") + "\n" + msg.get("traceback", "")
+                    )
+                elif event == "done":
+                    finished = True
+        except BaseException:
+            _kill_group(proc.pid)  # Ctrl-C, or a callback's exception: the worker must not outlive us
+            raise
         try:
             status = proc.wait(timeout=30)
         except subprocess.TimeoutExpired:

@@ -333,7 +333,7 @@ class Ceilings:
 
 @dataclass
 class BenchError:
-    """Why a benchmark produced no sweep: no_gpu | load | protocol | timeout | crashed | internal."""
+    """Why a benchmark has no sweep: no_gpu | load | protocol | timeout | cancelled | crashed | internal."""
 
     kind: str
     message: str
