@@ -138,8 +138,8 @@ def _spill_findings(rec: Inspection) -> list[Finding]:
     where = (f" ({what} at line{'s' if len(store_lines) > 1 else ''} {_ranges(store_lines)})" if store_lines else "")
     if rec.backend == "cuda":
         title = f"{total} bytes spilled per thread{where}"
-        evidence = [f"ptxas: {r.spill_store_bytes} bytes spill stores, {r.spill_load_bytes} bytes spill loads, "
-                    f"{r.local_bytes} bytes of local memory; {r.registers} registers per thread"]
+        evidence = [f"ptxas: {r.spill_store_bytes} bytes spill stores, {r.spill_load_bytes} bytes spill loads; "
+                    f"{r.registers} registers per thread"]
     else:
         title = f"{total} bytes of scratch per thread{where}"
         evidence = [f"AMDGCN: {r.vgpr_spills} VGPR and {r.sgpr_spills} SGPR spills, {r.scratch_bytes} bytes of scratch; "
@@ -249,7 +249,8 @@ def _dot_findings(rec: Inspection) -> list[Finding]:
         a_elem = operands.group(2) if operands else ""
         shape_a = [int(x) for x in operands.group(1).split("x") if x] if operands else []
         shape_b = [int(x) for x in operands.group(3).split("x") if x] if operands else []
-        precision = prec.group(1) if prec else None
+        # the TTIR printer omits the default precision, IEEE
+        precision = prec.group(1) if prec else "ieee"
         if a_elem == "f32" and precision in ("tf32", "tf32x3"):
             out.append(Finding("tf32", "low", 30, line,
                                f"line {line}: tl.dot on fp32 inputs runs as {precision} "
@@ -279,7 +280,7 @@ def _dot_findings(rec: Inspection) -> list[Finding]:
         sass = found.get("sass")
         evidence = [f"{machine.upper()}: {names}"] + ([f"SASS: {', '.join(sass)}"] if sass else [])
         if rec.target == "sm_90" and not any(n.startswith("wgmma") for n in main_found):
-            why = [f"num_warps = {rec.resources.num_warps}"]
+            why = [f"num_warps = {rec.resources.num_warps}, not a multiple of 4"] if rec.resources.num_warps % 4 else []
             if shape_a and shape_a[0] < 64:
                 why.append(f"M = {shape_a[0]} < 64 (a warpgroup's wgmma covers 64 rows)")
             out.append(Finding("mma_not_wgmma", "medium", 45, line,

@@ -47,6 +47,7 @@ class StageLocations:
     `emitted[line]` (PTX only): the chain ptxas saw for that line, before the inline-asm fix;
     `classes[line]` (PTX / SASS / AMDGCN): the instruction class, for `sass_locations`;
     `inferred`: lines whose location was reconstructed (SASS lines re-attributed through the PTX);
+    `aux_lines`: lines with a location that hold no code of their own (MLIR's closing `} loc(...)`);
     `columns`: whether the stage's locations carry columns (SASS does not).
     """
 
@@ -55,6 +56,7 @@ class StageLocations:
     emitted: dict[int, Chain] = field(default_factory=dict)
     classes: dict[int, str] = field(default_factory=dict)
     inferred: set[int] = field(default_factory=set)
+    aux_lines: list[int] = field(default_factory=list)  # mapped lines that are not code (MLIR's `} loc(...)`)
     columns: bool = True
 
 
@@ -70,8 +72,6 @@ MLIR_LOC_ALIAS = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$")
 MLIR_TRAILING_LOC = " loc("
 # A region's opener, whose location is on its closing `} loc(#loc12)` line: `scf.for %i = ... {`
 MLIR_REGION_OPEN = re.compile(r"\{\s*$")
-# A region's closer: `} loc(#loc12)`, `} {tt.num_stages = 3 : i32} loc(#loc12)`, `}) loc(...)`
-MLIR_REGION_CLOSE = re.compile(r"^\s*\}\)?\s*(\{.*\}\s*)?(loc\(.*\))?\s*$")
 # `} else {` continues the region op opened above rather than closing it.
 MLIR_REGION_CONTINUE = re.compile(r"^\s*\}.*\{\s*$")
 # A file location inside a location attribute: `"/work/main/kernels/add.py":23:12`
@@ -195,12 +195,15 @@ def mlir_locations(text: str) -> StageLocations:
         if not stripped or stripped[0] == "#" or stripped.startswith("//"):
             continue
         body = _trailing_loc(line)
-        closes = stripped[0] == "}" and MLIR_REGION_CLOSE.match(line) is not None
-        if closes and not MLIR_REGION_CONTINUE.match(line):
+        if stripped[0] == "}" and not MLIR_REGION_CONTINUE.match(line):
+            # `} loc(#loc12)`, `} {tt.num_stages = 3 : i32} loc(#loc12)`, `}) : (tensor<..>) -> f32 loc(#loc51)`:
+            # the location of the op whose region closes here
             opener = openers.pop() if openers else None
-            if opener is not None and body is not None:
-                chains, _ = parser.parse(body, 0)
-                if chains:
+            chains = parser.parse(body, 0)[0] if body is not None else ()
+            if chains:
+                out.aux_lines.append(no)
+                out.chains[no] = chains
+                if opener:
                     out.chains[opener] = chains
             continue
         if MLIR_REGION_CONTINUE.match(line):

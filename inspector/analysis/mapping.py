@@ -73,7 +73,7 @@ def _stage_map(ctx: Context, stage: str) -> StageMap:
     to_source = sm.to_source
     from_source: dict[int, list[int]] = {}
     is_user = ctx.is_user_file
-    for no in loc.code_lines:
+    for no in sorted(loc.code_lines + loc.aux_lines) if loc.aux_lines else loc.code_lines:
         chains = loc.chains.get(no)
         if not chains:
             sm.unknown.append(no)
