@@ -72,6 +72,7 @@ _SHORT_REASON = {
     "strided": "the index is strided",
     "constant_offset": "a constant offset breaks 16-byte alignment",
     "layout": "the layout gives each thread fewer than 16 contiguous bytes",
+    "shared_layout": "the shared-memory layout it copies into is contiguous along the other dimension",
     "unknown": "the compiler could not prove the accesses contiguous and aligned",
 }
 _SUGGEST = {
@@ -83,6 +84,8 @@ _SUGGEST = {
     "strided": "Make the fastest-varying index (the tl.arange) the contiguous one in memory, or transpose the data.",
     "constant_offset": "Keep offsets multiples of 16 bytes, or load the aligned block and shift in registers.",
     "layout": "Give each thread more contiguous elements: a larger BLOCK, or fewer warps for this block size.",
+    "shared_layout": "The tensor cores want this operand in that order: 16-bit inputs (or the operand stored "
+                     "transposed in global memory) let the copy move 16 bytes at a time.",
     "unknown": "Check the TTGIR layout of the pointer and its origin in the TTIR.",
 }
 

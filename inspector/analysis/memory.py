@@ -230,9 +230,10 @@ _TTGIR_ACCESS_OPS = set(_ACCESS_OPS) | {"ttg.async_copy_global_to_local", "ttng.
     for op in ("buffer_load", "buffer_store", "buffer_load_to_local", "buffer_atomic_rmw", "buffer_atomic_cas")}
 # `{contiguity = 8 : i32}` on a TTGIR async copy: the elements each thread copies at once
 TTGIR_CONTIGUITY = re.compile(r"contiguity = (\d+)")
-# `#tt.cache_policy<cache_modifier = cs, eviction_policy = evict_normal>`, `isVolatile = true`
+# Triton 3.9: `{cachePolicy = #tt.cache_policy<cache_modifier = cs, eviction_policy = evict_normal>}`
 TTIR_CACHE_POLICY = re.compile(r"cache_modifier = (\w+), eviction_policy = (\w+)")
-TTIR_OLD_CACHE = re.compile(r"\b(cache|evict) = (\d+)")
+# Triton 3.6: `tt.load %x_6, %x_4 evictionPolicy = evict_last : ...`, `tt.store %4, %x_7 cacheModifier = cs : ...`
+TTIR_CACHE_36 = re.compile(r"\b(cacheModifier|evictionPolicy) = (\w+)")
 def _access_cache(op: Op) -> list[str]:
     out = []
     if m := TTIR_CACHE_POLICY.search(op.text):
@@ -240,6 +241,10 @@ def _access_cache(op: Op) -> list[str]:
             out.append(f"cache_modifier={m.group(1)}")
         if m.group(2) != "evict_normal":
             out.append(f"eviction_policy={m.group(2)}")
+    for m in TTIR_CACHE_36.finditer(op.text):
+        name = "cache_modifier" if m.group(1) == "cacheModifier" else "eviction_policy"
+        if m.group(2) not in ("none", "evict_normal"):
+            out.append(f"{name}={m.group(2)}")
     if "isVolatile = true" in op.text:
         out.append("volatile")
     return out
@@ -455,9 +460,9 @@ def _access_reasons(mod: Module, op: Op, elem_bytes: int | None, per_thread: int
         u = flow.unscaled_range(off)
         contiguous = u if contiguous is None else (contiguous or bool(u))
     if contiguous is False:
-        reasons.append("the index is strided (the `tl.arange` is multiplied or divided before it reaches the "
+        reasons.insert(0, "the index is strided (the `tl.arange` is multiplied or divided before it reaches the "
                        "address), so the elements of a thread are not contiguous in memory")
-        codes.append("strided")
+        codes.insert(0, "strided")
     elif odd and "offset_divisibility" not in codes:
         reasons.append(f"the address adds a constant ({', '.join(str(c) for c in sorted(set(odd)))}) that is not a "
                        f"multiple of {vec} elements, so the accesses are not 16-byte aligned")
@@ -532,13 +537,46 @@ def _summarise(instrs: list[MemoryInstruction]) -> list[LineMemory]:
     return out
 
 
-def _ttgir_access_info(ctx: Context, rec: Inspection) -> dict[tuple[int, int], tuple[str | None, int | None]]:
-    """(line, column) -> (layout name, contiguous elements per thread) of TTGIR memory ops."""
+# An async copy's destination: `-> <32x128xf32, #shared1, #smem, mutable>`
+TTGIR_COPY_DEST = re.compile(r"->\s*(?:!ttg\.memdesc)?<[^<>]*?,\s*(#[\w]+)\s*,\s*#smem")
+
+
+@dataclass
+class _TtgirAccess:
+    layout: str | None = None  # encoding of the pointer / data tensor
+    per_thread: int | None = None  # contiguous elements per thread
+    shared_note: str | None = None  # why the copy's shared-memory destination splits it, if it does
+
+
+def _shared_destination_note(mod: Module, op: Op, register_layout: str | None) -> str | None:
+    """For an async copy into shared memory: a destination layout that is not contiguous along the
+    same dimension as the data (a transposed nvmma_shared, a swizzle of another order)."""
+    m = TTGIR_COPY_DEST.search(op.text)
+    if not m or m.group(1) not in mod.layouts:
+        return None
+    kind, body = mod.layouts[m.group(1)]
+    params = parse_params(body)
+    kind = kind.split(".")[-1]
+    if kind == "nvmma_shared" and params.get("transposed") is True:
+        return (f"the copy writes into shared memory laid out for the tensor cores, transposed ({m.group(1)} = "
+                f"{kind}, transposed = true): contiguous along the other dimension, so each element is copied on "
+                f"its own")
+    reg = mod.layouts.get(register_layout or "")
+    if kind.endswith("shared") and "order" in params and reg is not None:
+        reg_order = parse_params(reg[1]).get("order")
+        if isinstance(reg_order, list) and reg_order and params["order"] and params["order"][0] != reg_order[0]:
+            return (f"the copy's shared-memory layout ({m.group(1)}, order {params['order']}) is contiguous along "
+                    f"another dimension than the data (order {reg_order}), so each element is copied on its own")
+    return None
+
+
+def _ttgir_access_info(ctx: Context, rec: Inspection) -> dict[tuple[int, int], _TtgirAccess]:
+    """(line, column) -> layout facts of the TTGIR memory ops at that source location."""
     if "ttgir" not in rec.stages or "ttgir" not in ctx.stages:
         return {}
     mod = _module(ctx, rec, "ttgir")
     loc = ctx.stages["ttgir"]
-    out: dict[tuple[int, int], tuple[str | None, int | None]] = {}
+    out: dict[tuple[int, int], _TtgirAccess] = {}
     for op in mod.ops:
         if op.name not in _TTGIR_ACCESS_OPS:
             continue
@@ -546,19 +584,20 @@ def _ttgir_access_info(ctx: Context, rec: Inspection) -> dict[tuple[int, int], t
         frame = ctx.user_frame(chains[0]) if chains else None
         if frame is None:
             continue
-        per_thread: int | None = None
-        enc: str | None = None
+        info = _TtgirAccess()
         if m := TTGIR_CONTIGUITY.search(op.text):
-            per_thread = int(m.group(1))
+            info.per_thread = int(m.group(1))
         t = tensor_type(op.text.split(" : ", 1)[1] if " : " in op.text else op.text)
         if t and t[2]:
-            enc = t[2]
-            if per_thread is None and enc in mod.layouts:
-                kind, params = mod.layouts[enc]
-                per_thread = contiguous_per_thread(kind.split(".")[-1], parse_params(params))
+            info.layout = t[2]
+            if info.per_thread is None and info.layout in mod.layouts:
+                kind, params = mod.layouts[info.layout]
+                info.per_thread = contiguous_per_thread(kind.split(".")[-1], parse_params(params))
+        if op.name.endswith("_to_local"):
+            info.shared_note = _shared_destination_note(mod, op, info.layout)
         prev = out.get(frame)
-        if prev is None or (prev[1] is None and per_thread is not None):
-            out[frame] = (enc, per_thread)
+        if prev is None or (prev.per_thread is None and info.per_thread is not None):
+            out[frame] = info
     return out
 
 
@@ -616,7 +655,8 @@ def _accesses(ctx: Context, rec: Inspection, by_stage: dict[str, list[MemoryInst
         bases = _Flow(mod).base_pointers(op.operands[0]) if op.operands else []
         if op.name.startswith("tt.descriptor") and op.operands:
             bases = _descriptor_base(mod, op.operands[0])
-        enc, per_thread = ttgir.get(frame, (None, None))
+        facts = ttgir.get(frame, _TtgirAccess())
+        enc, per_thread = facts.layout, facts.per_thread
         acc = MemoryAccess(
             line=frame[0], column=frame[1], call_sites=lines[1:], op=op.name, direction=direction,
             pointer=bases[0] if bases else None, dtype=elem, element_bits=element_bits(elem) if elem else None,
@@ -650,6 +690,12 @@ def _accesses(ctx: Context, rec: Inspection, by_stage: dict[str, list[MemoryInst
         if acc.verdict in ("partial", "scalar"):
             eb = acc.element_bits // 8 if acc.element_bits else None
             acc.reasons, acc.reason_codes = _access_reasons(mod, op, eb, acc.elements_per_thread, values)
+            note = ttgir.get(frame, _TtgirAccess()).shared_note
+            if note and any(i.kind == "async_copy" for i in instrs):
+                acc.reasons.insert(0, note)
+                acc.reason_codes.insert(0, "shared_layout")
+                if acc.reason_codes[1:] == ["unknown"]:
+                    del acc.reasons[1:], acc.reason_codes[1:]
             if not acc.reasons:
                 acc.reasons = ["the IR does not show why: the compiler could not prove the accesses contiguous and "
                                "aligned (see the TTGIR layout and the pointer's origin)"]

@@ -48,17 +48,19 @@ def vs_namespace(ns: argparse.Namespace) -> argparse.Namespace:
     """The second side's options: the first side's, changed by those in --vs."""
     vs = argparse.ArgumentParser(prog="--vs", add_help=False, argument_default=argparse.SUPPRESS)
     add_compile_options(vs)
-    vs._actions = [a for a in vs._actions if a.dest != "file"]  # the file is optional here
-    vs.add_argument("file", nargs="?", default=argparse.SUPPRESS)
     tokens = shlex.split(ns.vs)
-    given = vs.parse_args(tokens)
+    other_file = tokens.pop(0) if tokens and not tokens[0].startswith("-") else None
+    given = vars(vs.parse_args(["-"] + tokens))  # the positional FILE is read above, or kept
+    given.pop("file", None)
+    if other_file is not None:
+        given["file"] = other_file
     out = copy.copy(ns)
-    for key, value in vars(given).items():
+    for key, value in given.items():
         if key in ("arg", "const", "option"):
             setattr(out, key, list(getattr(ns, key) or []) + list(value))
         else:
             setattr(out, key, value)
-    if "file" in vars(given) and "kernel" not in vars(given):
+    if "file" in given and "kernel" not in given:
         out.kernel = None  # another file: its own default kernel unless --kernel is given in --vs
     return out
 

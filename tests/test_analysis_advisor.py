@@ -1,0 +1,151 @@
+"""The advisor's findings, layouts explained and the instruction mix, on real Triton output."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from analysis_kernels import ACCESS, ACCESS_LINES, DOT, DOT_LINE, SPILL, write_kernel
+from conftest import KERNELS
+from inspector.analysis import advise, explain, instruction_mix, layout_report
+from inspector.analysis.locations import stage_lines
+from inspector.api import inspect_kernel
+
+
+def compiled(sandbox, path, **kw):
+    rec = inspect_kernel(path, sandbox=sandbox, timeout=300, **kw)
+    assert rec.error is None, rec.error and rec.error.short()
+    return rec
+
+
+@pytest.fixture(scope="module")
+def kernels(sandbox, tmp_path_factory):
+    d = tmp_path_factory.mktemp("advisor")
+    dot = write_kernel(d, "dot", DOT)
+    return {
+        "add": compiled(sandbox, KERNELS / "add.py", target="sm_90"),
+        "add_4095": compiled(sandbox, KERNELS / "add.py", target="sm_90", args={"n": "4095"}),
+        "access": compiled(sandbox, write_kernel(d, "access", ACCESS), target="sm_90"),
+        "spill": compiled(sandbox, write_kernel(d, "spill", SPILL), target="sm_90", options={"maxnreg": "64"}),
+        "tf32": compiled(sandbox, dot, target="sm_80"),
+        "ieee": compiled(sandbox, dot, target="sm_80", consts={"PRECISION": "ieee"}),
+        "matmul_90": compiled(sandbox, KERNELS / "matmul.py", target="sm_90"),
+        "matmul_amd": compiled(sandbox, KERNELS / "matmul.py", target="gfx942"),
+    }
+
+
+def codes(findings):
+    return [f.code for f in findings]
+
+
+def test_scalar_loads_because_n_is_not_a_multiple_of_16(kernels):
+    findings = advise(kernels["add_4095"])
+    top = findings[0]
+    assert top.code == "scalar_access" and top.severity == "high" and top.line == 25
+    assert top.title.startswith("line 25: loads of `x_ptr` are scalar because")
+    assert "`n` (= 4095)" in top.title and "multiple of 16" in top.title
+    assert any("ld.global.b32" in e for e in top.evidence) and any("LDG.E" in e for e in top.evidence)
+    assert [f.line for f in findings if f.code == "scalar_access"] == [25, 26, 27]
+    assert "scalar_access" not in codes(advise(kernels["add"]))
+
+
+def test_findings_are_ranked(kernels):
+    for rec in kernels.values():
+        f = advise(rec)
+        order = ["high", "medium", "low", "info"]
+        assert [order.index(x.severity) for x in f] == sorted(order.index(x.severity) for x in f)
+
+
+def test_spills_name_the_lines_of_the_spill_stores(kernels):
+    rec = kernels["spill"]
+    spills = [f for f in advise(rec) if f.code == "spills"]
+    assert len(spills) == 1
+    f = spills[0]
+    assert f.title.startswith(f"{rec.resources.spill_store_bytes} bytes spilled per thread (STL at line")
+    assert f.lines and all(8 <= ln <= 14 for ln in f.lines)
+    assert any("ptxas" in e for e in f.evidence) and any("STL" in e for e in f.evidence)
+
+
+def test_tf32_and_fma_dots(kernels):
+    tf32 = advise(kernels["tf32"])
+    assert "tf32" in codes(tf32)
+    f = next(x for x in tf32 if x.code == "tf32")
+    assert f.line == DOT_LINE and "tf32" in f.title
+    tc = next(x for x in tf32 if x.code == "tensor_cores")
+    assert "mma.sync" in tc.title and any("tf32" in e for e in tc.evidence)
+    ieee = advise(kernels["ieee"])
+    assert "tf32" not in codes(ieee)
+    f = next(x for x in ieee if x.code == "no_tensor_cores")
+    assert f.line == DOT_LINE and f.severity == "high" and any("ieee" in e for e in f.evidence)
+
+
+def test_matmul_on_sm90_runs_wgmma(kernels):
+    rec = kernels["matmul_90"]
+    f = next(x for x in advise(rec) if x.code == "tensor_cores")
+    assert "wgmma" in f.title
+    assert any("wgmma.mma_async" in e for e in f.evidence) and any("HGMMA" in e for e in f.evidence)
+    mix = instruction_mix(rec)
+    assert mix.stages["ptx"].counts["tensor_core"] >= 1 and mix.stages["sass"].counts["tensor_core"] >= 1
+    dot_line = f.line
+    assert mix.stages["sass"].by_line[dot_line].get("tensor_core")
+    occ = next(x for x in advise(rec) if x.code == "occupancy")
+    assert "registers" in occ.title and "block" in occ.title
+
+
+def test_amd_scratch_and_mfma(kernels):
+    rec = kernels["matmul_amd"]
+    found = codes(advise(rec))
+    assert "tensor_cores" in found
+    f = next(x for x in advise(rec) if x.code == "tensor_cores")
+    assert "MFMA" in f.title and any("v_mfma" in e for e in f.evidence)
+    if rec.resources.scratch_bytes:
+        assert "spills" in found
+
+
+def test_layouts_in_words(kernels):
+    rep = layout_report(kernels["add"])
+    (blocked,) = [l for l in rep.layouts if l.name == "#blocked"]
+    assert blocked.kind == "blocked" and blocked.contiguous_per_thread == 4
+    assert "each thread holds 4 contiguous fp32 = 16 bytes" in blocked.explanation
+    assert blocked.source_lines and set(blocked.source_lines) <= set(range(21, 28))
+    assert rep.conversions == [] and rep.num_warps == 4
+    mm = layout_report(kernels["matmul_90"])
+    mma = next(l for l in mm.layouts if l.kind == "nvidia_mma")
+    assert "wgmma" in mma.explanation
+    shared = next(l for l in mm.layouts if l.kind == "nvmma_shared")
+    assert "128-byte swizzle" in shared.explanation
+
+
+def test_layout_conversions_counted_with_their_lines(kernels):
+    rec = kernels["access"]
+    rep = layout_report(rec)
+    assert len(rep.conversions) == 1
+    conv = rep.conversions[0]
+    assert conv.source_lines == [ACCESS_LINES["shifted"]]
+    assert conv.lowering == "shared memory" and not conv.in_loop
+    assert rep.through_shared == 1
+    ttgir = stage_lines(rec.stages["ttgir"])
+    assert "ttg.convert_layout" in ttgir[conv.line - 1]
+    f = next(x for x in advise(rec) if x.code == "layout_conversions")
+    assert f.line == ACCESS_LINES["shifted"] and "through shared memory" in f.title
+
+
+def test_instruction_mix_counts_every_instruction(kernels):
+    rec = kernels["add"]
+    mix = instruction_mix(rec)
+    ptx = mix.stages["ptx"]
+    assert ptx.counts["global_load"] == 4 and ptx.counts["global_store"] == 2
+    assert sum(ptx.counts.values()) == ptx.total
+    assert sum(sum(c.values()) for c in ptx.by_line.values()) + ptx.unattributed == ptx.total
+    assert ptx.line_totals("global_load") == {25: 2, 26: 2}
+    sass = mix.stages["sass"]
+    assert sass.counts["global_load"] == 4 and "nop" not in sass.counts
+    assert set(mix.stages) == {"ttir", "ttgir", "llir", "ptx", "sass"}
+
+
+def test_explanation_is_json(kernels):
+    for rec in kernels.values():
+        data = json.loads(json.dumps(dataclasses.asdict(explain(rec))))
+        assert data["kernel"] == rec.kernel and "findings" in data and data["memory"]["accesses"] is not None
