@@ -6,9 +6,9 @@ import dataclasses
 import json
 
 import pytest
-
 from analysis_kernels import ACCESS, ACCESS_LINES, DOT, DOT_LINE, SPILL, write_kernel
 from conftest import KERNELS
+
 from inspector.analysis import advise, explain, instruction_mix, layout_report
 from inspector.analysis.locations import stage_lines
 from inspector.api import inspect_kernel

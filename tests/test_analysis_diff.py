@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 import pytest
-
 from analysis_kernels import write_kernel
 from conftest import KERNELS, REPO
+
 from inspector.analysis import diff_inspections, stage_diff
 from inspector.api import inspect_kernel
 from inspector.cli import add_compile_options
@@ -109,7 +109,7 @@ def test_vs_options_override_by_name():
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "inspector", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=600)
+                          timeout=600, check=False)
 
 
 def test_explain_command(recs):

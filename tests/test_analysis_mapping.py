@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from analysis_kernels import CDIV_LINE, HELPER, HELPER_BODY_LINE, HELPER_CALL_LINE, tl_lines, write_kernel
 from conftest import KERNELS
+
 from inspector.analysis import line_map
-from inspector.analysis.locations import mlir_locations, ptx_locations, sass_locations, stage_lines
+from inspector.analysis.locations import ptx_locations, sass_locations, stage_lines
 from inspector.api import inspect_kernel
 
 BUNDLED = sorted(p for p in KERNELS.glob("*.py") if not p.name.startswith("_"))
@@ -231,24 +231,3 @@ def test_ptx_inlined_call_site_from_the_comment():
     loc = ptx_locations(PTX_36_INLINED)
     chain = loc.chains[2][0]
     assert [(f[0].rsplit("/", 1)[1], f[1], f[2]) for f in chain] == [("standard.py", 43, 17), ("matmul.py", 87, 27)]
-
-
-def test_mlir_callsite_and_name_locations():
-    text = "\n".join([
-        '#loc = loc("/k.py":10:1)',
-        "module {",
-        "  tt.func public @k() {",
-        "    %a = arith.addi %x, %y : i32 loc(#loc3)",
-        "    %b = arith.muli %a, %y : i32 loc(#loc4)",
-        "    tt.return loc(#loc)",
-        "  } loc(#loc)",
-        "} loc(#loc)",
-        '#loc1 = loc("/k.py":4:5)',
-        '#loc2 = loc("/k.py":12:9)',
-        '#loc3 = loc(callsite(#loc1 at #loc2))',
-        '#loc4 = loc("b"(#loc2))',
-    ])
-    loc = mlir_locations(text)
-    assert [f[1] for f in loc.chains[4][0]] == [4, 12]
-    assert [f[1] for f in loc.chains[5][0]] == [12]
-    assert [f[1] for f in loc.chains[3][0]] == [10]  # the func line, through its closing brace

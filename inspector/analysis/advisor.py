@@ -28,7 +28,7 @@ from ..record import Inspection
 from .context import context
 from .layouts import layout_report
 from .memory import MemoryAccess, memory_report
-from .mlir import parse_module, tensor_type
+from .mlir import parse_module
 
 SEVERITIES = ("high", "medium", "low", "info")
 # `tt.dot %a, %b, %c, inputPrecision = tf32 : tensor<64x64xf32> * tensor<64x64xf32> -> tensor<64x64xf32>`
@@ -141,12 +141,12 @@ def _spill_findings(rec: Inspection) -> list[Finding]:
     where = (f" ({what} at line{'s' if len(store_lines) > 1 else ''} {_ranges(store_lines)})" if store_lines else "")
     if rec.backend == "cuda":
         title = f"{total} bytes spilled per thread{where}"
-        evidence = [f"ptxas: {r.spill_store_bytes} bytes spill stores, {r.spill_load_bytes} bytes spill loads; "
-                    f"{r.registers} registers per thread"]
+        evidence = [(f"ptxas: {r.spill_store_bytes} bytes spill stores, {r.spill_load_bytes} bytes spill loads; "
+                    f"{r.registers} registers per thread")]
     else:
         title = f"{total} bytes of scratch per thread{where}"
-        evidence = [f"AMDGCN: {r.vgpr_spills} VGPR and {r.sgpr_spills} SGPR spills, {r.scratch_bytes} bytes of scratch; "
-                    f"{r.vgprs} VGPRs, {r.agprs} AGPRs"]
+        evidence = [(f"AMDGCN: {r.vgpr_spills} VGPR and {r.sgpr_spills} SGPR spills, {r.scratch_bytes} bytes of scratch; "
+                    f"{r.vgprs} VGPRs, {r.agprs} AGPRs")]
     for s in stores + loads:
         if s.stage == stage:
             evidence.append(f"line {s.line}: {s.count} x {', '.join(s.opcodes)} ({s.bytes_per_thread} bytes)")

@@ -9,12 +9,21 @@ from __future__ import annotations
 
 import os
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..record import Inspection
-from .locations import (Chain, StageLocations, amdgcn_locations, llvm_locations, mlir_locations, ptx_locations,
-                        sass_locations, stage_lines)
+from .locations import (
+    Chain,
+    StageLocations,
+    amdgcn_locations,
+    llvm_locations,
+    mlir_locations,
+    ptx_locations,
+    sass_locations,
+    stage_lines,
+)
 
 _PARSERS: dict[str, Callable[[str], StageLocations]] = {
     "ttir": mlir_locations,

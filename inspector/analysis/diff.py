@@ -113,7 +113,7 @@ def normalise(stage: str, text: str) -> tuple[list[str], list[str]]:
             n = MLIR_LOC_TAIL.sub("", s)
             n = MLIR_LOC_REF.sub("#loc", MLIR_SSA.sub("%", n))
         elif stage == "llir":
-            if s.startswith("!") or s.startswith("; ModuleID"):
+            if s.startswith(("!", "; ModuleID")):
                 continue
             n = LLVM_ATTR.sub("#", LLVM_META.sub("!", LLVM_DBG.sub("", MLIR_SSA.sub("%", s))))
         elif stage == "ptx":

@@ -23,6 +23,7 @@ Classes (the same names in every stage, so stages and inspections compare):
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -37,7 +38,7 @@ MEMORY_CLASSES = frozenset({
 })
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Instruction:
     """One machine instruction (PTX, SASS or AMDGCN) as printed on its stage line."""
 
@@ -57,6 +58,7 @@ _PTX_BARRIER = ("bar", "barrier", "membar", "fence", "mbarrier", "griddepcontrol
 _PTX_BRANCH = ("bra", "brx", "ret", "exit", "call", "trap")
 
 
+@functools.lru_cache(maxsize=4096)
 def _ptx_class(op: str) -> str:
     parts = op.split(".")
     head = parts[0]
@@ -114,6 +116,15 @@ def _ptx_class(op: str) -> str:
     return "int"
 
 
+def ptx_class(line: str) -> str | None:
+    """The class of the instruction on a PTX line, or None (no Instruction built: the fast path)."""
+    s = line.strip()
+    if not s or s[0] in ".{}/$)(" or s.endswith(":"):
+        return None
+    m = PTX_INSTRUCTION.match(s)
+    return _ptx_class(m.group(2)) if m else None
+
+
 def ptx_instruction(line: str) -> Instruction | None:
     """The instruction on a PTX line; None for directives, labels, comments and braces."""
     s = line.strip()
@@ -161,6 +172,7 @@ _SASS_FP = {"FFMA", "FADD", "FMUL", "FMNMX", "FSETP", "FSEL", "FCHK", "FSET", "F
             "DSETP", "DMNMX"}
 
 
+@functools.lru_cache(maxsize=4096)
 def _sass_class(op: str) -> str:
     base = op.split(".", 1)[0]
     if base in _SASS_CLASS:
@@ -173,6 +185,14 @@ def _sass_class(op: str) -> str:
     if op.startswith("IMAD.MOV"):
         return "move"
     return "int"
+
+
+def sass_class(line: str) -> str | None:
+    """The class of the instruction on a SASS stage line, or None (the fast path)."""
+    if "/*" not in line:
+        return None
+    m = SASS_INSTRUCTION.match(line)
+    return _sass_class(m.group(2)) if m else None
 
 
 def sass_instruction(line: str) -> Instruction | None:
@@ -209,8 +229,7 @@ def _amdgcn_class(op: str, operands: str) -> str:
         return "shared_load"
     if op.startswith(("ds_write", "ds_store")):
         return "shared_store"
-    if op.startswith(("ds_bpermute", "ds_permute", "ds_swizzle")) or op.endswith("_dpp") or op.startswith(
-            ("v_readlane", "v_readfirstlane", "v_writelane", "v_permlane")):
+    if op.startswith(("ds_bpermute", "ds_permute", "ds_swizzle", "v_readlane", "v_readfirstlane", "v_writelane", "v_permlane")) or op.endswith("_dpp"):
         return "shuffle"
     if op.startswith("ds_"):
         return "shared_atomic"
@@ -234,6 +253,12 @@ def _amdgcn_class(op: str, operands: str) -> str:
     if _AMD_FP.search(op):
         return "fp"
     return "int"
+
+
+def amdgcn_class(line: str) -> str | None:
+    """The class of the instruction on an AMDGCN line, or None."""
+    ins = amdgcn_instruction(line)
+    return ins.cls if ins else None
 
 
 def amdgcn_instruction(line: str) -> Instruction | None:

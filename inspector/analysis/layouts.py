@@ -270,9 +270,8 @@ def layout_report(rec: Inspection) -> LayoutReport:
     lines = stage_lines(text)
     defs: dict[str, tuple[str, str, str]] = {}
     for line in lines:
-        if line.startswith("#") and not line.startswith("#loc"):
-            if m := LAYOUT_DEF.match(line.strip()):
-                defs[m.group(1)] = (m.group(3), m.group(4), line.strip())
+        if line.startswith("#") and not line.startswith("#loc") and (m := LAYOUT_DEF.match(line.strip())):
+            defs[m.group(1)] = (m.group(3), m.group(4), line.strip())
     kinds = {name: kind for name, (kind, _, _) in defs.items()}
     uses: dict[str, list[int]] = {name: [] for name in defs}
     examples: dict[str, tuple[list[int], str]] = {}

@@ -359,7 +359,7 @@ def ptx_locations(text: str) -> StageLocations:
     directives of the level above. Where that level was inlined at several places, the nearest
     preceding one is taken and the line is marked `inferred`.
     """
-    from .instructions import ptx_instruction
+    from .instructions import ptx_class
 
     files = _asm_files(text)
     out = StageLocations()
@@ -389,11 +389,11 @@ def ptx_locations(text: str) -> StageLocations:
             elif s.startswith(PTX_END_ASM):
                 in_asm = False
             continue
-        ins = ptx_instruction(line)
-        if ins is None:
+        cls = ptx_class(line)
+        if cls is None:
             continue
         out.code_lines.append(no)
-        out.classes[no] = ins.cls
+        out.classes[no] = cls
         if true_loc:
             out.chains[no] = (true_loc,)
         if emitted:
@@ -443,7 +443,7 @@ def _extend_call_chains(out: StageLocations, call_sites: dict[Frame, list[tuple[
 
 def amdgcn_locations(text: str) -> StageLocations:
     """Locations of AMDGCN lines: each instruction gets the `.loc` in force."""
-    from .instructions import amdgcn_instruction
+    from .instructions import amdgcn_class
 
     files = _asm_files(text)
     out = StageLocations()
@@ -457,11 +457,11 @@ def amdgcn_locations(text: str) -> StageLocations:
             if m:
                 loc = _asm_loc_chain(m, line, files)
             continue
-        ins = amdgcn_instruction(line)
-        if ins is None:
+        cls = amdgcn_class(line)
+        if cls is None:
             continue
         out.code_lines.append(no)
-        out.classes[no] = ins.cls
+        out.classes[no] = cls
         if loc:
             out.chains[no] = (loc,)
     return out
@@ -506,9 +506,10 @@ def sass_locations(text: str, ptx: StageLocations | None = None) -> StageLocatio
     takes their true locations. Several candidates are all kept and the line is marked
     `inferred`; a SASS line with no PTX counterpart keeps its own location.
     """
-    from .instructions import sass_instruction
+    from .instructions import sass_class
 
     index = _emitted_index(ptx) if ptx is not None else {}
+    memo: dict[tuple[Chain, str], tuple[tuple[Chain, ...], bool]] = {}  # few distinct (location, class) pairs
     out = StageLocations(columns=False)
     loc: Chain = ()
     group: list[str] = []
@@ -519,20 +520,24 @@ def sass_locations(text: str, ptx: StageLocations | None = None) -> StageLocatio
         if group:
             loc = _sass_group_chain(group)
             group = []
-        ins = sass_instruction(line)
-        if ins is None:
+        cls = sass_class(line)
+        if cls is None:
             continue
         out.code_lines.append(no)
-        out.classes[no] = ins.cls
+        out.classes[no] = cls
         if not loc:
             continue
         chains: tuple[Chain, ...] = (loc,)
         if index:
-            fixed = _reattribute(loc, ins.cls, index)
-            if fixed is not None:
-                chains = fixed
-                if len(fixed) > 1 or _lines(fixed[0]) != _lines(loc):
-                    out.inferred.add(no)
+            key = (loc, cls)
+            hit = memo.get(key)
+            if hit is None:
+                fixed = _reattribute(loc, cls, index)
+                changed = fixed is not None and (len(fixed) > 1 or _lines(fixed[0]) != _lines(loc))
+                hit = memo[key] = (fixed or chains, changed)
+            chains = hit[0]
+            if hit[1]:
+                out.inferred.add(no)
         out.chains[no] = chains
     return out
 
@@ -544,13 +549,18 @@ def _lines(chain: Chain) -> tuple[tuple[str, int], ...]:
 def _emitted_index(ptx: StageLocations) -> dict[tuple[str, int], list[tuple[str, Chain, bool, Chain]]]:
     """(file, line) as ptxas saw it -> [(class, true chain, shifted?, emitted chain)] of PTX instructions."""
     index: dict[tuple[str, int], list[tuple[str, Chain, bool, Chain]]] = {}
+    seen: dict[tuple[str, Chain, Chain], tuple[str, Chain, bool, Chain]] = {}
     for no, emitted in ptx.emitted.items():
-        true = ptx.chains.get(no, ((),))[0]
-        if not true:
+        chains = ptx.chains.get(no)
+        if not chains or not chains[0]:
             continue
-        shifted = _lines(true)[:1] != _lines(emitted)[:1] or len(true) != len(emitted)
-        key = (emitted[0][0], emitted[0][1])
-        index.setdefault(key, []).append((ptx.classes.get(no, "other"), true, shifted, emitted))
+        true = chains[0]
+        key = (ptx.classes.get(no, "other"), true, emitted)
+        entry = seen.get(key)
+        if entry is None:  # one entry per distinct (class, location): thousands of loads share a few
+            shifted = true[0][:2] != emitted[0][:2] or len(true) != len(emitted)
+            entry = seen[key] = (key[0], true, shifted, emitted)
+            index.setdefault((emitted[0][0], emitted[0][1]), []).append(entry)
     return index
 
 

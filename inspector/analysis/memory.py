@@ -697,8 +697,8 @@ def _accesses(ctx: Context, rec: Inspection, by_stage: dict[str, list[MemoryInst
                 if acc.reason_codes[1:] == ["unknown"]:
                     del acc.reasons[1:], acc.reason_codes[1:]
             if not acc.reasons:
-                acc.reasons = ["the IR does not show why: the compiler could not prove the accesses contiguous and "
-                               "aligned (see the TTGIR layout and the pointer's origin)"]
+                acc.reasons = [("the IR does not show why: the compiler could not prove the accesses contiguous and "
+                               "aligned (see the TTGIR layout and the pointer's origin)")]
                 acc.reason_codes = ["unknown"]
         out.append(acc)
     return out

@@ -182,7 +182,7 @@ def element_bits(elem: str) -> int | None:
     m = re.match(r"^(?:[fi]|bf|ui|si)(\d+)", elem)
     if m:
         return int(m.group(1))
-    if elem.startswith("f8") or elem.startswith("f4") or elem.startswith("f6"):
+    if elem.startswith(("f8", "f4", "f6")):
         return 8
     return None
 

@@ -1,0 +1,107 @@
+"""How long the source <-> stage line mapping takes on large stages.
+
+Compiles a kernel with large stages (by default the vector add with BLOCK=65536 and one warp: each
+thread handles 2048 elements, about 20,000 lines of PTX and 28,000 of SASS), then times, on a
+fresh copy of the record each time (nothing cached):
+- each stage's location parser alone (the SASS one includes its re-attribution through the PTX);
+- `line_map(rec)`: every stage parsed and mapped, both directions;
+- `memory_report`, `instruction_mix` and `advise` after it (they reuse the parsed stages);
+- a lookup in each direction once the map exists.
+
+Run: python benchmarks/analysis_line_map.py [--file kernels/add.py] [--target sm_90] [--const BLOCK=65536]
+     [--num-warps 1] [--repeat 5]
+Prints a markdown table; timings are wall-clock medians on whatever machine runs it (say which).
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from inspector.analysis import advise, instruction_mix, line_map, memory_report  # noqa: E402
+from inspector.analysis.locations import (amdgcn_locations, llvm_locations, mlir_locations,  # noqa: E402
+                                          ptx_locations, sass_locations, stage_lines)
+from inspector.api import inspect_kernel, triton_version  # noqa: E402
+from inspector.record import Inspection  # noqa: E402
+
+PARSERS = {"ttir": mlir_locations, "ttgir": mlir_locations, "llir": llvm_locations, "ptx": ptx_locations,
+           "amdgcn": amdgcn_locations}
+
+
+def median_ms(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--file", default=str(REPO / "kernels" / "add.py"))
+    p.add_argument("--target", default="sm_90")
+    p.add_argument("--const", action="append", default=None, help="NAME=VALUE (default BLOCK=65536)")
+    p.add_argument("--num-warps", type=int, default=1)
+    p.add_argument("--repeat", type=int, default=5)
+    ns = p.parse_args()
+    consts = dict(c.split("=", 1) for c in (ns.const or ["BLOCK=65536"]))
+    rec = inspect_kernel(ns.file, target=ns.target, consts=consts, options={"num_warps": str(ns.num_warps)},
+                         timeout=600)
+    if rec.error:
+        print(rec.error.short(), file=sys.stderr)
+        return 1
+    data = rec.to_dict()
+
+    def fresh() -> Inspection:
+        return Inspection.from_dict(data)
+
+    print(f"{rec.kernel} on {rec.target}, consts {consts}, num_warps {ns.num_warps}; Triton {triton_version()}; "
+          f"Python {platform.python_version()} on {platform.machine()} ({platform.processor() or 'cpu'}); "
+          f"median of {ns.repeat}\n")
+    print("| what | lines | ms |")
+    print("|---|---:|---:|")
+    for stage, text in rec.stages.items():
+        n = len(stage_lines(text))
+        if stage == "sass":
+            ptx = ptx_locations(rec.stages["ptx"]) if "ptx" in rec.stages else None
+            ms = median_ms(lambda: sass_locations(text, ptx), ns.repeat)
+            label = "parse sass (with PTX re-attribution)"
+        else:
+            ms = median_ms(lambda: PARSERS[stage](text), ns.repeat)  # noqa: B023
+            label = f"parse {stage}"
+        print(f"| {label} | {n} | {ms:.1f} |")
+    total_lines = sum(len(stage_lines(t)) for t in rec.stages.values())
+    print(f"| line_map(rec), every stage | {total_lines} | {median_ms(lambda: line_map(fresh()), ns.repeat):.1f} |")
+
+    def everything() -> None:
+        r = fresh()
+        line_map(r)
+        memory_report(r)
+        instruction_mix(r)
+        advise(r)
+
+    print(f"| line_map + memory + mix + advise | {total_lines} | {median_ms(everything, ns.repeat):.1f} |")
+    lm = line_map(rec)
+    biggest = max(lm.stages.values(), key=lambda s: len(s.to_source))
+    lines = list(biggest.to_source)
+    sources = list(biggest.from_source)
+    t = time.perf_counter()
+    for ln in lines:
+        lm.source_lines(biggest.stage, ln)
+    for s in sources:
+        lm.stage_lines(biggest.stage, s)
+    per = (time.perf_counter() - t) * 1e6 / max(1, len(lines) + len(sources))
+    print(f"| one lookup in {biggest.stage} (either direction), microseconds | {len(lines)} | {per:.2f} us |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
