@@ -10,7 +10,7 @@ fresh copy of the record each time (nothing cached):
 
 Run: python benchmarks/analysis_line_map.py [--file kernels/add.py] [--target sm_90] [--const BLOCK=65536]
      [--num-warps 1] [--repeat 5]
-Prints a markdown table; timings are wall-clock medians on whatever machine runs it (say which).
+Prints a markdown table of medians, wall-clock and CPU time, on whatever machine runs it (say which).
 """
 
 from __future__ import annotations
@@ -25,23 +25,31 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from inspector.analysis import advise, instruction_mix, line_map, memory_report  # noqa: E402
-from inspector.analysis.locations import (amdgcn_locations, llvm_locations, mlir_locations,  # noqa: E402
-                                          ptx_locations, sass_locations, stage_lines)
-from inspector.api import inspect_kernel, triton_version  # noqa: E402
-from inspector.record import Inspection  # noqa: E402
+from inspector.analysis import advise, instruction_mix, line_map, memory_report
+from inspector.analysis.locations import (
+    amdgcn_locations,
+    llvm_locations,
+    mlir_locations,
+    ptx_locations,
+    sass_locations,
+    stage_lines,
+)
+from inspector.api import inspect_kernel, triton_version
+from inspector.record import Inspection
 
 PARSERS = {"ttir": mlir_locations, "ttgir": mlir_locations, "llir": llvm_locations, "ptx": ptx_locations,
            "amdgcn": amdgcn_locations}
 
 
-def median_ms(fn, repeat: int) -> float:
-    times = []
+def median_ms(fn, repeat: int) -> str:
+    """'wall | cpu' medians in ms (CPU time of this process: less disturbed by a busy machine)."""
+    wall, cpu = [], []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         fn()
-        times.append((time.perf_counter() - t) * 1000)
-    return statistics.median(times)
+        wall.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)
+    return f"{statistics.median(wall):.1f} | {statistics.median(cpu):.1f}"
 
 
 def main() -> int:
@@ -66,20 +74,20 @@ def main() -> int:
     print(f"{rec.kernel} on {rec.target}, consts {consts}, num_warps {ns.num_warps}; Triton {triton_version()}; "
           f"Python {platform.python_version()} on {platform.machine()} ({platform.processor() or 'cpu'}); "
           f"median of {ns.repeat}\n")
-    print("| what | lines | ms |")
-    print("|---|---:|---:|")
+    print("| what | lines | wall ms | cpu ms |")
+    print("|---|---:|---:|---:|")
     for stage, text in rec.stages.items():
         n = len(stage_lines(text))
         if stage == "sass":
             ptx = ptx_locations(rec.stages["ptx"]) if "ptx" in rec.stages else None
-            ms = median_ms(lambda: sass_locations(text, ptx), ns.repeat)
+            ms = median_ms(lambda text=text, ptx=ptx: sass_locations(text, ptx), ns.repeat)
             label = "parse sass (with PTX re-attribution)"
         else:
-            ms = median_ms(lambda: PARSERS[stage](text), ns.repeat)  # noqa: B023
+            ms = median_ms(lambda text=text, stage=stage: PARSERS[stage](text), ns.repeat)
             label = f"parse {stage}"
-        print(f"| {label} | {n} | {ms:.1f} |")
+        print(f"| {label} | {n} | {ms} |")
     total_lines = sum(len(stage_lines(t)) for t in rec.stages.values())
-    print(f"| line_map(rec), every stage | {total_lines} | {median_ms(lambda: line_map(fresh()), ns.repeat):.1f} |")
+    print(f"| line_map(rec), every stage | {total_lines} | {median_ms(lambda: line_map(fresh()), ns.repeat)} |")
 
     def everything() -> None:
         r = fresh()
@@ -88,7 +96,7 @@ def main() -> int:
         instruction_mix(r)
         advise(r)
 
-    print(f"| line_map + memory + mix + advise | {total_lines} | {median_ms(everything, ns.repeat):.1f} |")
+    print(f"| line_map + memory + mix + advise | {total_lines} | {median_ms(everything, ns.repeat)} |")
     lm = line_map(rec)
     biggest = max(lm.stages.values(), key=lambda s: len(s.to_source))
     lines = list(biggest.to_source)
@@ -99,7 +107,7 @@ def main() -> int:
     for s in sources:
         lm.stage_lines(biggest.stage, s)
     per = (time.perf_counter() - t) * 1e6 / max(1, len(lines) + len(sources))
-    print(f"| one lookup in {biggest.stage} (either direction), microseconds | {len(lines)} | {per:.2f} us |")
+    print(f"| one lookup in {biggest.stage} (either direction), microseconds | {len(lines)} | {per:.2f} | |")
     return 0
 
 
