@@ -6,7 +6,7 @@ import dataclasses
 import json
 
 import pytest
-from analysis_kernels import ACCESS, ACCESS_LINES, DOT, DOT_LINE, SPILL, write_kernel
+from analysis_kernels import ACCESS, ACCESS_LINES, DOT, DOT_LINE, SPILL, tl_lines, write_kernel
 from conftest import KERNELS
 
 from inspector.analysis import advise, explain, instruction_mix, layout_report
@@ -149,3 +149,40 @@ def test_explanation_is_json(kernels):
     for rec in kernels.values():
         data = json.loads(json.dumps(dataclasses.asdict(explain(rec))))
         assert data["kernel"] == rec.kernel and "findings" in data and data["memory"]["accesses"] is not None
+
+
+# ---- the bundled teaching pairs ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def pairs(sandbox):
+    out = {}
+    specs = {
+        "strided": ("copy_coalesced_vs_strided.py", {"kernel": "copy_strided_kernel"}),
+        "coalesced": ("copy_coalesced_vs_strided.py", {"kernel": "copy_coalesced_kernel"}),
+        "spills": ("register_spill.py", {"consts": {"BLOCK_N": "32768"}}),
+        "fits": ("register_spill.py", {"consts": {"BLOCK_N": "4096"}}),
+        "ieee": ("matmul_tf32_vs_ieee.py", {"consts": {"INPUT_PRECISION": "ieee"}}),
+    }
+    for name, (file, kw) in specs.items():
+        path = KERNELS / file
+        if not path.exists():
+            pytest.skip(f"{file} is not bundled")
+        out[name] = compiled(sandbox, path, target="sm_90", **kw)
+    return out
+
+
+def test_strided_copy_is_scalar_because_strided(pairs):
+    f = advise(pairs["strided"])[0]
+    assert f.code == "scalar_access" and "because the index is strided" in f.title
+    assert "scalar_access" not in codes(advise(pairs["coalesced"]))
+
+
+def test_register_spill_pair(pairs):
+    spills = next(f for f in advise(pairs["spills"]) if f.code == "spills")
+    body = tl_lines(pairs["spills"].source)
+    assert spills.lines and all(body[0] <= ln <= body[-1] for ln in spills.lines)
+    assert "spills" not in codes(advise(pairs["fits"]))
+
+
+def test_ieee_matmul_runs_on_fma(pairs):
+    f = next(x for x in advise(pairs["ieee"]) if x.code == "no_tensor_cores")
+    assert "tl.dot" in pairs["ieee"].source.split("\n")[f.line - 1]

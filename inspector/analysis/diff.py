@@ -210,6 +210,8 @@ def _settings(a: Inspection, b: Inspection) -> list[Change]:
 
 
 def _memory_changes(a: Inspection, b: Inspection) -> list[AccessChange]:
+    """Pair the memory ops of both sides: by line and direction in the same source (the op may be
+    rewritten, e.g. a descriptor load becomes a plain load on AMD), else by order and direction."""
     ra, rb = memory_report(a).accesses, memory_report(b).accesses
     same_file = a.file == b.file and a.source == b.source
     out: list[AccessChange] = []
@@ -217,9 +219,10 @@ def _memory_changes(a: Inspection, b: Inspection) -> list[AccessChange]:
     for i, x in enumerate(ra):
         match = None
         for j, y in enumerate(rb):
-            if j in used or y.op != x.op:
+            if j in used or y.direction != x.direction:
                 continue
-            if (same_file and y.line == x.line and y.column == x.column) or (not same_file and j >= i):
+            if (same_file and y.line == x.line and (y.column == x.column or y.op != x.op)) or (
+                    not same_file and j >= i):
                 match = j
                 break
         if match is None:
@@ -227,7 +230,8 @@ def _memory_changes(a: Inspection, b: Inspection) -> list[AccessChange]:
             continue
         used.add(match)
         y = rb[match]
-        out.append(AccessChange(x.line, y.line, x.op, x.verdict, y.verdict, x.summary, y.summary, y.reasons))
+        op = x.op if x.op == y.op else f"{x.op} -> {y.op}"
+        out.append(AccessChange(x.line, y.line, op, x.verdict, y.verdict, x.summary, y.summary, y.reasons))
     for j, y in enumerate(rb):
         if j not in used:
             out.append(AccessChange(None, y.line, y.op, None, y.verdict, "", y.summary, y.reasons))

@@ -498,13 +498,15 @@ def sass_locations(text: str, ptx: StageLocations | None = None) -> StageLocatio
     """Locations of SASS lines from the disassembler's line table.
 
     With `ptx` (the same kernel's `ptx_locations`), a SASS line is re-attributed where the PTX
-    shows that ptxas saw a different location than the code's own: the inline-asm shift of
-    Triton 3.9 (see the module docstring), and call sites of inlined library code that the line
-    table lacks (Triton 3.6 emits no `inlined_at`). The PTX instructions that ptxas saw at the
-    same (file, line) are looked up, preferring those of the same instruction class (a `LDG`
-    follows the `ld.global`s, an `FADD` the `add.f32`s), then those not shifted; the SASS line
-    takes their true locations. Several candidates are all kept and the line is marked
-    `inferred`; a SASS line with no PTX counterpart keeps its own location.
+    shows that ptxas saw another location than the code's own: the inline-asm shift of Triton
+    3.9 (see the module docstring), and the call sites of inlined library code that the line
+    table lacks (Triton 3.6's PTX has no `inlined_at`). The PTX instructions ptxas saw at the same
+    (file, line) decide, in this order: those of the same class (an `LDG` follows the
+    `ld.global`s, an `FADD` the `add.f32`s); else, if unshifted PTX code sits at that line, the
+    line keeps its own location (ptxas made the instruction for that code); else those of a
+    compatible class (a `CS2R` zeroing for a `mov`), else all. The SASS line takes their true
+    locations; several are all kept, and the line is marked `inferred`. A SASS line with no PTX
+    counterpart keeps its own location.
     """
     from .instructions import sass_class
 
