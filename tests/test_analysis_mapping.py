@@ -140,6 +140,9 @@ def test_ir_to_ir_through_shared_source_lines(add90):
     assert all(25 in lm.source_lines("ptx", n) for n in related)
     back = lm.related("ptx", related[0], "ttgir")
     assert load in back
+    every = lm.everywhere(25)
+    assert set(every) == set(NVIDIA_STAGES) and all(every.values())
+    assert load in every["ttgir"] and set(related) <= set(every["ptx"])
 
 
 def test_region_ops_map_through_their_closing_brace(bundled):

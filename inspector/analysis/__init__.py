@@ -13,6 +13,7 @@ Line mapping (mapping.py)
         {source line: [stage lines]}, unknown [code lines with no location], elsewhere {line: ["standard.py:43"]}
         for code located only in other files, inferred [lines re-attributed through the PTX], columns.
         .stage_lines(stage, source_line) -> [stage lines];  .source_lines(stage, line) -> [source lines]
+        .everywhere(source_line) -> {stage: [stage lines]}  (every pane to highlight for one source line)
         .related(stage, line, other_stage) -> [lines of other_stage sharing a source line]  (IR <-> IR)
     Inlined @triton.jit helpers map to the helper's own line and to each call site; see mapping.py.
 

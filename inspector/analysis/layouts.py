@@ -160,9 +160,10 @@ def _explain(kind: str, p: dict[str, Any], example: tuple[list[int], str] | None
         inst = p.get("instrShape", [])
         wpc = p.get("warpsPerCTA", [])
         if v == 3:
-            return (f"Hopper wgmma accumulator: warpgroups of 4 warps each compute a {_dims(inst[:2] if inst else [])} "
-                    f"tile per instruction (instrShape {inst}); warps tiled {_dims(wpc)}; each thread holds pairs of "
-                    f"adjacent elements of the result. The dot runs on tensor cores (wgmma).")
+            shape = f"m{4 * inst[0]}n{inst[1]}k{inst[2]}" if len(inst) == 3 else str(inst)
+            return (f"Hopper wgmma accumulator: each warpgroup (4 warps) computes a {shape} tile per instruction "
+                    f"(instrShape {inst} per warp); warps tiled {_dims(wpc)}; each thread holds pairs of adjacent "
+                    f"elements of the result. The dot runs on tensor cores (wgmma).")
         if v == 5:
             return "Blackwell tcgen05 accumulator in tensor memory."
         return (f"mma.sync accumulator (version {v}): each warp computes {_dims(inst)} tiles per instruction; warps "

@@ -51,6 +51,10 @@ class LineMap:
         sm = self.stages.get(stage)
         return sm.from_source.get(source_line, []) if sm else []
 
+    def everywhere(self, source_line: int) -> dict[str, list[int]]:
+        """Every stage's lines that came from `source_line` (the panes to highlight)."""
+        return {stage: sm.from_source.get(source_line, []) for stage, sm in self.stages.items()}
+
     def source_lines(self, stage: str, line: int) -> list[int]:
         """Kernel-file lines that `line` of `stage` came from (empty when it has no location)."""
         sm = self.stages.get(stage)
