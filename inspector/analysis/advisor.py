@@ -6,12 +6,14 @@ What it looks for (`Finding.code`):
 - `spills`: local memory (NVIDIA) or scratch (AMD) used for register spills, attributed to the
   lines whose spill instructions hold it;
 - `occupancy`: blocks per SM limited by registers, shared memory / LDS or barriers (not by the
-  warp limit), below half the SM;
+  warp limit), below half the SM; on AMD also when the calculation finds no workgroup fits but
+  the compiler's own estimate ("; Occupancy: N") says waves do;
 - `cannot_launch`: no block fits (shared memory over the limit);
 - `tf32`: `tl.dot` on fp32 inputs with tf32 precision;
 - `no_tensor_cores`: a `tl.dot` whose line holds no tensor-core instruction in the machine code;
   `mma_not_wgmma`: a dot on sm_90 that uses mma.sync rather than wgmma;
-- `tensor_cores`: (information) which tensor-core instructions a dot became;
+- `tensor_cores`: (information) which tensor-core instructions a dot became (mma.sync, wgmma,
+  tcgen05, MFMA, WMMA);
 - `layout_conversions`: `convert_layout`s lowered through shared memory, worse inside loops;
 - `small_grid` / `tail_wave`: the example launch's grid leaves most of the GPU idle, or its last
   wave mostly empty.
@@ -173,6 +175,15 @@ def _occupancy_findings(rec: Inspection) -> list[Finding]:
     limiters = [x for x in occ.get("limiters", []) if x not in ("warps", "waves", "blocks")]
     unit = "CU" if rec.backend == "hip" else "SM"
     gpu = occ.get("gpu")
+    if blocks == 0 and rec.backend == "hip" and rec.resources.amd_occupancy:
+        # the two disagree: say so rather than predict a failed launch
+        out.append(Finding("occupancy", "medium", 60, None,
+                           f"no workgroup fits on a CU by the register count ({', '.join(occ.get('limiters', []))}), "
+                           f"yet the compiler estimates {rec.resources.amd_occupancy} waves per SIMD",
+                           [f"limits: {occ.get('limits')}",
+                            f"{rec.resources.vgprs} VGPRs + {rec.resources.agprs} AGPRs, {rec.resources.sgprs} SGPRs"],
+                           "Fewer registers per thread (smaller tiles) leave room for more waves."))
+        return out
     if blocks == 0:
         out.append(Finding("cannot_launch", "high", 100, None,
                            f"no block fits on an {unit} ({', '.join(occ.get('limiters', []))}): the launch would fail",
@@ -282,7 +293,7 @@ def _dot_findings(rec: Inspection) -> list[Finding]:
         names = ", ".join(main_found)
         sass = found.get("sass")
         evidence = [f"{machine.upper()}: {names}"] + ([f"SASS: {', '.join(sass)}"] if sass else [])
-        if rec.target == "sm_90" and not any(n.startswith("wgmma") for n in main_found):
+        if rec.target in ("sm_90", "sm_90a") and not any(n.startswith("wgmma") for n in main_found):
             why = [f"num_warps = {rec.resources.num_warps}, not a multiple of 4"] if rec.resources.num_warps % 4 else []
             if shape_a and shape_a[0] < 64:
                 why.append(f"M = {shape_a[0]} < 64 (a warpgroup's wgmma covers 64 rows)")
@@ -291,8 +302,14 @@ def _dot_findings(rec: Inspection) -> list[Finding]:
                                "wgmma needs num_warps a multiple of 4 and blocks of at least 64 rows; operands in "
                                "shared memory (tensor descriptors or pipelined loads) help.", lines))
             continue
-        kind = "wgmma" if any(n.startswith("wgmma") for n in main_found) else (
-            "MFMA" if machine == "amdgcn" else "mma.sync")
+        if any(n.startswith("wgmma") for n in main_found):
+            kind = "wgmma"
+        elif any(n.startswith("tcgen05") for n in main_found):
+            kind = "tcgen05 (accumulating in tensor memory)"
+        elif machine == "amdgcn":
+            kind = "WMMA" if any("wmma" in n for n in main_found) else "MFMA"
+        else:
+            kind = "mma.sync"
         out.append(Finding("tensor_cores", "info", 5, line, f"line {line}: tl.dot runs on tensor cores as {kind}",
                            evidence, "", lines))
     return out
