@@ -82,7 +82,10 @@ def summary(rec: Inspection, label: str) -> str:
     if rec.ok:
         took = "from the cache" if rec.cached else f"in {rec.compile_seconds:.1f} s"
         return f"Compiled {label} {took}"
-    return f"{label}: {rec.error.kind if rec.error else 'failed'}"
+    from inspector.ui.error_view import KIND_TITLES
+
+    kind = rec.error.kind if rec.error else "internal"
+    return f"{label}: {KIND_TITLES.get(kind, kind)}"
 
 
 def compile_many(path: Path, requests: list[dict[str, Any]],

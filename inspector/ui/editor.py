@@ -3,9 +3,11 @@ with Python highlighting and line numbers; every pause in typing saves the text 
 
 Why it is built this way:
 - It runs in a fragment, so a save reruns only the editor, not the page.
-- The editor is given the file's text only when a kernel is (re)opened (`state.load_editor`
-  bumps its key). Feeding it the autosaved text back on every rerun would reset it to a text that
-  can be older than what the user typed since, and lose keystrokes.
+- A mounted editor keeps its own text: the component reads its `code` argument only when it
+  mounts (its `allow_reset` stays off), so the autosaved text sent back on a rerun, possibly
+  older than what was typed since, never overwrites a keystroke. The argument is still kept
+  equal to the last saved text, because a browser reload may reattach to this same session and
+  mount a fresh editor from it. Opening another kernel, reverting or uploading bumps the key.
 - Ctrl+Enter (the component's "submit") saves the text it carries, then compiles: the file is on
   disk before the compile starts, and a failed compile never touches it.
 - The component's theme is forced to Ace's `chrome` (loaded from the component's own files): its
@@ -31,7 +33,9 @@ def _handle(event: dict | None) -> None:
         return
     ss[LAST_EVENT] = event["id"]
     if event.get("type") in ("change", "submit", "blur"):
-        workspace.save_source(state.current_kernel(), event.get("text", ""))
+        text = event.get("text", "")
+        workspace.save_source(state.current_kernel(), text)
+        ss[state.EDITOR_SEED] = text
     if event.get("type") == "submit":
         state.request_compile()
         st.rerun(scope="app")

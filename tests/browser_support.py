@@ -1,0 +1,147 @@
+"""Running the app for real-browser tests and the browser benchmark: a `streamlit run app.py`
+server on a free port, and Debian's Chromium driven by Playwright.
+
+Playwright cannot download its own browser here: it launches /usr/bin/chromium (the `chromium`
+package). A missing Chromium skips the browser tests, unless INSPECTOR_REQUIRE_BROWSER=1 (set by
+CI), which makes it a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+REPO = Path(__file__).resolve().parent.parent
+CHROMIUM = os.environ.get("INSPECTOR_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SERVER_START_TIMEOUT = 90.0
+
+
+def browser_missing_reason() -> str | None:
+    """Why the browser tests cannot run here, or None when they can."""
+    if not os.path.exists(CHROMIUM):
+        return f"{CHROMIUM} is missing (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is missing (pip install -r requirements-test.txt)"
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def app_server(home: Path, cache: str | None = None, log: Path | None = None) -> Iterator[str]:
+    """`streamlit run app.py` with its own workspace (`home`); yields the base URL."""
+    port = free_port()
+    env = dict(os.environ, TRITON_INSPECTOR_HOME=str(home), PYTHONUNBUFFERED="1")
+    if cache:
+        env["TRITON_INSPECTOR_CACHE"] = cache
+    out = open(log, "wb") if log else subprocess.DEVNULL
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+        cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with status {proc.returncode}" +
+                                   (f"; see {log}" if log else ""))
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.read().strip() == b"ok":
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("streamlit did not answer its health check")
+            time.sleep(0.25)
+        yield url
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=15)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if log:
+            out.close()  # type: ignore[union-attr]
+
+
+def is_local(url: str) -> bool:
+    """Requests the page may make: to the app itself, or in-page data."""
+    return url.startswith(("http://127.0.0.1", "http://localhost", "ws://127.0.0.1", "data:", "blob:", "about:"))
+
+
+def panes_frame(page, timeout_ms: int = 60_000):
+    """The stage panes' frame (Playwright Frame), once its script has run."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while time.monotonic() < deadline:
+        for frame in page.frames:
+            try:
+                if frame.url == "about:srcdoc" and frame.evaluate("document.body && document.body.dataset.ready") == "1" \
+                        and frame.query_selector(".pane[data-pane]"):
+                    return frame
+            except Exception:  # noqa: BLE001 - a frame replaced by a rerun while we looked
+                continue
+        time.sleep(0.05)
+    raise TimeoutError("the stage panes did not appear")
+
+
+def editor_frame(page):
+    return page.frame_locator('iframe[title="code_editor.code_editor"]')
+
+
+def editor_text(page) -> str:
+    """The Ace editor's whole text ("" while the editor is still loading)."""
+    ace = editor_frame(page).locator(".ace_editor")
+    try:
+        return ace.evaluate("el => ace.edit(el).getValue()", timeout=2000)
+    except Exception:  # noqa: BLE001 - the editor is loading or being replaced
+        return ""
+
+
+def wait_idle(page, settle: float = 0.3, timeout: float = 120) -> None:
+    """Wait until the app's script has stopped running (and stays stopped for `settle` s)."""
+    deadline = time.monotonic() + timeout
+    quiet_since = None
+    while time.monotonic() < deadline:
+        state = page.evaluate("() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState")
+        if state == "notRunning":
+            quiet_since = quiet_since or time.monotonic()
+            if time.monotonic() - quiet_since >= settle:
+                return
+        else:
+            quiet_since = None
+        time.sleep(0.05)
+    raise TimeoutError("the app kept running")
+
+
+def metric(page, label: str) -> str:
+    """The value of the st.metric with this label."""
+    box = page.locator("[data-testid=stMetric]", has=page.locator("[data-testid=stMetricLabel]", has_text=label))
+    return box.first.locator("[data-testid=stMetricValue]").inner_text().strip()
+
+
+def choose(page, label: str, option: str) -> None:
+    """Pick `option` in the st.selectbox labelled `label`."""
+    box = page.locator("[data-testid=stSelectbox]", has=page.locator("[data-testid=stWidgetLabel]", has_text=label))
+    box.first.click()
+    page.get_by_role("option", name=option, exact=True).click()

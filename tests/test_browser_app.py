@@ -1,0 +1,154 @@
+"""End to end in a real headless Chromium: `streamlit run app.py`, then what a user does.
+
+Screenshots go to test-artifacts/screenshots/. Every page also checks that nothing was fetched
+from outside the app (the editor, plots and fonts all come from the server).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from browser_support import (CHROMIUM, CHROMIUM_ARGS, REPO, app_server, browser_missing_reason, choose,
+                             editor_text, is_local, metric, panes_frame, wait_idle)
+
+pytestmark = pytest.mark.browser
+SHOTS = REPO / "test-artifacts" / "screenshots"
+WAIT_MS = 120_000  # a cold compile on a slow CI machine
+
+
+@pytest.fixture(scope="module")
+def browser():
+    reason = browser_missing_reason()
+    if reason:
+        if os.environ.get("INSPECTOR_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"INSPECTOR_REQUIRE_BROWSER=1 but {reason}")
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def server(browser, tmp_path_factory):
+    home = tmp_path_factory.mktemp("inspector-home")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with app_server(home, log=SHOTS.parent / "streamlit-browser-tests.log") as url:
+        yield url, home
+
+
+@pytest.fixture
+def page(browser, server):
+    ctx = browser.new_context(viewport={"width": 1600, "height": 1200})
+    pg = ctx.new_page()
+    pg.set_default_timeout(WAIT_MS)
+    requests: list[str] = []
+    pg.on("request", lambda r: requests.append(r.url))
+    yield pg
+    ctx.close()
+    outside = [u for u in requests if not is_local(u)]
+    assert not outside, f"fetched from outside the app: {outside}"
+
+
+def wait_metric(page, label: str, value: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while metric(page, label) != value:
+        assert time.monotonic() < deadline, f"{label} stayed {metric(page, label)!r}, expected {value!r}"
+        time.sleep(0.1)
+
+
+def click_row(page, row) -> None:
+    """A real mouse click near the start of a pane row (Playwright's own click would first scroll
+    the row's centre into view, panning wide panes sideways)."""
+    row.evaluate("""el => { const code = el.closest('.code');
+        const d = el.getBoundingClientRect().top - code.getBoundingClientRect().top;
+        if (d < 0 || d > code.clientHeight - 24) code.scrollTop += d - code.clientHeight / 3; }""")
+    box = row.bounding_box()
+    page.mouse.click(box["x"] + 48, box["y"] + box["height"] / 2)
+
+
+def test_pick_vector_add_compile_sm90_and_link_source_to_ptx(page, server):
+    url, _ = server
+    page.goto(f"{url}/?kernel=softmax&target=sm_80")
+    page.get_by_text("Registers / thread").first.wait_for()
+    choose(page, "Kernel", "Vector add")
+    choose(page, "Target", "sm_90")
+    page.get_by_text("Compiled add.py for sm_90").first.wait_for()
+    wait_idle(page)
+    assert "kernel=add" in page.url and "target=sm_90" in page.url
+
+    frame = panes_frame(page)
+    ptx_loads = frame.locator(".pane[data-pane=ptx] .r", has_text="ld.global.v4.b32")
+    assert ptx_loads.count() >= 2
+    page.locator("iframe[srcdoc]").first.scroll_into_view_if_needed()
+    click_row(page, frame.locator(".pane[data-pane=source] .r", has_text="x = tl.load(x_ptr"))
+    hits = frame.locator(".pane[data-pane=ptx] .r.hit")
+    hits.first.wait_for()
+    hit_text = hits.all_inner_texts()
+    assert any("ld.global.v4.b32" in t for t in hit_text), hit_text
+    assert frame.locator(".pane[data-pane=ttgir] .r.hit", has_text="tt.load").count() >= 1
+    # The first highlighted PTX line was scrolled into its pane's view.
+    assert frame.evaluate("""() => {
+        const code = document.querySelector('.pane[data-pane=ptx] .code');
+        const hit = code.querySelector('.r.hit').getBoundingClientRect(), box = code.getBoundingClientRect();
+        return hit.top >= box.top && hit.bottom <= box.bottom; }""")
+    # And the other way: a PTX line selects its source line.
+    click_row(page, frame.locator(".pane[data-pane=ptx] .r", has_text="st.global.v4.b32").first)
+    assert "tl.store" in frame.locator(".pane[data-pane=source] .r.hit").first.inner_text()
+    click_row(page, frame.locator(".pane[data-pane=source] .r", has_text="x = tl.load(x_ptr"))
+    page.screenshot(path=str(SHOTS / "stages-linked.png"))
+
+
+def test_what_if_num_warps_slider_changes_occupancy(page, server):
+    url, _ = server
+    page.goto(f"{url}/?kernel=add&target=sm_90&view=occupancy")
+    page.get_by_text("Occupancy (what-if)").first.wait_for()
+    assert metric(page, "Occupancy (what-if)") == "100%"
+    slider = page.get_by_role("slider", name="num_warps")
+    slider.focus()
+    slider.press("Home")  # 1 warp: 32-thread blocks, capped at 32 blocks per SM
+    wait_metric(page, "Occupancy (what-if)", "50%")
+    wait_idle(page)
+    assert metric(page, "Occupancy") == "100%"  # the compiled kernel's card is unchanged
+    page.locator("[data-testid=stPlotlyChart]").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "occupancy-what-if.png"), full_page=True)
+
+
+def test_broken_syntax_shows_the_error_line_and_keeps_the_text(page, server):
+    url, home = server
+    page.goto(f"{url}/?kernel=add&target=sm_90")
+    page.get_by_text("Registers / thread").first.wait_for()
+    editor = page.frame_locator('iframe[title="code_editor.code_editor"]')
+    line = editor.locator(".ace_line", has_text="mask = offs < n")
+    line.click(force=True)  # Ace puts a transparent layer over its text lines
+    page.keyboard.press("End")
+    page.keyboard.type(")")
+    page.keyboard.press("Control+Enter")
+    err = page.locator("[data-testid=stAlertContentError]", has_text="Syntax error")
+    err.wait_for()
+    bundled = (REPO / "kernels" / "add.py").read_text()
+    n = bundled.split("\n").index("    mask = offs < n") + 1
+    assert f"line {n}" in err.inner_text()
+    assert "mask = offs < n)" in editor_text(page)
+    saved = home / "workspace" / "edits" / "add.py"
+    assert "mask = offs < n)" in saved.read_text()
+    assert (REPO / "kernels" / "add.py").read_text() == bundled
+    page.locator("[data-testid=stCode]", has_text=f"> {n:4d} |").wait_for()  # the excerpt around the line
+    page.screenshot(path=str(SHOTS / "syntax-error.png"), full_page=True)
+
+    page.reload()  # the text survives a reload: the editor reopens on the saved copy
+    page.locator("[data-testid=stAlertContentError]", has_text="Syntax error").wait_for()
+    deadline = time.monotonic() + 30
+    while "mask = offs < n)" not in editor_text(page):
+        assert time.monotonic() < deadline, "the edited text did not come back after a reload"
+        time.sleep(0.2)
+
+    page.get_by_role("button", name="Revert to bundled add.py").click()
+    page.get_by_text("Compiled add.py for sm_90").first.wait_for()
+    assert not saved.exists()
