@@ -74,8 +74,8 @@ def format_explanation(rec: Inspection, all_layouts: bool = False) -> list[str]:
                        for s in mem.spills])
     lay = ex.layouts
     if lay and (lay.layouts or lay.conversions):
-        out += ["", f"Layouts ({len(lay.conversions)} convert_layout, {lay.through_shared} through shared memory, "
-                    f"{lay.in_loops} in loops)"]
+        out += ["", (f"Layouts ({len(lay.conversions)} convert_layout, {lay.through_shared} through shared memory, "
+                    f"{lay.in_loops} in loops)")]
         for c in lay.conversions:
             where = f"line {', '.join(map(str, c.source_lines))}" if c.source_lines else "no source line"
             out.append(f"  convert {c.src} -> {c.dst} ({where}{', in a loop' if c.in_loop else ''}): {c.lowering}")
