@@ -11,11 +11,13 @@ import streamlit as st
 
 from inspector.ui import state, targets
 from inspector.ui.autotune_panel import autotune_panel
+from inspector.ui.bench_panel import bench_panel
 from inspector.ui.compiling import compile_with_status
 from inspector.ui.diff_panel import diff_panel
 from inspector.ui.downloads import downloads
 from inspector.ui.editor import editor
 from inspector.ui.error_view import show_error
+from inspector.ui.insight_panel import insight_panel
 from inspector.ui.occupancy_panel import occupancy_panel
 from inspector.ui.resources_panel import resources_card
 from inspector.ui.settings import VIEWS
@@ -25,7 +27,8 @@ from inspector.ui import workspace
 
 VIEW_TITLES = {"stages": "Stages", "occupancy": "Occupancy", "insight": "Insight", "autotune": "Autotune grid",
                "diff": "Diff", "benchmarks": "Benchmarks"}
-PANELS = {"stages": stages_panel, "occupancy": occupancy_panel, "autotune": autotune_panel, "diff": diff_panel}
+PANELS = {"stages": stages_panel, "occupancy": occupancy_panel, "insight": insight_panel, "autotune": autotune_panel,
+          "diff": diff_panel, "benchmarks": bench_panel}
 
 st.set_page_config(page_title="Triton Kernel Inspector", layout="wide")
 targets.start_probe()
@@ -37,7 +40,8 @@ with st.sidebar:
     pick()
 
 kf = state.current_kernel()
-editor()
+with st.expander(f"Source: {kf.file_name}", expanded=True, key="editor-box"):
+    editor()
 
 if ss[state.WANT_COMPILE]:
     ss[state.WANT_COMPILE] = False

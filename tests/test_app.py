@@ -188,3 +188,24 @@ def test_autotune_grid_compiles_every_config(home):
     ok = table[table["error"] == ""]
     assert len(ok) >= 1 and (ok["registers"] > 0).all()
     assert set(ok["num_warps"]) <= {4, 8}
+
+
+def test_insight_findings_link_to_their_source_line(home):
+    at = open_app({"kernel": "add", "target": "sm_90", "a.n": "4095", "view": "insight"})
+    assert any("scalar" in m.value and "not known to be a multiple of 16" in m.value for m in at.markdown)
+    table = at.dataframe[0].value
+    assert set(table["access"]) == {"scalar"} and sorted(table["op"]) == ["load", "load", "store"]
+    load_line = int(table[table["pointer"] == "x_ptr"]["line"].iloc[0])
+    show = next(b for b in at.button if b.label == f"Show line {load_line}")
+    show.click().run()
+    assert query(at).get("view", "stages") == "stages"
+    conf = json.loads(re.search(r'id="tki-conf">(.*?)</script>', panes_doc(at)).group(1))
+    assert conf["initial"] == {"pane": "source", "line": load_line}
+
+
+def test_benchmarks_show_recorded_curves_labelled_as_such(home):
+    at = open_app({"kernel": "add", "target": "sm_90", "view": "benchmarks"})
+    info = " ".join(i.value for i in at.info)
+    assert "Recorded, not live" in info and "H200" in info and "assets/bench/add.json" in info
+    charts = [e for e in at.main if getattr(e, "type", "") == "plotly_chart"]
+    assert len(charts) == 4

@@ -1,21 +1,19 @@
-"""The diff of two inspections: resources and occupancy side by side, then any stage diffed.
+"""The diff of two inspections (`inspector.analysis.diff_inspections`): what changed in the
+settings, resources and occupancy, which loads and stores changed width, the instruction mix, and
+any stage's text (renumbered registers and SSA names ignored), highlighted.
 
-"A" is a compile the user pinned (or an autotune row); "B" is the current compile (or the
-other row).
+"A" is a compile the user pinned, or an autotune row; "B" the current compile, or the other row.
 """
 
 from __future__ import annotations
 
-import difflib
-from typing import Any
-
 import streamlit as st
 
+from inspector.analysis import InspectionDiff, diff_inspections
 from inspector.highlight import render_rows
 from inspector.record import STAGE_TITLES, Inspection
 from inspector.ui import state
 from inspector.ui.panes import Pane, panes_document
-from inspector.ui.resources_panel import card_figures
 
 DIFF_HEIGHT = 520
 
@@ -25,39 +23,44 @@ def _label(rec: Inspection) -> str:
     return f"{rec.kernel} · {rec.target} · {opts.get('num_warps', '?')} warps · {opts.get('num_stages', '?')} stages"
 
 
-def resource_rows(a: Inspection, b: Inspection) -> list[dict[str, Any]]:
-    """Figure by figure: A, B, and whether it changed."""
-    fa, fb = card_figures(a), card_figures(b)
-    rows = [{"": k, "A": fa.get(k, "–"), "B": fb.get(k, "–"), "changed": "●" if fa.get(k) != fb.get(k) else ""}
-            for k in dict.fromkeys([*fa, *fb])]
-    for k in ("num_warps", "num_stages"):
-        va, vb = a.options.get(k), b.options.get(k)
-        rows.append({"": k, "A": str(va), "B": str(vb), "changed": "●" if va != vb else ""})
-    return rows
+def change_rows(d: InspectionDiff) -> list[dict[str, str]]:
+    """Settings, resources and occupancy, changed ones first."""
+    rows = [{"": c.name, "A": str(c.a), "B": str(c.b), "changed": "●" if c.changed else ""}
+            for c in [*d.settings, *d.resources, *d.occupancy]]
+    return sorted(rows, key=lambda r: r["changed"] != "●")
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _diff_rows(key: str, _a: str, _b: str) -> tuple[str, int, int]:
-    lines = list(difflib.unified_diff(_a.splitlines(), _b.splitlines(), "A", "B", lineterm="", n=3))
-    added = sum(1 for x in lines if x.startswith("+") and not x.startswith("+++"))
-    removed = sum(1 for x in lines if x.startswith("-") and not x.startswith("---"))
-    return render_rows("\n".join(lines), "diff", "diff") if lines else "", added, removed
+def _hunk_rows(key: str, _hunks: tuple[str, ...]) -> str:
+    return render_rows("\n".join(_hunks), "diff", "diff")
 
 
 def diff_view(a: Inspection, b: Inspection, name_a: str = "A", name_b: str = "B") -> None:
-    """Resources, then the unified diff of one stage (chosen below), of two records."""
+    """The whole diff of two records."""
+    d = diff_inspections(a, b)
     st.markdown(f"**A** = {name_a}: {_label(a)}  \n**B** = {name_b}: {_label(b)}")
-    st.dataframe(resource_rows(a, b), hide_index=True, use_container_width=True)
-    stages = [s for s in ["source", *b.stage_names()] if s == "source" or s in a.stages]
-    stage = st.segmented_control("Stage", stages, default="ptx" if "ptx" in stages else stages[-1],
-                                 format_func=lambda s: STAGE_TITLES.get(s, s), key=f"w.diff.stage.{name_a}.{name_b}")
-    stage = stage or stages[-1]
-    text_a = a.source if stage == "source" else a.stages.get(stage, "")
-    text_b = b.source if stage == "source" else b.stages.get(stage, "")
-    rows, added, removed = _diff_rows(f"{a.cache_key}|{b.cache_key}|{stage}", text_a, text_b)
-    meta = f"+{added} −{removed} lines"
-    pane = Pane("diff", f"{STAGE_TITLES.get(stage, stage)}: A → B", meta, "diff", rows, "No difference.")
+    st.dataframe(change_rows(d), hide_index=True, use_container_width=True, key=f"w.diff.table.{name_a}.{name_b}")
+    widened = [m for m in d.memory if m.a != m.b]
+    for m in widened:
+        st.markdown(f"- `{m.op}` at line {m.line_b or m.line_a}: **{m.a or 'absent'} → {m.b or 'absent'}** "
+                    f"({m.b_summary or m.a_summary})" + (f": {'; '.join(m.b_reasons)}" if m.b_reasons else ""))
+    stages = [s for s in b.stage_names() if s in d.stages]
+    if not stages:
+        st.caption("The two compiles share no stage (one is NVIDIA, the other AMD).")
+        return
+    labels = {s: f"{STAGE_TITLES.get(s, s)} (+{d.stages[s].added} −{d.stages[s].removed})" for s in stages}
+    default = "ptx" if "ptx" in stages else stages[-1]
+    stage = st.segmented_control("Stage", stages, default=default, format_func=labels.get,
+                                 key=f"w.diff.stage.{name_a}.{name_b}") or default
+    sd = d.stages[stage]
+    rows = "" if sd.identical else _hunk_rows(f"{a.cache_key}|{b.cache_key}|{stage}", tuple(sd.hunks))
+    pane = Pane("diff", f"{STAGE_TITLES.get(stage, stage)}: A → B", f"+{sd.added} −{sd.removed} lines", "diff", rows,
+                "Identical once registers and SSA names are renumbered.")
     st.iframe(panes_document([pane], {}, storage_key="tki:diff"), height=DIFF_HEIGHT)
+    if d.mix.get(stage):
+        moved = {c: ab for c, ab in d.mix[stage].items() if ab[0] != ab[1]}
+        if moved:
+            st.caption("Instruction mix: " + ", ".join(f"{c} {x} → {y}" for c, (x, y) in sorted(moved.items())))
 
 
 def diff_panel(rec: Inspection) -> None:

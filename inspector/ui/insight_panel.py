@@ -1,0 +1,131 @@
+"""Insight: the advisor's findings, the memory-access table (128-bit or not, and why), the
+instruction mix, and the TTGIR layouts in words; everything from `inspector.analysis`.
+
+A finding or a table row with a source line links to it: the Stages view opens with that line
+selected (and the lines it became highlighted in every pane).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from inspector.analysis import explain
+from inspector.analysis.layouts import LayoutReport
+from inspector.analysis.memory import MemoryReport
+from inspector.analysis.mix import InstructionMix
+from inspector.record import STAGE_TITLES, Inspection
+from inspector.ui import state
+
+# Streamlit's own icon font and colours (served by the app; emoji need a font the browser may lack).
+SEVERITY_ICONS = {"high": ":red[:material/error:]", "medium": ":orange[:material/warning:]",
+                  "low": ":orange[:material/info:]", "info": ":blue[:material/info:]"}
+VERDICT_WORDS = {"vectorised": "128-bit", "partial": "partly vectorised", "scalar": "scalar",
+                 "tma": "TMA (bulk copy)", "none": "–"}
+
+
+def _show_line(line: int) -> None:
+    """on_click: open the Stages view with this source line selected."""
+    st.session_state[state.FOCUS] = {"pane": "source", "line": int(line)}
+    state.settings().view = "stages"
+
+
+def _line_button(line: int | None, key: str) -> None:
+    if line:
+        st.button(f"Show line {line}", key=key, on_click=_show_line, args=(line,), type="tertiary",
+                  icon=":material/north_east:")
+
+
+def findings(rec: Inspection, items) -> None:
+    st.markdown("##### Advisor")
+    if not items:
+        st.caption("Nothing to point out for this kernel on this target.")
+    for i, f in enumerate(items):
+        with st.container(border=True):
+            c1, c2 = st.columns([6, 1])
+            c1.markdown(f"{SEVERITY_ICONS.get(f.severity, '')} **{f.title}**")
+            with c2:
+                _line_button(f.line, f"w.finding.{i}")
+            if f.evidence:
+                c1.caption(" · ".join(f.evidence))
+            if f.suggestion:
+                c1.markdown(f.suggestion)
+
+
+def memory_table(rec: Inspection, report: MemoryReport) -> None:
+    st.markdown("##### Memory accesses")
+    if not report.accesses:
+        st.caption("No loads or stores.")
+        return
+    rows = [{
+        "line": a.line, "op": a.op.replace("tt.", ""), "pointer": a.pointer or "", "dtype": a.dtype,
+        "masked": a.masked, "access": VERDICT_WORDS.get(a.verdict, a.verdict),
+        "bits/thread": a.width_bits, "as": ", ".join(a.lowered_as), "layout": a.layout or "",
+        "why": "; ".join(a.reasons) or a.summary,
+    } for a in report.accesses]
+    event = st.dataframe(rows, hide_index=True, use_container_width=True, on_select="rerun",
+                         selection_mode="single-row", key="w.memory.table",
+                         column_config={"why": st.column_config.TextColumn(width="large")})
+    picked = list(event.selection.rows) if event is not None else []
+    if picked:
+        _line_button(report.accesses[picked[0]].line, "w.memory.show")
+    else:
+        st.caption(f"Verdicts read from the {STAGE_TITLES.get(report.main_stage or '', report.main_stage)}; "
+                   "select a row to jump to its line.")
+    if report.spills:
+        st.warning(f"Local memory (spills): {report.spill_bytes} bytes per thread, at lines "
+                   + ", ".join(str(s.line) for s in report.spills))
+
+
+def instruction_mix(rec: Inspection, mix: InstructionMix) -> None:
+    import plotly.graph_objects as go
+
+    st.markdown("##### Instruction mix")
+    stages = [s for s in rec.stage_names() if s in mix.stages and mix.stages[s].total]
+    if not stages:
+        return
+    default = "sass" if "sass" in stages else ("amdgcn" if "amdgcn" in stages else stages[-1])
+    stage = st.segmented_control("Stage", stages, default=default, format_func=lambda s: STAGE_TITLES.get(s, s),
+                                 key="w.mix.stage", label_visibility="collapsed") or default
+    sm = mix.stages[stage]
+    counts = sorted(sm.counts.items(), key=lambda kv: -kv[1])
+    fig = go.Figure(go.Bar(x=[n for _, n in counts], y=[c for c, _ in counts], orientation="h",
+                           marker_color="#4e79d9"))
+    fig.update_layout(height=28 * len(counts) + 60, margin=dict(l=10, r=10, t=10, b=30),
+                      yaxis=dict(autorange="reversed"), xaxis_title="instructions (static count)")
+    c1, c2 = st.columns([3, 2])
+    c1.plotly_chart(fig, key="w.mix.plot", config={"displayModeBar": False})
+    per_line = sorted(sm.line_totals().items(), key=lambda kv: -kv[1])[:12]
+    lines = rec.source.split("\n")
+    c2.dataframe([{"line": ln, "instructions": n, "source": lines[ln - 1].strip() if 0 < ln <= len(lines) else ""}
+                  for ln, n in per_line], hide_index=True, use_container_width=True)
+    c2.caption(f"{sm.total} instructions; {sm.unattributed} with no source line.")
+
+
+def layouts(rec: Inspection, report: LayoutReport) -> None:
+    st.markdown("##### Layouts (TTGIR)")
+    if not report.layouts:
+        st.caption("No distributed layouts in this TTGIR.")
+    for lay in report.layouts:
+        with st.expander(f"`{lay.name}` · {lay.kind}" + (f" · lines {', '.join(map(str, lay.source_lines[:6]))}"
+                                                         if lay.source_lines else "")):
+            st.markdown(lay.explanation)
+            st.code(lay.definition, language=None)
+    if report.conversions:
+        st.markdown(f"{len(report.conversions)} layout conversions, {report.through_shared} through shared memory, "
+                    f"{report.in_loops} inside loops")
+        st.dataframe([{"TTGIR line": c.line, "source lines": ", ".join(map(str, c.source_lines)), "from": c.src,
+                       "to": c.dst, "shape": "×".join(map(str, c.shape)), "in loop": c.in_loop,
+                       "lowered through": c.lowering, "evidence": c.evidence} for c in report.conversions],
+                     hide_index=True, use_container_width=True)
+
+
+def insight_panel(rec: Inspection) -> None:
+    """Everything the analysis says about the shown record."""
+    ex = explain(rec)
+    findings(rec, ex.findings)
+    if ex.memory is not None:
+        memory_table(rec, ex.memory)
+    if ex.mix is not None:
+        instruction_mix(rec, ex.mix)
+    if ex.layouts is not None:
+        layouts(rec, ex.layouts)
