@@ -362,3 +362,27 @@ def test_record_carries_occupancy_on_its_target(sandbox):
     assert rec.occupancy["waves"]["grid_blocks"] == 4
     amd = inspect_kernel(ADD, target="gfx942", sandbox=sandbox)
     assert amd.occupancy["backend"] == "hip" and amd.occupancy["blocks_per_sm"] > 0
+
+
+def test_spills_and_local_memory(sandbox):
+    spill = KERNELS / "register_spill.py"
+    big = inspect_kernel(spill, target="sm_90", consts={"BLOCK_N": "32768"}, sandbox=sandbox)
+    r = big.resources
+    assert r.registers == 255 and r.spill_store_bytes > 0 and r.spill_load_bytes > 0
+    assert r.local_bytes >= r.spill_store_bytes and r.spills == r.local_bytes // 4
+    assert "STL" in big.stages["sass"] and "LDL" in big.stages["sass"]
+    small = inspect_kernel(spill, target="sm_90", consts={"BLOCK_N": "4096"}, sandbox=sandbox)
+    assert small.resources.local_bytes == 0 and small.resources.spill_store_bytes == 0
+    assert "STL" not in small.stages["sass"]
+
+
+def test_amd_registers_and_lds_of_a_dot(sandbox):
+    """CDNA: `.vgpr_count` is architectural VGPRs plus AGPRs; Triton's LDS is dynamic."""
+    rec = inspect_kernel(KERNELS / "matmul.py", target="gfx942", sandbox=sandbox)
+    assert rec.error is None
+    r = rec.resources
+    total = int(re.search(r"\.vgpr_count:\s+(\d+)", rec.stages["amdgcn"]).group(1))
+    assert r.vgprs + r.agprs == total
+    assert r.lds_bytes == r.shared_bytes > 0
+    waves = int(re.search(r"; Occupancy: (\d+)", rec.stages["amdgcn"]).group(1))
+    assert rec.occupancy["waves_per_simd_by_registers"] == waves

@@ -29,3 +29,18 @@ def test_native_and_offline_agree(path, sandbox):
     print(f"{path.stem}: {native.device_name} {gpu['target']}: PTX identical "
           f"({len(native.stages['ptx'].splitlines())} lines), registers {native.resources.registers}, "
           f"shared {native.resources.shared_bytes} B, spills {native.resources.spills}")
+
+
+@pytest.mark.gpu
+def test_spilling_kernel_local_memory_matches_the_driver(sandbox):
+    """The driver's n_spills (local bytes / 4) equals what we read GPU-free from the cubin."""
+    path = KERNELS / "register_spill.py"
+    gpu = native_gpu(sandbox)
+    native = inspect_kernel(path, target="native", consts={"BLOCK_N": "32768"}, sandbox=sandbox, use_cache=False)
+    offline = inspect_kernel(path, target=gpu["target"], consts={"BLOCK_N": "32768"}, sandbox=sandbox,
+                             use_cache=False)
+    assert native.error is None and offline.error is None
+    assert offline.resources.local_bytes > 0 and offline.resources.spill_store_bytes > 0
+    assert native.resources.spills == offline.resources.spills == offline.resources.local_bytes // 4
+    print(f"register_spill BLOCK_N=32768: driver n_spills {native.resources.spills}, cubin local "
+          f"{offline.resources.local_bytes} B, ptxas spill stores {offline.resources.spill_store_bytes} B")

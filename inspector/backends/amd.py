@@ -12,6 +12,11 @@ Object V5 Metadata"), e.g.
         .vgpr_spill_count: 0
 
 and the backend's own occupancy estimate as a comment: "; Occupancy: 8" (waves per SIMD).
+
+On CDNA (gfx90a and later) `.vgpr_count` is the unified total, architectural VGPRs plus AGPRs
+(`.amdhsa_accum_offset` marks where the AGPRs start); the architectural count alone is in the
+comment "; NumVgprs: 128". Triton's LDS is dynamic: `.group_segment_fixed_size` is 0 and the
+launch passes `metadata.shared` bytes, so the LDS a workgroup uses is their sum.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ STAGES = ("ttir", "ttgir", "llir", "amdgcn")
 META_FIELD = re.compile(r"^\s*-?\s*\.(?P<key>[a-z_]+):\s+(?P<value>\d+)\s*$", re.MULTILINE)
 # "; NumAgprs: 0"
 NUM_AGPRS = re.compile(r"^; NumAgprs: (\d+)", re.MULTILINE)
+# "; NumVgprs: 128" (architectural VGPRs only)
+NUM_VGPRS = re.compile(r"^; NumVgprs: (\d+)", re.MULTILINE)
 # "; Occupancy: 8"
 OCCUPANCY = re.compile(r"^; Occupancy: (\d+)", re.MULTILINE)
 
@@ -36,6 +43,8 @@ def parse_amdgcn_metadata(amdgcn: str) -> dict[str, int]:
         out.setdefault(m.group("key"), int(m.group("value")))
     if "agpr_count" not in out and (m := NUM_AGPRS.search(amdgcn)):
         out["agpr_count"] = int(m.group(1))
+    if m := NUM_VGPRS.search(amdgcn):
+        out["arch_vgpr_count"] = int(m.group(1))
     if m := OCCUPANCY.search(amdgcn):
         out["occupancy"] = int(m.group(1))
     return out
@@ -54,12 +63,14 @@ def resources(asm: dict, metadata: dict, log: str) -> Resources:
         shared_bytes=int(metadata.get("shared", 0)),
     )
     r.threads = r.num_warps * int(metadata.get("warp_size", 64))
-    r.vgprs = meta.get("vgpr_count")
     r.agprs = meta.get("agpr_count")
+    r.vgprs = meta.get("arch_vgpr_count")
+    if r.vgprs is None and meta.get("vgpr_count") is not None:  # no comment: the total less the AGPRs
+        r.vgprs = meta["vgpr_count"] - (r.agprs or 0)
     r.sgprs = meta.get("sgpr_count")
     r.vgpr_spills = meta.get("vgpr_spill_count")
     r.sgpr_spills = meta.get("sgpr_spill_count")
-    r.lds_bytes = meta.get("group_segment_fixed_size", r.shared_bytes)
+    r.lds_bytes = meta.get("group_segment_fixed_size", 0) + r.shared_bytes
     r.scratch_bytes = meta.get("private_segment_fixed_size")
     r.amd_occupancy = meta.get("occupancy")
     r.spills = (r.vgpr_spills or 0) + (r.sgpr_spills or 0) if meta else None

@@ -151,7 +151,12 @@ def resources(asm: dict, metadata: dict, log: str) -> Resources:
     usage = cubin_resource_usage(asm["cubin"]) if asm.get("cubin") else {}
     ptxas = parse_ptxas_log(log)
     r.registers = usage.get("regs", ptxas.get("registers"))
-    r.local_bytes = usage.get("local", ptxas.get("stack_bytes"))
+    # Local memory per thread is the ABI stack frame (where spills go) plus any non-stack local
+    # arrays; the driver reports their sum as CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES.
+    if usage:
+        r.local_bytes = usage.get("stack", 0) + usage.get("local", 0)
+    else:
+        r.local_bytes = ptxas.get("stack_bytes")
     r.spills = r.local_bytes // 4 if r.local_bytes is not None else None  # Triton's n_spills
     r.spill_store_bytes = ptxas.get("spill_store_bytes")
     r.spill_load_bytes = ptxas.get("spill_load_bytes")
