@@ -73,6 +73,18 @@ class Resources:
     amd_occupancy: int | None = None  # waves per SIMD as the AMDGPU backend reports it
     source: str = ""  # where the figures came from: "ptxas", "cubin", "driver", "amdgcn"
 
+    @staticmethod
+    def from_metadata(metadata: dict[str, Any]) -> "Resources":
+        """The launch shape every backend shares, from Triton's compile metadata."""
+        r = Resources(
+            num_warps=int(metadata.get("num_warps", 0)),
+            num_stages=int(metadata.get("num_stages", 0)),
+            num_ctas=int(metadata.get("num_ctas", 1)),
+            shared_bytes=int(metadata.get("shared", 0)),
+        )
+        r.threads = r.num_warps * int(metadata.get("warp_size", 32))
+        return r
+
 
 @dataclass
 class PassSnapshot:

@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 
+import fuzz_cases
 from conftest import KERNELS, REPO
 from inspector.api import inspect_kernel
 
@@ -207,23 +208,7 @@ def test_no_kernel(tmp_path, sandbox):
     assert rec.error.kind == "no_kernel"
 
 
-MATMUL_TILE = """
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def tile_dot(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    rm = tl.arange(0, BM)
-    rn = tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, K, BK):
-        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
-        b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
-        acc += tl.dot(a, b)
-    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
-"""
+MATMUL_TILE = fuzz_cases.TILE
 
 
 def test_shared_memory_beyond_the_target_is_out_of_resources(tmp_path, sandbox):

@@ -56,13 +56,7 @@ def extra_stages(asm: dict) -> dict[str, str]:
 
 def resources(asm: dict, metadata: dict, log: str) -> Resources:
     meta = parse_amdgcn_metadata(asm.get("amdgcn", ""))
-    r = Resources(
-        num_warps=int(metadata.get("num_warps", 0)),
-        num_stages=int(metadata.get("num_stages", 0)),
-        num_ctas=int(metadata.get("num_ctas", 1)),
-        shared_bytes=int(metadata.get("shared", 0)),
-    )
-    r.threads = r.num_warps * int(metadata.get("warp_size", 64))
+    r = Resources.from_metadata(metadata)
     r.agprs = meta.get("agpr_count")
     r.vgprs = meta.get("arch_vgpr_count")
     if r.vgprs is None and meta.get("vgpr_count") is not None:  # no comment: the total less the AGPRs

@@ -141,13 +141,7 @@ def extra_stages(asm: dict) -> dict[str, str]:
 
 def resources(asm: dict, metadata: dict, log: str) -> Resources:
     """Resources GPU-free: registers/stack from the cubin, spill bytes and barriers from ptxas."""
-    r = Resources(
-        num_warps=int(metadata.get("num_warps", 0)),
-        num_stages=int(metadata.get("num_stages", 0)),
-        num_ctas=int(metadata.get("num_ctas", 1)),
-        shared_bytes=int(metadata.get("shared", 0)),
-    )
-    r.threads = r.num_warps * int(metadata.get("warp_size", 32))
+    r = Resources.from_metadata(metadata)
     usage = cubin_resource_usage(asm["cubin"]) if asm.get("cubin") else {}
     ptxas = parse_ptxas_log(log)
     r.registers = usage.get("regs", ptxas.get("registers"))
