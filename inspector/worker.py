@@ -342,6 +342,11 @@ def warm_up() -> None:
     """Do once, before the zygote forks, the one-time work every request would otherwise repeat:
     torch's meta-tensor machinery, Triton's backends and LLVM's targets, the disassembler's files.
     Never initialises CUDA (forked children must be free to)."""
+    # Meta-tensor ops import torch._dynamo on first use (about 0.7 s): pay it here, once.
+    import torch._dynamo  # noqa: F401
+
+    x = torch.randn(64, 64, device="meta")
+    ((3 * x).to(torch.bfloat16).t().contiguous().float() + torch.empty_like(x)).sum(dim=-1)
     workdir = tempfile.mkdtemp(prefix="inspector-warm-")
     path = os.path.join(workdir, "warm_up.py")
     with open(path, "w") as f:
