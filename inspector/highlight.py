@@ -11,8 +11,10 @@ Fast path: pygments' lexers are regular-expression state machines run in Python 
 which marks the tokens that matter for reading (opcodes, registers/values, types, comments,
 numbers, strings) and leaves punctuation plain: 20,000 lines of PTX take about 0.15 s.
 
-Rows look like `<div class="r" id="ptx-L12"><i>12</i>...code...</div>`: the id is the line's anchor
-(`#ptx-L12`), the `<i>` its number (not selectable, so copying code copies no numbers).
+Rows look like `<div class="r" id="ptx-L12">...code...</div>` inside chunks of rows that start a
+CSS counter (`<div class="k" style="counter-reset:ln 500">`): the id is the line's anchor
+(`#ptx-L12`), and the style sheet draws the number from the counter (`.r::before`), so numbers
+cost no DOM node and copying code copies no numbers.
 No Streamlit here: the app caches and embeds what these functions return.
 """
 
@@ -272,13 +274,14 @@ def highlight_lines(text: str, language: str, fast: bool | None = None) -> list[
 
 def render_rows(text: str, language: str, anchor: str, fast: bool | None = None,
                 chunk: int = 500) -> str:
-    """Numbered, anchored rows (`id="{anchor}-L{n}"`), grouped in chunks of `chunk` rows so the
-    browser can skip laying out the chunks that are off screen (CSS `content-visibility`)."""
+    """Anchored rows (`id="{anchor}-L{n}"`), grouped in chunks of `chunk` rows so the browser can
+    skip laying out the chunks that are off screen (CSS `content-visibility`); each chunk resets
+    the line-number counter to the line before its first row."""
     rows = highlight_lines(text, language, fast)
     out: list[str] = []
     for start in range(0, len(rows), chunk):
-        out.append('<div class="k">')
-        out.extend(f'<div class="r" id="{anchor}-L{n}"><i>{n}</i>{row}</div>'
+        out.append(f'<div class="k" style="counter-reset:ln {start}">')
+        out.extend(f'<div class="r" id="{anchor}-L{n}">{row}</div>'
                    for n, row in enumerate(rows[start:start + chunk], start + 1))
         out.append("</div>")
     return "".join(out)

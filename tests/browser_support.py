@@ -90,13 +90,27 @@ def is_local(url: str) -> bool:
     return url.startswith(("http://127.0.0.1", "http://localhost", "ws://127.0.0.1", "data:", "blob:", "about:"))
 
 
+def srcdoc_frames(page) -> list:
+    """The frames of the page's srcdoc iframes (the stage panes, the diff), from their elements:
+    Playwright's `page.frames` can miss a frame Streamlit creates while the page loads."""
+    frames = []
+    for el in page.query_selector_all("iframe[srcdoc]"):
+        try:
+            frame = el.content_frame()
+        except Exception:  # noqa: BLE001 - detached by a rerun while we looked
+            continue
+        if frame is not None:
+            frames.append(frame)
+    return frames
+
+
 def panes_frame(page, timeout_ms: int = 60_000):
     """The stage panes' frame (Playwright Frame), once its script has run."""
     deadline = time.monotonic() + timeout_ms / 1000
     while time.monotonic() < deadline:
-        for frame in page.frames:
+        for frame in srcdoc_frames(page):
             try:
-                if frame.url == "about:srcdoc" and frame.evaluate("document.body && document.body.dataset.ready") == "1" \
+                if frame.evaluate("document.body && document.body.dataset.ready") == "1" \
                         and frame.query_selector(".pane[data-pane]"):
                     return frame
             except Exception:  # noqa: BLE001 - a frame replaced by a rerun while we looked

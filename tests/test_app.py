@@ -49,7 +49,7 @@ def pane_rows(doc: str, pane: str) -> dict[int, str]:
     """Line number -> plain text of every row of one pane."""
     section = re.search(rf'<section class="pane" data-pane="{pane}".*?</section>', doc, re.S)
     assert section, f"no {pane} pane"
-    rows = re.findall(rf'<div class="r" id="{pane}-L(\d+)"><i>\d+</i>(.*?)</div>', section.group(0))
+    rows = re.findall(rf'<div class="r" id="{pane}-L(\d+)">(.*?)</div>', section.group(0))
     return {int(n): re.sub(r"<[^>]+>", "", html).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
             for n, html in rows}
 

@@ -11,7 +11,8 @@ from conftest import KERNELS
 from inspector import highlight as hl
 from inspector.api import inspect_kernel
 
-ROW = re.compile(r'<div class="r" id="(\w+)-L(\d+)"><i>(\d+)</i>(.*?)</div>')
+ROW = re.compile(r'<div class="r" id="(\w+)-L(\d+)">(.*?)</div>')
+CHUNK = re.compile(r'<div class="k" style="counter-reset:ln (\d+)">')
 
 
 @pytest.fixture(scope="module")
@@ -92,11 +93,14 @@ def test_ptx_fast_path_marks_vector_loads(add_sm90):
 
 def test_render_rows_numbers_and_anchors(add_sm90):
     text = add_sm90.stages["ptx"]
-    rows = ROW.findall(hl.render_rows(text, "ptx", "ptx", chunk=50))
+    out = hl.render_rows(text, "ptx", "ptx", chunk=50)
+    rows = ROW.findall(out)
     n = text.count("\n") + 1
     assert len(rows) == n
     assert [int(r[1]) for r in rows] == list(range(1, n + 1))
-    assert all(r[0] == "ptx" and r[1] == r[2] for r in rows)
+    assert all(r[0] == "ptx" for r in rows)
+    # Each chunk of 50 rows restarts the number counter at the line before its first row.
+    assert [int(c) for c in CHUNK.findall(out)] == list(range(0, n, 50))
 
 
 def test_large_stage_takes_fast_path(add_sm90):

@@ -23,22 +23,34 @@ from code_editor import code_editor
 from inspector.ui import state, workspace
 
 LAST_EVENT = "editor_last_event"
+DEBOUNCE_MS = 200  # a pause this long in typing saves the text
 EDITOR_OPTIONS = {"showLineNumbers": True, "displayIndentGuides": True, "tabSize": 4, "useSoftTabs": True,
                   "fontSize": 13, "wrap": False}
 
 
-def _handle(event: dict | None) -> None:
+def editor_key() -> str:
+    """The mounted editor's component key (a new key mounts a new editor)."""
+    return f"editor-{state.settings().kernel}-{st.session_state[state.EDITOR_GEN]}"
+
+
+def _save(event: dict | None) -> bool:
+    """Save the text an editor event carries, once per event; True for a new event."""
     ss = st.session_state
     if not event or not event.get("id") or event["id"] == ss.get(LAST_EVENT):
-        return
+        return False
     ss[LAST_EVENT] = event["id"]
     if event.get("type") in ("change", "submit", "blur"):
         text = event.get("text", "")
         workspace.save_source(state.current_kernel(), text)
         ss[state.EDITOR_SEED] = text
-    if event.get("type") == "submit":
-        state.request_compile()
-        st.rerun(scope="app")
+    return True
+
+
+def save_pending() -> None:
+    """Save what the mounted editor sent last, if the script has not seen it yet: called by the
+    callbacks that replace the editor (another kernel, an upload), which run before the script,
+    so a pause-less switch right after typing loses nothing."""
+    _save(st.session_state.get(editor_key()))
 
 
 @st.fragment
@@ -48,10 +60,11 @@ def editor() -> None:
     kf = state.current_kernel()
     event = code_editor(
         ss[state.EDITOR_SEED], lang="python", height=[12, 24], response_mode=["debounce", "blur"],
-        options=EDITOR_OPTIONS, props={"theme": "chrome", "debounceChangePeriod": 300},
-        key=f"editor-{kf.id}-{ss[state.EDITOR_GEN]}",
+        options=EDITOR_OPTIONS, props={"theme": "chrome", "debounceChangePeriod": DEBOUNCE_MS}, key=editor_key(),
     )
-    _handle(event)
+    if _save(event) and event.get("type") == "submit":
+        state.request_compile()
+        st.rerun(scope="app")
     where = workspace.source_path(kf)
     note = ("your edited copy" if workspace.is_edited(kf) else
             "the bundled file (your first edit makes a copy)" if kf.is_bundled else "your file")

@@ -11,6 +11,7 @@ import streamlit as st
 
 from inspector.record import Inspection
 from inspector.ui import state, targets, workspace
+from inspector.ui.editor import save_pending
 from inspector.ui.settings import STAGES_CHOICES, WARPS_CHOICES
 
 AUTO = "auto"  # the selectbox value meaning "as the example call / autotuner decides" (None shows as empty)
@@ -25,6 +26,7 @@ def _or_none(value):
 
 
 def _on_kernel() -> None:
+    save_pending()
     state.switch_kernel(st.session_state["w.kernel"])
 
 
@@ -32,6 +34,7 @@ def _on_upload() -> None:
     up = st.session_state.get("w.upload")
     if up is None:
         return
+    save_pending()
     try:
         kf = workspace.add_upload(up.name, up.getvalue())
     except ValueError as e:
