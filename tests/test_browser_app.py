@@ -152,3 +152,30 @@ def test_broken_syntax_shows_the_error_line_and_keeps_the_text(page, server):
     page.get_by_role("button", name="Revert to bundled add.py").click()
     page.get_by_text("Compiled add.py for sm_90").first.wait_for()
     assert not saved.exists()
+
+
+def test_text_typed_just_before_switching_kernel_is_kept(page, server):
+    url, home = server
+    page.goto(f"{url}/?kernel=gelu&target=sm_90")
+    page.get_by_text("Registers / thread").first.wait_for()
+    wait_idle(page)
+    editor = page.frame_locator('iframe[title="code_editor.code_editor"]')
+    editor.locator(".ace_line", has_text="import triton.language as tl").click(force=True)
+    page.keyboard.press("End")
+    page.keyboard.type("  # typed, then straight to another kernel")
+    choose(page, "Kernel", "Vector add")  # no pause: the debounced save has not fired yet
+    page.get_by_text("Compiled add.py for sm_90").first.wait_for()
+    wait_idle(page)
+    saved = home / "workspace" / "edits" / "gelu.py"
+    assert "import triton.language as tl  # typed, then straight to another kernel" in saved.read_text()
+    choose(page, "Kernel", next(line.split('"')[1] for line in (REPO / "kernels" / "gelu.py").read_text().split("\n")
+                                if line.startswith("TITLE = ")))
+    page.get_by_text("Compiled gelu.py for sm_90").first.wait_for()
+    deadline = time.monotonic() + 30
+    while "# typed, then straight to another kernel" not in editor_text(page):
+        assert time.monotonic() < deadline, "the editor reopened without the typed text"
+        time.sleep(0.2)
+    page.get_by_role("button", name="Revert to bundled gelu.py").click()
+    page.get_by_text("Compiled gelu.py for sm_90").first.wait_for()
+    wait_idle(page)
+    assert not saved.exists()
