@@ -41,16 +41,17 @@ def curves_figure(curves: Curves, base: Curves | None = None, height: int = 320)
                                      showlegend=col == 1, hoverinfo="skip"), row=1, col=col)
             fig.add_trace(go.Scatter(x=[_x(b, b.current_x)], y=[100 * b.current_occupancy], mode="markers",
                                      marker=dict(color="#a0a4ad", size=9), name="compiled kernel",
-                                     showlegend=False), row=1, col=col)
+                                     showlegend=col == 1), row=1, col=col)
         fig.add_trace(go.Scatter(
             x=_x(curve, curve.x), y=[100 * o for o in curve.occupancy], mode="lines",
             line=dict(color="#4e79d9", shape="hv"), name="what-if" if base is not None else "occupancy",
             showlegend=col == 1, customdata=curve.blocks_per_sm,
             hovertemplate="%{x}: %{y:.1f}% (%{customdata} blocks/SM)<extra></extra>"), row=1, col=col)
+        point = "what-if point" if base is not None else "this kernel"
         fig.add_trace(go.Scatter(x=[_x(curve, curve.current_x)], y=[100 * curve.current_occupancy], mode="markers",
                                  marker=dict(color="#e4572e", size=11, symbol="diamond"),
-                                 name="this kernel", showlegend=col == 1,
-                                 hovertemplate="%{x}: %{y:.1f}%<extra>this kernel</extra>"), row=1, col=col)
+                                 name=point, showlegend=col == 1,
+                                 hovertemplate=f"%{{x}}: %{{y:.1f}}%<extra>{point}</extra>"), row=1, col=col)
     fig.update_yaxes(title_text="occupancy (%)", range=[0, 105], row=1, col=1)
     fig.update_layout(height=height, margin=dict(l=50, r=10, t=40, b=30),
                       legend=dict(orientation="h", y=-0.18, x=0), hovermode="closest")
