@@ -179,3 +179,24 @@ def test_text_typed_just_before_switching_kernel_is_kept(page, server):
     page.get_by_text("Compiled gelu.py for sm_90").first.wait_for()
     wait_idle(page)
     assert not saved.exists()
+
+
+def test_upload_a_kernel_file(page, server, tmp_path):
+    url, home = server
+    mine = tmp_path / "scale kernel.py"
+    mine.write_text(
+        'import triton\nimport triton.language as tl\n\nTITLE = "Scale by two"\n\n\n@triton.jit\n'
+        "def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 256):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(out_ptr + offs, 2 * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n")
+    page.goto(f"{url}/?kernel=add&target=sm_90")
+    page.get_by_text("Registers / thread").first.wait_for()
+    wait_idle(page)
+    page.locator("[data-testid=stFileUploaderDropzoneInput]").set_input_files(str(mine))
+    page.get_by_text("Compiled scale_kernel.py for sm_90").first.wait_for()
+    wait_idle(page)
+    assert "kernel=file%3Ascale_kernel.py" in page.url or "kernel=file:scale_kernel.py" in page.url
+    assert (home / "workspace" / "files" / "scale_kernel.py").read_text() == mine.read_text()
+    assert "def scale_kernel" in editor_text(page)
+    frame = panes_frame(page)
+    assert frame.locator(".pane[data-pane=ptx] .r", has_text="ld.global").count() >= 1
