@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inspector.ui import state, targets
+from inspector.ui import state, targets, workspace
 from inspector.ui.autotune_panel import autotune_panel
 from inspector.ui.bench_panel import bench_panel
 from inspector.ui.compiling import compile_with_status
@@ -23,7 +23,6 @@ from inspector.ui.resources_panel import resources_card
 from inspector.ui.settings import VIEWS
 from inspector.ui.sidebar import call, pick
 from inspector.ui.stages_panel import stages_panel
-from inspector.ui import workspace
 
 VIEW_TITLES = {"stages": "Stages", "occupancy": "Occupancy", "insight": "Insight", "autotune": "Autotune grid",
                "diff": "Diff", "benchmarks": "Benchmarks"}
@@ -32,7 +31,7 @@ PANELS = {"stages": stages_panel, "occupancy": occupancy_panel, "insight": insig
 
 st.set_page_config(page_title="Triton Kernel Inspector", layout="wide")
 targets.start_probe()
-state.init(targets.default_target())
+state.init(targets.default_target)
 ss = st.session_state
 
 with st.sidebar:
@@ -60,13 +59,11 @@ if shown is not None:
     if shown is not rec:
         st.caption(f"Showing the last successful compile of `{shown.kernel}` for `{shown.target}`.")
     resources_card(shown)
-    views = [v for v in VIEWS if v in PANELS]
-    s = state.settings()
-    ss["w.view"] = s.view if s.view in views else views[0]
-    view = st.segmented_control("View", views, key="w.view", format_func=VIEW_TITLES.get, required=True,
+    ss["w.view"] = state.settings().view
+    view = st.segmented_control("View", VIEWS, key="w.view", format_func=VIEW_TITLES.get, required=True,
                                 on_change=state.set_setting, args=("w.view", "view", None, False),
                                 label_visibility="collapsed")
-    PANELS[view or views[0]](shown)
+    PANELS[view or VIEWS[0]](shown)
 
 with st.expander("Downloads"):
     downloads(shown, kf)

@@ -65,15 +65,12 @@ def compile_with_status(path: Path, request: dict[str, Any], label: str) -> Insp
     """Compile, showing a status box whose label counts the seconds; return the record."""
     fut = compiler().submit(path, request)
     start = time.monotonic()
-    if fut.done():
+    with st.status(f"Compiling {label}…", expanded=False) as status:
+        while not fut.done():
+            status.update(label=f"Compiling {label}… {time.monotonic() - start:.1f} s")
+            time.sleep(POLL_SECONDS)
         rec = fut.result()
-    else:
-        with st.status(f"Compiling {label}…", expanded=False) as status:
-            while not fut.done():
-                status.update(label=f"Compiling {label}… {time.monotonic() - start:.1f} s")
-                time.sleep(POLL_SECONDS)
-            rec = fut.result()
-            status.update(label=summary(rec, label), state="complete" if rec.ok else "error")
+        status.update(label=summary(rec, label), state="complete" if rec.ok else "error")
     return rec
 
 

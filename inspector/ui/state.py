@@ -26,12 +26,17 @@ PIN = "pin"  # an Inspection kept as the diff's "A"
 LAST_GOOD = "last_good"  # {kernel id: the last successful Inspection}, shown while an edit fails
 
 
-def init(default_target: str) -> None:
-    """First run of a session: settings from the URL, the kernel's text from the workspace."""
+def init(default_target: Callable[[], str]) -> None:
+    """First run of a session: settings from the URL, the kernel's text from the workspace.
+
+    `default_target()` may have to ask the worker for the native GPU (the first session of a
+    server waits for the worker to start), hence the spinner."""
     ss = st.session_state
     if SETTINGS in ss:
         return
-    settings = Settings.from_query(st.query_params.to_dict(), default_target=default_target)
+    with st.spinner("Starting the compiler worker…"):
+        target = default_target()
+    settings = Settings.from_query(st.query_params.to_dict(), default_target=target)
     if workspace.find(settings.kernel) is None:
         settings.kernel = Settings().kernel
     ss[SETTINGS] = settings
