@@ -19,9 +19,11 @@ No Streamlit here; nothing here imports or runs the user's code (titles are read
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,17 +58,34 @@ class KernelFile:
         return self.bundled.name if self.bundled else self.id[len(FILE_PREFIX):]
 
 
+# CPython 3.11's parser is not safe to call from several threads at once ("AST constructor
+# recursion depth mismatch", gh-106905), and every browser session runs in its own thread.
+_PARSE_LOCK = threading.Lock()
+
+
 def _constants(path: Path) -> dict[str, str]:
     """Module-level string constants (TITLE, KERNEL) read with ast; {} if the file does not parse."""
     try:
-        return _constants_of(path.read_text(encoding="utf-8", errors="replace"))
+        st = path.stat()
     except OSError:
         return {}
+    return dict(_constants_cached(str(path), st.st_mtime_ns, st.st_size))
+
+
+@functools.lru_cache(maxsize=256)
+def _constants_cached(path: str, mtime_ns: int, size: int) -> tuple[tuple[str, str], ...]:
+    """Parsed once per version of the file (the picker lists every file on every rerun)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ()
+    return tuple(_constants_of(text).items())
 
 
 def _constants_of(text: str) -> dict[str, str]:
     try:
-        tree = ast.parse(text)
+        with _PARSE_LOCK:
+            tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return {}
     out: dict[str, str] = {}
