@@ -93,7 +93,7 @@ def _on_panes() -> None:
 
 
 def stages_panel(rec: Inspection) -> None:
-    """Pane choice, the linked panes, and the downloads."""
+    """Pane choice and the linked panes."""
     available = available_panes(rec)
     panes = effective_panes(state.settings().panes, available)
     st.session_state["w.panes"] = panes
