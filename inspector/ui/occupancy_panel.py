@@ -56,7 +56,11 @@ def occupancy_panel(rec: Inspection) -> None:
     nvidia = rec.backend == "cuda"
     k = rec.cache_key or rec.kernel  # slider keys: a new compile starts from its own figures
     gpus = _gpu_choices(rec)
-    compiled_gpu = (rec.occupancy or {}).get("gpu")
+    compiled_gpu = (rec.occupancy or {}).get("gpu")  # a catalogue name, or the device's own ("NVIDIA H200")
+    try:
+        compiled_gpu = find_gpu(compiled_gpu).name if compiled_gpu else None
+    except KeyError:
+        compiled_gpu = None
     c1, c2, c3, c4 = st.columns(4)
     warps = c1.select_slider("num_warps" if nvidia else "waves per workgroup (num_warps)",
                              NVIDIA_WARPS if nvidia else AMD_WAVES, value=base.num_warps, key=f"wi.warps.{k}")
