@@ -19,6 +19,9 @@ from inspector.ui.panes import Pane, panes_document
 from inspector.ui.settings import MAX_PANES
 
 PANE_HEIGHT = 660
+# A stage beyond this is shown up to here (a browser chokes on tens of megabytes of rows); the
+# download has all of it.
+MAX_PANE_BYTES = 8_000_000
 PANE_TITLES = {**STAGE_TITLES, "passes": "Pass by pass"}
 # A stage the other vendor's target lacks is replaced by its counterpart (PTX <-> AMDGCN).
 COUNTERPART = {"ptx": "amdgcn", "sass": "amdgcn", "amdgcn": "ptx"}
@@ -107,6 +110,9 @@ def stages_panel(rec: Inspection) -> None:
             continue
         text = rec.source if p == "source" else rec.stages.get(p, "")
         meta = f"{text.count(chr(10)) + 1:,} lines"
+        if len(text) > MAX_PANE_BYTES:
+            text = text[:text.rfind("\n", 0, MAX_PANE_BYTES)]
+            meta += f", the first {text.count(chr(10)) + 1:,} shown (Downloads has all)"
         built.append(Pane(p, PANE_TITLES.get(p, p), meta, p, _rows(f"{key}:{p}", language_of(p), p, text)))
     maps = _maps(key, rec)
     if not maps:
