@@ -41,7 +41,7 @@ def effective_panes(wanted: list[str], available: list[str]) -> list[str]:
     return out[:MAX_PANES] or available[:2]
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=32, show_spinner=False)  # up to 8 MB each
 def _rows(key: str, language: str, anchor: str, _text: str) -> str:
     """Highlighted rows of one text; `key` identifies the text (record cache key + stage)."""
     return render_rows(_text, language, anchor)
