@@ -103,6 +103,20 @@ def test_pick_vector_add_compile_sm90_and_link_source_to_ptx(page, server):
     assert "tl.store" in frame.locator(".pane[data-pane=source] .r.hit").first.inner_text()
     click_row(page, frame.locator(".pane[data-pane=source] .r", has_text="x = tl.load(x_ptr"))
     page.screenshot(path=str(SHOTS / "stages-linked.png"))
+    assert_rows_numbered(page, frame, "source")
+
+
+def assert_rows_numbered(page, frame, pane: str) -> None:
+    """The line numbers are drawn by CSS (no DOM text): compare the painted gutters of the first
+    rows, which must all differ ("1", "2", "3", ...), and row 1's with row 11's (same width)."""
+    code = frame.locator(f".pane[data-pane={pane}] .code")
+    code.evaluate("el => { el.scrollTop = 0; el.scrollLeft = 0; }")
+    rows = frame.locator(f".pane[data-pane={pane}] .r")
+    gutters = []
+    for i in (0, 1, 2, 10):
+        box = rows.nth(i).bounding_box()
+        gutters.append(page.screenshot(clip={"x": box["x"], "y": box["y"], "width": 40, "height": box["height"]}))
+    assert len(set(gutters)) == 4, "rows show the same line number"
 
 
 def test_what_if_num_warps_slider_changes_occupancy(page, server):
