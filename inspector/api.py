@@ -46,6 +46,14 @@ def _code_digest() -> str:
     return h.hexdigest()[:16]
 
 
+def default_timeout() -> float:
+    """Seconds a compile may take: $TRITON_INSPECTOR_TIMEOUT, else 60."""
+    try:
+        return float(os.environ.get("TRITON_INSPECTOR_TIMEOUT", "60"))
+    except ValueError:
+        return 60.0
+
+
 def _normalise(values: dict[str, Any] | None) -> dict[str, str]:
     return {str(k): str(v) for k, v in sorted((values or {}).items())}
 
@@ -59,7 +67,7 @@ def inspect_kernel(
     options: dict[str, Any] | None = None,
     autotune_index: int | None = None,
     passes: bool = False,
-    timeout: float = 60.0,
+    timeout: float | None = None,
     memory: int | None = None,
     use_cache: bool = True,
     cache: Cache | None = None,
@@ -70,8 +78,11 @@ def inspect_kernel(
     `args` override kernel arguments by name (a dtype name such as "fp16" for a pointer, a number
     for a scalar), `consts` constexprs, `options` compile options (num_warps, num_stages, maxnreg,
     ...); values may be strings as typed on a command line. `target` is e.g. "sm_90", "gfx942" or
-    "native". Never raises for problems in the user's code: they come back in `record.error`.
+    "native". `timeout` defaults to $TRITON_INSPECTOR_TIMEOUT seconds, else 60. Never raises for
+    problems in the user's code: they come back in `record.error`.
     """
+    if timeout is None:
+        timeout = default_timeout()
     path = os.path.abspath(os.fspath(file))
     try:
         with open(path, encoding="utf-8", errors="replace") as f:

@@ -39,7 +39,8 @@ def add_compile_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--arg", action="append", metavar="NAME=VALUE",
                    help="set an argument: a dtype for a pointer (x_ptr=fp16), a number for a scalar (n=4095)")
     p.add_argument("--autotune-config", type=int, metavar="I", help="inspect config I of an autotuned kernel")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds before the worker is stopped (default 60)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds before the worker is stopped (default $TRITON_INSPECTOR_TIMEOUT, else 60)")
     p.add_argument("--no-cache", action="store_true", help="compile again even if the result is cached")
 
 

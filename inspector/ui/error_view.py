@@ -10,7 +10,8 @@ import streamlit as st
 from inspector.record import Inspection
 
 KIND_TITLES = {
-    "syntax": "Syntax error", "import": "The file could not be imported", "compilation": "Triton compile error",
+    "syntax": "Syntax error", "import": "The file could not be imported", "example": "The example() call failed",
+    "compilation": "Triton compile error",
     "out_of_resources": "Out of resources on this target", "unknown_target": "Unknown target",
     "missing_constexpr": "A constexpr has no value", "bad_argument": "Bad argument", "no_kernel": "No kernel found",
     "timeout": "Timed out", "memory": "Out of memory", "output_limit": "Output too large",
