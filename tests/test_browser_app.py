@@ -214,3 +214,36 @@ def test_upload_a_kernel_file(page, server, tmp_path):
     assert "def scale_kernel" in editor_text(page)
     frame = panes_frame(page)
     assert frame.locator(".pane[data-pane=ptx] .r", has_text="ld.global").count() >= 1
+
+
+def test_eight_sessions_compiling_at_once_get_their_own_results(browser, server):
+    """Eight users open different kernels, targets and warps at the same moment; each page must
+    show its own compile (kernel, target, warps), none another session's."""
+    url, _ = server
+    jobs = [("add", "add_kernel", "sm_89", 2), ("softmax", "softmax_kernel", "sm_80", 4),
+            ("gelu", "gelu_kernel", "gfx942", 8), ("layer_norm", "layer_norm_kernel", "sm_120", 4),
+            ("copy_coalesced_vs_strided", "copy_coalesced_kernel", "sm_100", 2),
+            ("register_spill", "rms_norm_kernel", "gfx950", 4), ("add", "add_kernel", "sm_86", 8),
+            ("gelu", "gelu_kernel", "sm_80", 1)]
+    contexts, pages = [], []
+    for kernel, _, target, warps in jobs:  # open all eight before waiting for any
+        ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+        pg = ctx.new_page()
+        pg.set_default_timeout(WAIT_MS)
+        pg.goto(f"{url}/?kernel={kernel}&target={target}&warps={warps}", wait_until="commit")
+        contexts.append(ctx)
+        pages.append(pg)
+    try:
+        for pg, (kernel, function, target, warps) in zip(pages, jobs):
+            pg.get_by_text(f"Compiled {kernel}.py for {target}").first.wait_for()
+            wait_idle(pg)
+            caption = pg.get_by_text(f"{function} for").first.inner_text()
+            assert f"{warps} warps ×" in caption, caption
+            assert f"{kernel}.py" in pg.get_by_text("Compiled ").first.inner_text()
+            # ... and not any other session's kernel/target pair
+            others = {(k, t) for k, _, t, _ in jobs} - {(kernel, target)}
+            for k, t in others:
+                assert pg.get_by_text(f"Compiled {k}.py for {t}").count() == 0
+    finally:
+        for ctx in contexts:
+            ctx.close()
