@@ -45,11 +45,14 @@ class _Compiler:
         key = json.dumps([str(path), digest, request], sort_keys=True, default=str)
         with self.lock:
             fut = self.inflight.get(key)
-            if fut is None:
-                fut = self.pool.submit(inspect_kernel, path, **request)
-                self.inflight[key] = fut
-                fut.add_done_callback(lambda _f, k=key: self._forget(k))
-            return fut
+            if fut is not None:
+                return fut
+            fut = self.pool.submit(inspect_kernel, path, **request)
+            self.inflight[key] = fut
+        # Outside the lock: a future that is already done (a cache hit) runs the callback at once,
+        # here, and the callback takes the lock.
+        fut.add_done_callback(lambda _f, k=key: self._forget(k))
+        return fut
 
     def _forget(self, key: str) -> None:
         with self.lock:
