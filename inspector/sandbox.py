@@ -98,7 +98,9 @@ class Sandbox:
         if warm_up_worker is None:
             warm_up_worker = os.environ.get("TRITON_INSPECTOR_PREWARM", "1") != "0"
         self._warm_up_worker = warm_up_worker
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the zygote process and the table of pending requests
+        self._write_lock = threading.Lock()  # the zygote's stdin; apart, so a blocked write never
+        # keeps the reader thread from draining the zygote's replies
         self._proc: subprocess.Popen | None = None
         self._pending: dict[str, _Pending] = {}
         self._dir = tempfile.mkdtemp(prefix="inspector-sandbox-")
@@ -204,7 +206,7 @@ class Sandbox:
             proc = self._proc
         try:
             assert proc is not None and proc.stdin is not None
-            with self._lock:
+            with self._write_lock:
                 proc.stdin.write((json.dumps(msg) + "\n").encode())
                 proc.stdin.flush()
             if not pending.started.wait(30) or pending.pid is None:
