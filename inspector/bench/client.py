@@ -46,6 +46,8 @@ def run_benchmarks(
     check_only: bool = False,
     interpret: bool | None = None,
     dynamic_compile: bool = False,
+    autotune_config: int | None = None,
+    largest_only: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
     progress: Progress | None = None,
     on_result: Callable[[BenchResult], None] | None = None,
@@ -62,7 +64,8 @@ def run_benchmarks(
     `check_only` runs the correctness checks without timing (on the CPU through Triton's
     interpreter when there is no GPU, or when `interpret` is True). The PyTorch baseline is compiled
     once per shape (dynamic=False); `dynamic_compile` uses torch.compile's default instead, which
-    switches to dynamic shapes at the second shape.
+    switches to dynamic shapes at the second shape. `autotune_config` runs only that config of the
+    files' autotuned kernels; `largest_only` runs one point, the first variant at the largest size.
     """
     results: dict[int, BenchResult] = {}
     names: list[str] = []
@@ -84,6 +87,8 @@ def run_benchmarks(
             check_only=check_only,
             interpret=interpret,
             dynamic_compile=dynamic_compile,
+            autotune_config=autotune_config,
+            largest_only=largest_only,
         )
         got = _run_worker([str(targets[i]) for i in todo], request, timeout, progress, on_result, cancel, env)
         for i, r in zip(todo, got):

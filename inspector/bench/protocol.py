@@ -179,12 +179,30 @@ class KernelSpec:
         return [(n, self.variants[n]) for n in names]
 
 
-def load_spec(target: str) -> KernelSpec:
-    """Import the kernel file (runs its code: worker process only) and read its protocol."""
+def pin_autotune_config(module: Any, index: int) -> None:
+    """Keep only config `index` of the file's autotuned kernels, so every launch runs that config
+    (Triton's autotuner does not benchmark a single config)."""
+    from triton.runtime.autotuner import Autotuner
+
+    tuners = [obj for obj in vars(module).values() if isinstance(obj, Autotuner)]
+    if not tuners:
+        raise ProtocolError(f"{module.__name__} has no autotuned kernel; there is no config {index} to pin")
+    for tuner in tuners:
+        if not 0 <= index < len(tuner.configs):
+            raise ProtocolError(f"autotune config {index} out of range: the kernel has {len(tuner.configs)} configs")
+        tuner.configs = [tuner.configs[index]]
+        tuner.cache = {}
+
+
+def load_spec(target: str, autotune_config: int | None = None) -> KernelSpec:
+    """Import the kernel file (runs its code: worker process only) and read its protocol;
+    with `autotune_config`, its autotuned kernels run that config only."""
     from inspector.kernel_file import load_module
 
     name, path, bundled = resolve(target)
     module = load_module(str(path))
+    if autotune_config is not None:
+        pin_autotune_config(module, autotune_config)
     missing = [n for n in REQUIRED if not hasattr(module, n)]
     if missing:
         raise ProtocolError(

@@ -360,11 +360,15 @@ def _interpreting() -> bool:
 
 
 def plan(
-    spec: protocol.KernelSpec, sizes: list[Any] | None, variants: list[str] | None, check_only: bool
+    spec: protocol.KernelSpec, sizes: list[Any] | None, variants: list[str] | None, check_only: bool,
+    largest_only: bool = False,
 ) -> list[tuple[str, dict[str, Any], list[Any], str]]:
-    """[(variant name, kwargs, sizes, why skipped or "")] a request will run for one file."""
+    """[(variant name, kwargs, sizes, why skipped or "")] a request will run for one file;
+    `largest_only`: the first variant at its largest size (one point, e.g. to time a config)."""
     chosen = spec.select_variants(variants)
     use = list(sizes) if sizes else (spec.test_sizes if check_only else spec.sizes)
+    if largest_only:
+        chosen, use = chosen[:1], use[-1:]
     skip = spec.interpreter_skip if _interpreting() else {}
     return [(name, kwargs, [] if name in skip else use, skip.get(name, "")) for name, kwargs in chosen]
 
@@ -380,10 +384,14 @@ def run(
     warmup_ms: int = DEFAULT_WARMUP_MS,
     check_only: bool = False,
     dynamic_compile: bool = False,
+    autotune_config: int | None = None,
+    largest_only: bool = False,
     progress: Progress | None = None,
     on_result: Callable[[BenchResult], None] | None = None,
 ) -> list[BenchResult]:
     """Benchmark each target (a bundled kernel's name or a file) in this process; see the module doc.
+    `autotune_config` pins the files' autotuned kernels to that config, and `largest_only` runs one
+    point (the first variant at the largest size): together, the autotune grid's times.
 
     Timing needs a GPU: without one, unless `check_only`, every result carries error kind
     "no_gpu". With `check_only` nothing is timed; without a GPU the check runs on the CPU (set
@@ -404,13 +412,14 @@ def run(
         l2_flush=True,
         interpreter=_interpreting(),
         dynamic_compile=dynamic_compile,
+        autotune_config=autotune_config,
     )
 
     loaded: list[tuple[str, protocol.KernelSpec | None, BenchResult]] = []
     for target in targets:
         result = BenchResult(kernel=target, date=_now(), settings=dict(settings))
         try:
-            spec = protocol.load_spec(target)
+            spec = protocol.load_spec(target, autotune_config)
             result.kernel, result.title, result.source = (
                 spec.name,
                 spec.title,
@@ -418,7 +427,7 @@ def run(
             )
             result.size_names = list(spec.size_names)
             result.settings["baseline"] = "baseline" if spec.baseline else "reference"
-            plan(spec, sizes, variants, check_only)  # validates the variant names early
+            plan(spec, sizes, variants, check_only, largest_only)  # validates the variant names early
         except protocol.ProtocolError as exc:
             spec, result.error = None, BenchError("protocol", str(exc))
         except BaseException as exc:  # noqa: BLE001 - the user's file may raise anything on import
@@ -447,7 +456,10 @@ def run(
 
     methods = ["do_bench"] + (["cudagraph"] if cudagraph else [])
     total = sum(
-        len(s) for _, spec, _ in loaded if spec for _, _, s, _ in plan(spec, sizes, variants, check_only)
+        len(s)
+        for _, spec, _ in loaded
+        if spec
+        for _, _, s, _ in plan(spec, sizes, variants, check_only, largest_only)
     )
     counter = [0]
     results: list[BenchResult] = []
@@ -474,7 +486,7 @@ def run(
                 dynamic_compile=dynamic_compile,
             )
             try:
-                for name, kwargs, use, skipped in plan(spec, sizes, variants, check_only):
+                for name, kwargs, use, skipped in plan(spec, sizes, variants, check_only, largest_only):
                     sweep = Sweep(
                         variant=name, params={k: str(v) for k, v in kwargs.items()}, skipped=skipped
                     )

@@ -6,7 +6,8 @@ Triton is first imported. Started by `inspector.bench.client`; never import it e
 
     stdin : {"targets": [...], "sizes": [...] | null, "variants": [...] | null, "vs": [...],
              "cudagraph": bool, "rep_ms": int, "warmup_ms": int, "check_only": bool,
-             "interpret": bool | null, "dynamic_compile": bool}
+             "interpret": bool | null, "dynamic_compile": bool, "autotune_config": int | null,
+             "largest_only": bool}
     stdout: JSON lines {"event": "progress", "done": i, "total": n, "message": "..."}
                        {"event": "result", "result": {BenchResult}}
                        {"event": "done"} | {"event": "error", "kind": "...", "message": "..."}
@@ -68,6 +69,8 @@ def main() -> int:
             warmup_ms=int(request.get("warmup_ms", 25)),
             check_only=check_only,
             dynamic_compile=bool(request.get("dynamic_compile")),
+            autotune_config=request.get("autotune_config"),
+            largest_only=bool(request.get("largest_only")),
             progress=lambda done, total, message: emit(
                 {"event": "progress", "done": done, "total": total, "message": message}
             ),

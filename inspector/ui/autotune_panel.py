@@ -1,5 +1,7 @@
 """The autotune grid: every config of an autotuned kernel compiled (in parallel), in a sortable
-table of registers, spills, shared memory and occupancy; pick two rows to diff them."""
+table of registers, spills, shared memory and occupancy; pick two rows to diff them. With a GPU
+here, every config is also timed (one after another, at the file's largest benchmark size, its
+autotuner pinned to that config) and the table gains a time column."""
 
 from __future__ import annotations
 
@@ -10,38 +12,12 @@ from typing import Any
 import streamlit as st
 
 from inspector.record import Inspection
-from inspector.ui import compiling, state, workspace
+from inspector.ui import compiling, state, targets, workspace
+from inspector.ui.autotune_grid import grid_rows, time_configs
 from inspector.ui.diff_panel import diff_view
-from inspector.ui.resources_panel import LIMITER_WORDS
 
 GRIDS = "autotune_grids"  # session state: grid key -> list of records
-
-
-def grid_rows(records: list[Inspection]) -> list[dict[str, Any]]:
-    """One table row per config record (None where a figure is unknown)."""
-    rows = []
-    for i, rec in enumerate(records):
-        at = rec.autotune_index if rec.autotune_index is not None else i
-        cfg = rec.autotune_configs[at] if at < len(rec.autotune_configs) else {}
-        meta = {k: v for k, v in cfg.items() if k not in ("num_warps", "num_stages", "num_ctas")}
-        occ = rec.occupancy or {}
-        r = rec.resources
-        amd = rec.backend == "hip"
-        rows.append({
-            "config": i,
-            "parameters": ", ".join(f"{k}={v}" for k, v in meta.items()),
-            "num_warps": cfg.get("num_warps", r.num_warps or None),
-            "num_stages": cfg.get("num_stages", r.num_stages or None),
-            "registers": (r.vgprs if amd else r.registers) if rec.ok else None,
-            "spills": ((r.vgpr_spills or 0) + (r.sgpr_spills or 0) if amd else r.spills) if rec.ok else None,
-            "shared KiB": round(r.shared_bytes / 1024, 1) if rec.ok else None,
-            "blocks/SM": occ.get("blocks_per_sm"),
-            "occupancy %": round(100 * occ["occupancy"], 1) if "occupancy" in occ else None,
-            "limited by": ", ".join(LIMITER_WORDS.get(x, x) for x in occ.get("limiters", [])) or None,
-            "compile s": round(rec.compile_seconds, 2),
-            "error": rec.error.short() if rec.error else "",
-        })
-    return rows
+TIMES = "autotune_times"  # session state: grid key -> {"times": {config: ms or why not}, "label": ...}
 
 
 def _grid_key(path, request: dict[str, Any]) -> str:
@@ -76,8 +52,20 @@ def autotune_panel(rec: Inspection) -> None:
     if not records:
         st.caption(f"{n} configs; each compiles in its own worker process, all at once.")
         return
+    times = st.session_state.setdefault(TIMES, {}).get(key)
+    if targets.native().get("available"):
+        if st.button("Time every config on this GPU", key="w.grid.time"):
+            bar = st.progress(0.0, text="timing config 0")
+            got, label = time_configs(path, n, lambda done, total: bar.progress(
+                done / total, text=f"{done} of {total} configs timed"))
+            bar.empty()
+            times = st.session_state[TIMES][key] = {"times": got, "label": label}
+        if times:
+            st.caption(f"Times: median of `do_bench` on {times['label']}, each config pinned in turn.")
+    else:
+        st.caption("No GPU here: configs can be compiled and compared, not timed.")
     st.caption("Click a column to sort; tick two rows to diff them.")
-    event = st.dataframe(grid_rows(records), hide_index=True, on_select="rerun", selection_mode="multi-row",
+    event = st.dataframe(grid_rows(records, times["times"] if times else None), hide_index=True, on_select="rerun", selection_mode="multi-row",
                          key="w.grid.table", use_container_width=True)
     chosen = list(event.selection.rows) if event is not None else []
     if len(chosen) == 2:

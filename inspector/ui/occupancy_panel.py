@@ -19,7 +19,7 @@ from inspector.occupancy import KernelResources, occupancy_curves, waves, what_i
 from inspector.occupancy.arch import parse_arch
 from inspector.record import Inspection
 from inspector.ui.occupancy_plots import curves_figure
-from inspector.ui.resources_panel import LIMITER_WORDS
+from inspector.ui.autotune_grid import LIMITER_WORDS
 
 NVIDIA_WARPS = (1, 2, 4, 8, 16, 32)
 AMD_WAVES = (1, 2, 4, 8, 16)

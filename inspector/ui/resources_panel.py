@@ -6,12 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector.record import Inspection
+from inspector.ui.autotune_grid import LIMITER_WORDS
 
-LIMITER_WORDS = {
-    "warps": "warps", "registers": "registers", "shared_memory": "shared memory", "blocks": "blocks",
-    "barriers": "barriers", "virtual_resources": "virtual resources", "waves": "waves", "vgprs": "VGPRs",
-    "sgprs": "SGPRs", "lds": "LDS",
-}
 
 
 def kib(n: int | None) -> str:
