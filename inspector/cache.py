@@ -12,9 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from .files import atomic_write_text
 
 
 def default_cache_dir() -> Path:
@@ -52,19 +53,7 @@ class Cache:
             return None  # unreadable entries are treated as misses and rewritten
 
     def put(self, key: str, value: dict[str, Any]) -> None:
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:8]}-", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(value, f)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        atomic_write_text(self._path(key), json.dumps(value))
 
     def clear(self) -> int:
         """Remove every entry; return how many were removed."""

@@ -85,7 +85,7 @@ class SassLexer(RegexLexer):
             (r"[ \t]+", Whitespace),
             (r"//.*?$", Comment.Single),  # //## File "k.py", line 23
             (r"/\*[0-9a-fA-F]+\*/", Comment.Special),  # /*0040*/
-            (r"[-\w]{2}:[-\w]:[-\w]:[-Y]:\d+", Comment.Preproc),  # --:-:0:-:7 (control bits)
+            (r"[-\w]{2}:[-\w]:[-\w]:[-Y]:[0-9a-f]+", Comment.Preproc),  # --:-:0:-:7, 01:-:-:Y:b (control bits; stall in hex)
             (r"@!?U?P(?:T|\d)\b", Keyword.Pseudo),  # @P0, @!UP1 (predicates)
             (r"\bc\[0x[0-9a-fA-F]+\]\[0x[0-9a-fA-F]+\]", Name.Constant),  # c[0x0][0x210]
             (r"\b(?:U?R\d+|U?RZ|U?P\d|U?PT|SR_[\w.]+|SRZ|B\d+)\b", Name.Variable),  # registers

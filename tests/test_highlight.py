@@ -76,6 +76,11 @@ def test_sass_lexer_classes_real_sass(add_sm90):
     assert "R0" in regs or "R1" in regs
     assert any(c == "cs" and re.fullmatch(r"/\*[0-9a-f]{4}\*/", v) for c, v in hl.token_classes(text, "sass"))
     assert any(c == "c1" and v.startswith("//## File") for c, v in hl.token_classes(text, "sass"))
+    # every control-bit column is one token, stall counts above 9 (hex) included
+    controls = re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(\S+)", text, re.M)
+    tokens = {v for c, v in hl.token_classes(text, "sass") if c == "cp"}
+    assert controls and set(controls) <= tokens
+    assert ("cp", "01:-:-:Y:b") in set(hl.token_classes("        /*0010*/  01:-:-:Y:b  NOP ;\n", "sass"))
 
 
 def test_amdgcn_lexer_classes_real_assembly(add_gfx942):

@@ -22,10 +22,11 @@ import ast
 import functools
 import os
 import re
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+
+from inspector.files import atomic_write_text
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 KERNELS_DIR = REPO_ROOT / "kernels"
@@ -161,23 +162,6 @@ def is_edited(kf: KernelFile) -> bool:
     return kf.is_bundled and edit_path(kf).exists()
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def save_source(kf: KernelFile, text: str) -> Path:
     """Persist the user's text; return the file a compile should read.
 
@@ -198,7 +182,7 @@ def save_source(kf: KernelFile, text: str) -> Path:
             return path
     except OSError:
         pass
-    _atomic_write(path, text)
+    atomic_write_text(path, text, durable=True)
     return path
 
 
@@ -224,6 +208,6 @@ def add_upload(name: str, data: bytes) -> KernelFile:
     text = data.decode("utf-8", errors="replace")
     file_name = safe_file_name(name)
     kf = KernelFile(FILE_PREFIX + file_name, file_name, None, _constants_of(text).get("KERNEL"))
-    _atomic_write(edit_path(kf), text)
+    atomic_write_text(edit_path(kf), text, durable=True)
     return kf
 
