@@ -182,7 +182,7 @@ FAST_RULES: dict[str, list[tuple[str, str]]] = {
     "ptx": [("c1", r"//[^\n]*"), ("s", r'"[^"\n]*"'), ("nv", r"%[\w$]+(?:<\d+>)?|\$[\w$]+"),
             ("k", r"\.[a-z_][\w:]*"), ("nb", r"\b[a-z][a-z0-9_]*(?=[.\s;])"), ("kp", r"@!?%\w+"),
             *_COMMON_NUMBERS],
-    "sass": [("c1", r"//[^\n]*"), ("cs", r"/\*[0-9a-fA-F]+\*/"), ("cp", r"[-\w]{2}:[-\w]:[-\w]:[-Y]:\d+"),
+    "sass": [("c1", r"//[^\n]*"), ("cs", r"/\*[0-9a-fA-F]+\*/"), ("cp", r"[-\w]{2}:[-\w]:[-\w]:[-Y]:[0-9a-f]+"),
              ("kp", r"@!?U?P(?:T|\d)\b"), ("no", r"\bc\[0x[0-9a-fA-F]+\]\[0x[0-9a-fA-F]+\]"),
              ("nv", r"\b(?:U?R\d+|U?RZ|U?P\d|U?PT|SR_[\w.]+|SRZ|B\d+)\b"),
              ("nb", r"\b[A-Z][A-Z0-9_]*(?:\.\w+)*\b"), *_COMMON_NUMBERS],

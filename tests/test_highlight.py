@@ -80,7 +80,9 @@ def test_sass_lexer_classes_real_sass(add_sm90):
     controls = re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(\S+)", text, re.M)
     tokens = {v for c, v in hl.token_classes(text, "sass") if c == "cp"}
     assert controls and set(controls) <= tokens
-    assert ("cp", "01:-:-:Y:b") in set(hl.token_classes("        /*0010*/  01:-:-:Y:b  NOP ;\n", "sass"))
+    for fast in (False, True):
+        line = "        /*0010*/  01:-:-:Y:b  NOP ;\n"
+        assert ("cp", "01:-:-:Y:b") in set(hl.token_classes(line, "sass", fast))
 
 
 def test_amdgcn_lexer_classes_real_assembly(add_gfx942):
