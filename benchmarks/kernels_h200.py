@@ -20,7 +20,6 @@ import datetime
 import functools
 import inspect
 import json
-import math
 import platform
 import subprocess
 import sys

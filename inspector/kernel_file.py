@@ -235,8 +235,9 @@ def signature_call(info: KernelInfo, overrides: dict[str, Any]) -> tc.Launch:
     return tc.Launch(info.obj, tuple(args), kwargs, (1,))
 
 
-def check_overrides(info: KernelInfo, overrides: dict[str, Any], options: dict[str, Any]) -> None:
-    """Every override must name a parameter of the kernel; every option a known compile option."""
+def check_overrides(info: KernelInfo, overrides: dict[str, Any]) -> None:
+    """Every override must name a parameter of the kernel (an unknown compile option is refused by
+    Triton itself when the call is compiled)."""
     names = [p.name for p in tc.signature_params(info.jit)]
     unknown = [n for n in overrides if n not in names]
     if unknown:
@@ -251,15 +252,6 @@ def check_overrides(info: KernelInfo, overrides: dict[str, Any], options: dict[s
     for n in names:
         if n in overrides and n in constexprs and overrides[n] is None:
             raise KernelFileError("bad_argument", f"constexpr {n} cannot be None", None, info.line)
-
-
-def missing_constexprs(info: KernelInfo, final_args: dict[str, Any]) -> list[str]:
-    """Constexpr parameters with no value in the final call and no default."""
-    out = []
-    for p in tc.signature_params(info.jit):
-        if p.is_constexpr and p.name not in final_args and not (p.has_default):
-            out.append(p.name)
-    return out
 
 
 def run_example(module: types.ModuleType) -> list[tc.Launch]:

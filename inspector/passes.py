@@ -97,11 +97,3 @@ def split_pass_dump(text: str, max_snapshots: int = 2000) -> list[PassSnapshot]:
             body.append(line)
     close()
     return snapshots
-
-
-def pass_names(snapshots: list[PassSnapshot]) -> list[str]:
-    """The distinct pass names in pipeline order (for a pass picker)."""
-    seen: dict[str, None] = {}
-    for s in snapshots:
-        seen.setdefault(s.name.split(" ", 1)[1], None)
-    return list(seen)

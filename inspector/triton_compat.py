@@ -35,7 +35,7 @@ import re
 import sys
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import triton
 from triton.backends.compiler import GPUTarget
@@ -161,10 +161,6 @@ class Launch:
     @property
     def jit(self) -> JITFunction:
         return innermost_jit(self.obj)
-
-    @property
-    def autotuner(self) -> Autotuner | None:
-        return self.obj if isinstance(self.obj, Autotuner) else None
 
 
 def innermost_jit(obj: Any) -> JITFunction:

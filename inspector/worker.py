@@ -203,7 +203,7 @@ def _inspect(rec: Inspection, request: dict, path: str, workdir: str, log: io.St
     launch = next((la for la in launches if la.jit is info.jit), None)
     arg_overrides = {**overrides, **consts}
     try:
-        kf.check_overrides(info, arg_overrides, options)
+        kf.check_overrides(info, arg_overrides)
         if launch is None:
             launch = kf.signature_call(info, arg_overrides)
             rec.call_origin = "signature"
