@@ -61,8 +61,8 @@ def _header(line: str) -> dict | None:
 def split_pass_dump(text: str, max_snapshots: int = 2000) -> list[PassSnapshot]:
     """Snapshots in dump order. Unchanged snapshots keep `ir=""` and `changed=False` to save space.
 
-    A snapshot's `name` is prefixed with its position relative to the pass ("before X"/"after X")
-    only in `scope`-independent form: `name` is the pass, the label says before/after.
+    A snapshot's `name` says where it stands relative to its pass: "before X" (MLIR dumps) or
+    "after X" (LLVM and machine-IR dumps).
     """
     snapshots: list[PassSnapshot] = []
     current: dict | None = None
