@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inspector.ui import state, targets, workspace
+from inspector.ui import state, targets
 from inspector.ui.autotune_panel import autotune_panel
 from inspector.ui.bench_panel import bench_panel
 from inspector.ui.compiling import compile_with_status
@@ -45,7 +45,7 @@ with st.expander(f"Source: {kf.file_name}", expanded=True, key="editor-box"):
 if ss[state.WANT_COMPILE]:
     ss[state.WANT_COMPILE] = False
     s = state.settings()
-    state.remember(compile_with_status(workspace.source_path(kf), s.request(),
+    state.remember(compile_with_status(state.workspace_of_session().source_path(kf), s.request(),
                                        f"{kf.file_name} for {targets.label(s.target)}"))
 rec = state.record()
 
@@ -66,5 +66,5 @@ if shown is not None:
     PANELS[view or VIEWS[0]](shown)
 
 with st.expander("Downloads"):
-    downloads(shown, kf)
+    downloads(shown, state.workspace_of_session(), kf)
 state.sync_url()

@@ -66,9 +66,15 @@ def record(at: AppTest):
     return at.session_state["record"]
 
 
+def session_workspace(at: AppTest) -> workspace.Workspace:
+    """The workspace of this AppTest session (its key is in the URL)."""
+    return workspace.Workspace(query(at)["ws"])
+
+
 def test_first_run_compiles_vector_add_with_linked_panes(home):
     at = open_app()
-    assert query(at) == {"kernel": "add", "target": "sm_90"}
+    q = query(at)
+    assert workspace.valid_key(q.pop("ws")) and q == {"kernel": "add", "target": "sm_90"}
     m = metrics(at)
     assert int(m["Registers / thread"]) > 0 and m["Spills"] == "0" and m["Occupancy"].endswith("%")
     doc = panes_doc(at)
@@ -98,12 +104,13 @@ def test_pick_kernel_then_switch_target_to_amd(home):
 
 def test_syntax_error_is_shown_and_the_edit_kept(home):
     at = open_app()
-    kf = workspace.find("add")
+    ws = session_workspace(at)
+    kf = ws.find("add")
     bundled = (KERNELS / "add.py").read_text()
     broken = bundled.replace("mask = offs < n", "mask = offs < n)")
-    path = workspace.save_source(kf, broken)  # what the editor's autosave does
-    assert path == workspace.edit_path(kf) and path.is_relative_to(home)
-    at.sidebar.button[0].click().run()  # Compile
+    path = ws.save_source(kf, broken).path  # what the editor's autosave does
+    assert path == ws.edit_path(kf) and path.is_relative_to(home / "workspaces" / ws.key)
+    at.sidebar.button(key="w.compile").click().run()  # Compile
     assert not at.exception
     errors = [e.value for e in at.error]
     line = bundled.split("\n").index("    mask = offs < n") + 1
@@ -111,10 +118,11 @@ def test_syntax_error_is_shown_and_the_edit_kept(home):
     assert path.read_text() == broken  # a failed compile never overwrites the user's text
     assert (KERNELS / "add.py").read_text() == bundled  # and never the bundled file
     assert any("last successful compile" in c.value for c in at.caption)
-    # Reverting removes the copy; the bundled kernel compiles again.
+    # Reverting removes the copy; the bundled kernel compiles again; the broken text stays in History.
     revert = next(b for b in at.sidebar.button if "Revert" in b.label)
     revert.click().run()
     assert not path.exists() and record(at).ok and not at.error
+    assert [v.read() for v in ws.history(kf)] == [bundled, broken]
 
 
 def test_what_if_slider_changes_occupancy_without_recompiling(home):

@@ -55,11 +55,16 @@ def test_enough_cases():
     assert len(CASES) >= 45, [c.name for c in CASES]
 
 
+def _workspace(app) -> workspace.Workspace:
+    return workspace.Workspace(app.session_state["workspace_key"])
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_bad_source_in_the_app(app, case):
-    kf = workspace.find("add")
-    path = workspace.save_source(kf, case.source)  # what the editor's autosave does
-    app.sidebar.button[0].click().run()  # Compile
+    ws = _workspace(app)
+    kf = ws.find("add")
+    path = ws.save_source(kf, case.source).path  # what the editor's autosave does
+    app.sidebar.button(key="w.compile").click().run()  # Compile
     assert not app.exception, [e.value for e in app.exception]
     errors = [e.value for e in app.error]
     assert errors, f"{case.name}: no error shown"
@@ -70,8 +75,8 @@ def test_bad_source_in_the_app(app, case):
 
 
 def test_good_source_compiles_after_the_storm(app):
-    kf = workspace.find("add")
-    workspace.save_source(kf, fuzz_cases.GOOD)
-    app.sidebar.button[0].click().run()
+    ws = _workspace(app)
+    ws.save_source(ws.find("add"), fuzz_cases.GOOD)
+    app.sidebar.button(key="w.compile").click().run()
     assert not app.exception and not app.error
     assert "ld.global.v4.b32" in app.session_state["record"].stages["ptx"]

@@ -1,18 +1,11 @@
-"""The app's plain parts: the URL form of a view, and the workspace of the user's files."""
+"""The app's plain parts: the URL form of a view, and the bundled kernels it lists (the user's
+workspace is tested in test_workspace.py)."""
 
 from __future__ import annotations
-
-import pytest
 
 from conftest import KERNELS
 from inspector.ui import workspace
 from inspector.ui.settings import DEFAULT_PANES, Settings
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("TRITON_INSPECTOR_HOME", str(tmp_path))
-    return tmp_path
 
 
 def test_settings_round_trip_through_the_url():
@@ -45,31 +38,3 @@ def test_bundled_kernels_are_listed_by_title_without_importing_them():
     kernels = {k.id: k for k in workspace.bundled_kernels()}
     assert kernels["add"].title == "Vector add" and kernels["add"].entry == "add_kernel"
     assert kernels["matmul"].bundled == KERNELS / "matmul.py"
-
-
-def test_editing_a_bundled_kernel_makes_a_copy_and_revert_drops_it(home):
-    kf = workspace.find("add")
-    bundled = (KERNELS / "add.py").read_text()
-    assert workspace.source_path(kf) == kf.bundled and not workspace.is_edited(kf)
-    path = workspace.save_source(kf, bundled + "# mine\n")
-    assert path == home / "workspace" / "edits" / "add.py" and path.read_text().endswith("# mine\n")
-    assert workspace.source_path(kf) == path and workspace.is_edited(kf)
-    assert workspace.read_source(kf).endswith("# mine\n")
-    assert (KERNELS / "add.py").read_text() == bundled
-    # Typing the bundled text back leaves nothing of the user's to keep.
-    assert workspace.save_source(kf, bundled) == kf.bundled and not path.exists()
-    workspace.save_source(kf, "broken(")
-    workspace.revert(kf)
-    assert not path.exists() and workspace.read_source(kf) == bundled
-    assert not list((home / "workspace" / "edits").glob(".*.tmp"))  # atomic writes leave no temporaries
-
-
-def test_uploads_are_stored_under_a_safe_name(home):
-    kf = workspace.add_upload("../../etc/my kernel!.py", b'TITLE = "Mine"\nKERNEL = "k"\n')
-    assert kf.id == "file:my_kernel.py" and kf.entry == "k"
-    assert (home / "workspace" / "files" / "my_kernel.py").exists()
-    listed = workspace.find(kf.id)
-    assert listed is not None and listed.title == "Mine (my_kernel.py)"
-    assert workspace.source_path(listed) == home / "workspace" / "files" / "my_kernel.py"
-    with pytest.raises(ValueError):
-        workspace.add_upload("big.py", b"x" * (workspace.MAX_UPLOAD_BYTES + 1))

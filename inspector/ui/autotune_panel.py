@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 
 from inspector.record import Inspection
-from inspector.ui import compiling, state, targets, workspace
+from inspector.ui import compiling, state, targets
 from inspector.ui.autotune_grid import grid_rows, time_configs
 from inspector.ui.diff_panel import diff_view
 
@@ -36,7 +36,7 @@ def autotune_panel(rec: Inspection) -> None:
         st.info(f"`{rec.kernel}` is not autotuned: there is one configuration, shown in the other views.")
         return
     kf = state.current_kernel()
-    path = workspace.source_path(kf)
+    path = state.workspace_of_session().source_path(kf)
     request = state.settings().request()
     request["passes"] = False
     key = _grid_key(path, request)

@@ -14,7 +14,7 @@ import streamlit as st
 
 from inspector.bench import BenchResult, recorded_result, run_benchmark
 from inspector.record import Inspection
-from inspector.ui import state, targets, workspace
+from inspector.ui import state, targets
 
 LIVE = "bench_live"  # session state: {(kernel id, file digest): BenchResult}
 
@@ -51,7 +51,7 @@ def bench_panel(rec: Inspection) -> None:
     kf = state.current_kernel()
     gpu = targets.native()
     if gpu.get("available"):
-        path = workspace.source_path(kf)
+        path = state.workspace_of_session().source_path(kf)
         digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.exists() else ""
         live: dict = st.session_state.setdefault(LIVE, {})
         name = (gpu.get("properties") or {}).get("name", "this GPU")
@@ -71,7 +71,8 @@ def bench_panel(rec: Inspection) -> None:
         st.info("No GPU here, and no recorded curves for this file: benchmarks need a GPU "
                 "(bundled kernels come with curves recorded on an H200).")
         return
-    note = (" They are for the bundled file; your edits are not in them." if workspace.is_edited(kf) else "")
+    edited = state.workspace_of_session().is_edited(kf)
+    note = " They are for the bundled file; your edits are not in them." if edited else ""
     st.info(f"**Recorded, not live**: {recorded.provenance()} (Triton {recorded.device.triton if recorded.device else '?'}, "
             f"torch {recorded.device.torch if recorded.device else '?'}), from `{recorded.recorded_path}`."
             + ("" if gpu.get("available") else " There is no GPU here to measure on.") + note)

@@ -12,10 +12,10 @@ from inspector.ui import workspace
 EXTENSIONS = {"ttir": "ttir", "ttgir": "ttgir", "llir": "ll", "ptx": "ptx", "sass": "sass", "amdgcn": "amdgcn"}
 
 
-def downloads(rec: Inspection | None, kf: workspace.KernelFile) -> None:
+def downloads(rec: Inspection | None, ws: workspace.Workspace, kf: workspace.KernelFile) -> None:
     """A row of download buttons; the source is always offered, the rest when compiled."""
     buttons: list[tuple[str, object, str, str]] = [
-        ("Source", lambda: workspace.read_source(kf), kf.file_name, "text/x-python")]
+        ("Source", lambda: ws.read_source(kf), kf.file_name, "text/x-python")]
     if rec is not None:
         stem = f"{rec.kernel or 'kernel'}.{rec.target or 'target'}"
         for stage in rec.stage_names():

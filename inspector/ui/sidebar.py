@@ -1,4 +1,4 @@
-"""The sidebar: pick or upload a kernel file, the target, compile options, and the call.
+"""The sidebar: pick, start, upload or rename a kernel file, the target, compile options, and the call.
 
 `pick` (before the compile) draws what decides the compile; `call` (after it) draws what the
 record tells: the file's kernels, its autotune configs and the parameters of the example call,
@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector.record import Inspection
-from inspector.ui import state, targets, workspace
+from inspector.ui import state, targets
 from inspector.ui.editor import save_pending
 from inspector.ui.settings import STAGES_CHOICES, WARPS_CHOICES
 
@@ -36,17 +36,39 @@ def _on_upload() -> None:
         return
     save_pending()
     try:
-        kf = workspace.add_upload(up.name, up.getvalue())
+        kf = state.workspace_of_session().add_upload(up.name, up.getvalue())
     except ValueError as e:
         st.session_state["upload_error"] = str(e)
         return
     st.session_state.pop("upload_error", None)
-    state.switch_kernel(kf.id)
-    state.load_editor()  # an upload replacing a file of the same name must show its new text
+    state.switch_kernel(kf.id)  # always a file of its own: a name in use gets a distinct one
+
+
+def _on_new() -> None:
+    save_pending()
+    state.switch_kernel(state.workspace_of_session().new_kernel().id)
+
+
+def _on_rename() -> None:
+    ss = st.session_state
+    kf = state.current_kernel()
+    wanted = str(ss.get(f"w.rename.{kf.id}", "")).strip()
+    if not wanted:
+        return
+    save_pending()
+    try:
+        new = state.workspace_of_session().rename(kf, wanted)
+    except (ValueError, OSError) as e:
+        ss["rename_error"] = str(e)
+        return
+    ss.pop("rename_error", None)
+    state.settings().kernel = new.id
+    state.load_editor()
 
 
 def _on_revert() -> None:
-    workspace.revert(state.current_kernel())
+    save_pending()
+    state.workspace_of_session().revert(state.current_kernel(), base=st.session_state.get(state.EDITOR_BASE))
     state.load_editor()
     state.request_compile()
 
@@ -55,14 +77,26 @@ def pick() -> None:
     """Kernel file, upload, target, options, the Compile button."""
     s = state.settings()
     ss = st.session_state
-    kernels = workspace.all_kernels()
+    ws = state.workspace_of_session()
+    current = state.current_kernel()
+    kernels = ws.kernels()
+    if current.id not in {k.id for k in kernels}:
+        kernels.append(current)  # renamed by another tab: still open here
     ids = [k.id for k in kernels]
     titles = {k.id: k.title for k in kernels}
     ss["w.kernel"] = s.kernel
     st.selectbox("Kernel", ids, key="w.kernel", format_func=lambda i: titles.get(i, i), on_change=_on_kernel)
+    st.button("New kernel", key="w.new", on_click=_on_new, icon=":material/add:", use_container_width=True,
+              help="A file of its own in your workspace (untitled-1.py, ...) with a minimal vector add to start from.")
+    if not current.is_bundled:
+        key = f"w.rename.{current.id}"
+        ss[key] = current.file_name
+        st.text_input("File name", key=key, on_change=_on_rename, help="Rename this file of your workspace.")
+        if ss.get("rename_error"):
+            st.error(ss.pop("rename_error"))
     st.file_uploader("Open a kernel file (.py)", type=["py"], key="w.upload", on_change=_on_upload,
-                     help="Stored in your workspace; it is compiled in a sandboxed worker process, never "
-                          "imported by the server.")
+                     help="Stored in your workspace (a name already there gets a distinct one); it is compiled "
+                          "in a sandboxed worker process, never imported by the server.")
     if ss.get("upload_error"):
         st.error(ss["upload_error"])
 
@@ -83,11 +117,11 @@ def pick() -> None:
     ss["w.passes"] = s.passes
     st.toggle("Record every pass", key="w.passes", on_change=state.set_setting, args=("w.passes", "passes"),
               help="The IR after each compiler pass, for the pass-by-pass pane (a slower compile).")
-    st.button("Compile", type="primary", on_click=state.request_compile, use_container_width=True,
+    st.button("Compile", key="w.compile", type="primary", on_click=state.request_compile, use_container_width=True,
               help="Ctrl+Enter in the editor does the same.")
-    kf = state.current_kernel()
-    if workspace.is_edited(kf):
-        st.button(f"Revert to bundled {kf.file_name}", on_click=_on_revert, use_container_width=True)
+    if ws.is_edited(current):
+        st.button(f"Revert to bundled {current.file_name}", on_click=_on_revert, use_container_width=True,
+                  help="The bundled text becomes the current one again; your edits stay in History.")
 
 
 def call(rec: Inspection | None) -> None:

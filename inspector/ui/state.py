@@ -1,5 +1,10 @@
-"""One browser session's state: the Settings (from the URL on the first run), the last
-inspection, the compile request flag, the editor's seed text; and the URL written back.
+"""One browser session's state: its workspace key and the Settings (both from the URL on the
+first run), the last inspection, the compile request flag, the editor's seed text and the digest
+of the text it last saw on disk; and the URL written back.
+
+The workspace key (`?ws=`) is the user's: a reload keeps it, a link with it opens the same
+workspace (two tabs of one link share their files, and neither loses the other's text: see
+`workspace`), a visit without one (or with a malformed one) gets a new key.
 
 `Settings` in `st.session_state["settings"]` is the truth. Widgets write into it through their
 on_change callbacks (`set_setting`), which run before the script, so a rerun always sees the
@@ -21,8 +26,12 @@ RECORD = "record"
 WANT_COMPILE = "want_compile"
 EDITOR_GEN = "editor_gen"
 EDITOR_SEED = "editor_seed"
+EDITOR_BASE = "editor_base"  # text_digest of the text this session last loaded or saved
+WORKSPACE = "workspace_key"
+WS_PARAM = "ws"  # the URL parameter holding the workspace key
 FOCUS = "focus"  # {"pane": "source", "line": n}: a line the stage panes should select once
 PIN = "pin"  # an Inspection kept as the diff's "A"
+SAVE_NOTICE = "save_notice"  # {"kernel", "replaced": version number}: this tab saved over another's text
 LAST_GOOD = "last_good"  # {kernel id: the last successful Inspection}, shown while an edit fails
 
 
@@ -36,14 +45,22 @@ def init(default_target: Callable[[], str]) -> None:
         return
     with st.spinner("Starting the compiler worker…"):
         target = default_target()
-    settings = Settings.from_query(st.query_params.to_dict(), default_target=target)
-    if workspace.find(settings.kernel) is None:
+    query = st.query_params.to_dict()
+    key = query.get(WS_PARAM)
+    ss[WORKSPACE] = key if workspace.valid_key(key) else workspace.new_key()
+    settings = Settings.from_query(query, default_target=target)
+    if workspace_of_session().find(settings.kernel) is None:
         settings.kernel = Settings().kernel
     ss[SETTINGS] = settings
     ss[RECORD] = None
     ss[WANT_COMPILE] = True  # a link, or a reload, reopens the same view compiled (a repeat is a cache hit)
     ss[EDITOR_GEN] = 0
     load_editor()
+
+
+def workspace_of_session() -> workspace.Workspace:
+    """This session's workspace."""
+    return workspace.Workspace(st.session_state[WORKSPACE])
 
 
 def settings() -> Settings:
@@ -72,10 +89,19 @@ def shown_record() -> Inspection | None:
 
 
 def current_kernel() -> workspace.KernelFile:
-    kf = workspace.find(settings().kernel)
-    if kf is None:  # an upload deleted on disk since
+    """The kernel this session has open. A file of the user's that another tab renamed stays open
+    here under its name (the editor still holds its text, and the next save writes it again)."""
+    ws = workspace_of_session()
+    kernel_id = settings().kernel
+    kf = ws.find(kernel_id)
+    if kf is None and kernel_id.startswith(workspace.FILE_PREFIX):
+        try:
+            kf = ws.file_kernel(kernel_id[len(workspace.FILE_PREFIX):])
+        except ValueError:
+            kf = None
+    if kf is None:
         settings().kernel = Settings().kernel
-        kf = workspace.find(settings().kernel)
+        kf = ws.find(settings().kernel)
         assert kf is not None, "the bundled kernels are missing"
     return kf
 
@@ -87,8 +113,22 @@ def request_compile() -> None:
 def load_editor() -> None:
     """Put the current kernel's text into a fresh editor (after a kernel change, revert or upload)."""
     ss = st.session_state
-    ss[EDITOR_SEED] = workspace.read_source(current_kernel())
+    text = workspace_of_session().read_source(current_kernel())
+    ss[EDITOR_SEED] = text
+    ss[EDITOR_BASE] = workspace.text_digest(text)
+    ss.pop(SAVE_NOTICE, None)
     ss[EDITOR_GEN] = ss.get(EDITOR_GEN, 0) + 1
+
+
+def saved(text: str, result: workspace.SaveResult) -> None:
+    """After this session saved `text`: it is what the session has seen; a save over another
+    tab's text leaves a notice for the editor to show."""
+    ss = st.session_state
+    ss[EDITOR_SEED] = text
+    ss[EDITOR_BASE] = workspace.text_digest(text)
+    if result.conflict:
+        ss[SAVE_NOTICE] = {"kernel": settings().kernel,
+                           "replaced": result.replaced.number if result.replaced else None}
 
 
 def switch_kernel(kernel_id: str) -> None:
@@ -125,6 +165,6 @@ def set_override(widget_key: str, kind: str, name: str) -> None:
 
 def sync_url() -> None:
     """Write the settings to the URL (only when they changed, to keep reruns quiet)."""
-    wanted = settings().to_query()
+    wanted = {**settings().to_query(), WS_PARAM: st.session_state[WORKSPACE]}
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)
