@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import time
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 
@@ -53,6 +54,11 @@ def page(browser, server):
     ctx.close()
     outside = [u for u in requests if not is_local(u)]
     assert not outside, f"fetched from outside the app: {outside}"
+
+
+def workspace_dir(page, home):
+    """This page's workspace folder (its key is in the URL)."""
+    return home / "workspaces" / parse_qs(urlparse(page.url).query)["ws"][0]
 
 
 def wait_metric(page, label: str, value: str, timeout: float = 30) -> None:
@@ -149,7 +155,7 @@ def test_broken_syntax_shows_the_error_line_and_keeps_the_text(page, server):
     n = bundled.split("\n").index("    mask = offs < n") + 1
     assert f"line {n}" in err.inner_text()
     assert "mask = offs < n)" in editor_text(page)
-    saved = home / "workspace" / "edits" / "add.py"
+    saved = workspace_dir(page, home) / "edits" / "add.py"
     assert "mask = offs < n)" in saved.read_text()
     assert (REPO / "kernels" / "add.py").read_text() == bundled
     page.locator("[data-testid=stCode]", has_text=f"> {n:4d} |").wait_for()  # the excerpt around the line
@@ -179,7 +185,7 @@ def test_text_typed_just_before_switching_kernel_is_kept(page, server):
     choose(page, "Kernel", "Vector add")  # no pause: the debounced save has not fired yet
     page.get_by_text("Compiled add.py for sm_90").first.wait_for()
     wait_idle(page)
-    saved = home / "workspace" / "edits" / "gelu.py"
+    saved = workspace_dir(page, home) / "edits" / "gelu.py"
     assert "import triton.language as tl  # typed, then straight to another kernel" in saved.read_text()
     choose(page, "Kernel", next(line.split('"')[1] for line in (REPO / "kernels" / "gelu.py").read_text().split("\n")
                                 if line.startswith("TITLE = ")))
@@ -209,7 +215,7 @@ def test_upload_a_kernel_file(page, server, tmp_path):
     page.get_by_text("Compiled scale_kernel.py for sm_90").first.wait_for()
     wait_idle(page)
     assert "kernel=file%3Ascale_kernel.py" in page.url or "kernel=file:scale_kernel.py" in page.url
-    assert (home / "workspace" / "files" / "scale_kernel.py").read_text() == mine.read_text()
+    assert (workspace_dir(page, home) / "files" / "scale_kernel.py").read_text() == mine.read_text()
     assert "def scale_kernel" in editor_text(page)
     frame = panes_frame(page)
     assert frame.locator(".pane[data-pane=ptx] .r", has_text="ld.global").count() >= 1
