@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .cache import Cache, cache_key
+from .project import fingerprint, locate, module_file
 from .record import ErrorInfo, Inspection, SCHEMA_VERSION
 from .sandbox import Limits, Sandbox, SandboxError, default_sandbox
 from .targets import UnknownTargetError, candidate_targets, parse_target
@@ -21,7 +22,8 @@ from .targets import UnknownTargetError, candidate_targets, parse_target
 PACKAGE_DIR = Path(__file__).resolve().parent
 # The modules whose code decides what a record contains: a change to them invalidates the cache.
 _RECORD_CODE = ("worker.py", "triton_compat.py", "kernel_file.py", "passes.py", "errors.py", "record.py",
-                "archs.py", "targets.py", "backends/__init__.py", "backends/nvidia.py", "backends/amd.py")
+                "archs.py", "targets.py", "backends/__init__.py", "backends/nvidia.py", "backends/amd.py",
+                "project.py", "kernel_params.py", "stand_in_device.py", "reproduce.py", "gpus.py")
 # Errors that the same inputs always reproduce; others (timeouts, crashes) are never cached.
 _CACHEABLE_ERRORS = {"out_of_resources"}
 
@@ -72,6 +74,7 @@ def inspect_kernel(
     use_cache: bool = True,
     cache: Cache | None = None,
     sandbox: Sandbox | None = None,
+    root: str | os.PathLike | None = None,
 ) -> Inspection:
     """Compile `kernel` from `file` for `target` in a worker process and return the record.
 
@@ -80,10 +83,14 @@ def inspect_kernel(
     ...); values may be strings as typed on a command line. `target` is e.g. "sm_90", "gfx942" or
     "native". `timeout` defaults to $TRITON_INSPECTOR_TIMEOUT seconds, else 60. Never raises for
     problems in the user's code: they come back in `record.error`.
+
+    `file` may be a path or an importable module's name (`liger_kernel.ops.rms_norm`, found on
+    sys.path without importing it). A file inside a package is imported as part of it; `root`
+    names the project folder when no `__init__.py` chain or pyproject.toml shows it.
     """
     if timeout is None:
         timeout = default_timeout()
-    path = os.path.abspath(os.fspath(file))
+    path = resolve_kernel_file(file)
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             source = f.read()
@@ -105,9 +112,13 @@ def inspect_kernel(
         except UnknownTargetError as e:
             return Inspection.failure(ErrorInfo("unknown_target", str(e)), file=path, source=source)
 
+    location = locate(path, os.fspath(root) if root else None)
     request = {
         "kind": "inspect",
         "file": path,
+        "source": source,  # the text hashed below is the text compiled
+        "root": os.path.abspath(os.fspath(root)) if root else None,
+        "project_root": location.project_root,
         "kernel": kernel,
         "target": target,
         "args": _normalise(args),
@@ -118,8 +129,8 @@ def inspect_kernel(
     }
     key = cache_key({
         "source": source, "path": path, "target": target_key, "triton": triton_version(),
-        "schema": SCHEMA_VERSION, "code": _code_digest(),
-        **{k: v for k, v in request.items() if k not in ("file", "target")},
+        "schema": SCHEMA_VERSION, "code": _code_digest(), "package": fingerprint(location),
+        **{k: v for k, v in request.items() if k not in ("file", "target", "source")},
     })
     store = cache or Cache()
     if use_cache:
@@ -140,6 +151,16 @@ def inspect_kernel(
     if use_cache and (rec.error is None or rec.error.kind in _CACHEABLE_ERRORS):
         store.put(key, rec.to_dict())
     return _finish(rec, sandbox)
+
+
+def resolve_kernel_file(file: str | os.PathLike) -> str:
+    """An absolute path for a kernel file given as a path or as a module name found on sys.path."""
+    text = os.fspath(file)
+    if not os.path.exists(text) and not text.endswith(".py"):
+        found = module_file(text)
+        if found:
+            return found
+    return os.path.abspath(text)
 
 
 def _finish(rec: Inspection, sandbox: Sandbox | None = None) -> Inspection:

@@ -35,7 +35,7 @@ def error_info(err: BaseException, path: str, jit_fns: list | None = None, stage
     """
     path = os.path.abspath(path)
     if isinstance(err, KernelFileError):
-        return ErrorInfo(err.kind, err.message, err.file or path, err.line)
+        return ErrorInfo(err.kind, err.message, err.file or path, err.line, dict(err.details))
     if isinstance(err, tc.MissingArguments):
         fn = next((f for f in jit_fns or [] if f.__name__ == err.kernel), None)
         line = tc.kernel_def_line(fn) if fn is not None else None

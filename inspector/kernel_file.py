@@ -32,7 +32,10 @@ with a number (`n=4095`), a constexpr with a number, bool, or dtype name (`BLOCK
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.machinery
 import importlib.util
+import linecache
 import inspect
 import os
 import re
@@ -42,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import triton_compat as tc
+from .project import ModuleLocation, locate, module_file  # noqa: F401 - re-exported
 
 # Names accepted for dtypes on the command line -> torch dtype attribute names.
 DTYPE_NAMES: dict[str, str] = {
@@ -75,12 +79,14 @@ _POINTER_ANNOTATION = re.compile(r"^\*k?\w+$")
 class KernelFileError(Exception):
     """A problem with the user's file or call, with the file line it concerns."""
 
-    def __init__(self, kind: str, message: str, file: str | None = None, line: int | None = None):
+    def __init__(self, kind: str, message: str, file: str | None = None, line: int | None = None,
+                 details: dict[str, Any] | None = None):
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.file = file
         self.line = line
+        self.details = details or {}
 
 
 @dataclass
@@ -97,13 +103,16 @@ class KernelInfo:
 
 
 def load_module(path: str) -> types.ModuleType:
-    """Import the file as a fresh module; its folder goes first on sys.path for sibling imports."""
+    """Import the file as a module (not as `__main__`: its main block does not run), inside its
+    package when it has one. For code that needs the file's definitions only (benchmarks)."""
     path = os.path.abspath(path)
-    folder = os.path.dirname(path)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0]) or "kernel"
-    name = stem if stem not in sys.modules and not stem[0].isdigit() else f"kernel_file_{stem}"
+    loc = locate(path)
+    for entry in (loc.import_root, os.path.dirname(path)):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    if loc.package:
+        return importlib.import_module(loc.name)
+    name = loc.name if loc.name not in sys.modules else f"kernel_file_{loc.name}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise KernelFileError("import", f"cannot import {path}", path)
@@ -111,6 +120,83 @@ def load_module(path: str) -> types.ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def main_block_lines(source: str) -> list[tuple[int, int]]:
+    """Line ranges of `if __name__ == "__main__":` blocks."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test) and "__name__" in ast.unparse(node.test):
+            out.append((node.lineno, node.end_lineno or node.lineno))
+    return out
+
+
+@dataclass
+class Stop:
+    """Where the file's own code stopped (an exception after it had defined its kernels), e.g. at a
+    `.item()` that needs real data: the launches recorded before it are kept."""
+
+    file: str
+    line: int | None
+    message: str
+    phase: str  # "file" (module level or __main__), "example", "test_x", "benchmark"
+
+    def describe(self) -> str:
+        where = f"line {self.line}" if self.line else "an unknown line"
+        what = {"file": "the file's own code", "example": "example()"}.get(self.phase, f"{self.phase}()")
+        return f"{what} stopped at {where}: {self.message}"
+
+
+def _stop_from(err: BaseException, path: str, phase: str) -> Stop:
+    from .errors import user_frame_line
+
+    text = str(err).strip().splitlines()
+    message = f"{type(err).__name__}: {text[0] if text else ''}".strip().rstrip(":")
+    return Stop(path, user_frame_line(err, path), message[:500], phase)
+
+
+def execute_file(path: str, source: str | None = None, root: str | None = None) -> tuple[types.ModuleType, Stop | None]:
+    """Run the file as `python file.py` (or `python -m package.module`) would: as `__main__`, so a
+    tutorial's `if __name__ == "__main__":` block runs, inside its package when it has one. The
+    text compiled is `source` (what the caller hashed), not a second read of the file.
+
+    An exception after the file has defined kernels (a check that needs real data, a `.item()`)
+    stops the run but is not an error: it is returned as a Stop, and the launches recorded before
+    it count. One raised at module level outside `__main__` before any kernel was launched is the
+    file's error and propagates."""
+    path = os.path.abspath(path)
+    if source is None:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            source = f.read()
+    loc = locate(path, root)
+    for entry in (loc.import_root, os.path.dirname(path)):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    if loc.package:
+        importlib.import_module(loc.package)
+    # Tracebacks and Triton's inspect.getsource read the file through linecache: give it this text.
+    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    module = types.ModuleType("__main__")
+    module.__file__ = path
+    module.__package__ = loc.package or None
+    module.__spec__ = importlib.machinery.ModuleSpec(loc.name, None, origin=path)
+    sys.modules["__main__"] = module
+    code = compile(source, path, "exec")
+    try:
+        exec(code, module.__dict__)
+    except BaseException as e:  # noqa: BLE001 - user code may raise anything, even SystemExit
+        if isinstance(e, SyntaxError) or not kernels_in(module, path):
+            raise
+        stop = _stop_from(e, path, "file")
+        in_main = any(a <= (stop.line or 0) <= b for a, b in main_block_lines(source))
+        if not in_main and tc.launch_count() == 0:
+            raise
+        return module, stop
+    return module, None
 
 
 def kernels_in(module: types.ModuleType, path: str) -> list[KernelInfo]:
@@ -191,10 +277,16 @@ def _annotation_text(param: Any) -> str:
     return ann if isinstance(ann, str) else str(ann)
 
 
-def signature_call(info: KernelInfo, overrides: dict[str, Any]) -> tc.Launch:
-    """A call built from the signature alone (see the module docstring for the rules)."""
+def signature_call(info: KernelInfo, overrides: dict[str, Any], ran: str = "") -> tc.Launch:
+    """A call built from the signature and the kernel's own code (see the module docstring).
+
+    `ran` says what of the file ran without launching this kernel, for the message when values
+    are missing. Every constexpr without a default or override is named in one error."""
     import torch
 
+    from .kernel_params import parameter_usage
+
+    usage = parameter_usage(info.jit)
     args: list[Any] = []
     kwargs: dict[str, Any] = {}
     missing: list[str] = []
@@ -208,13 +300,14 @@ def signature_call(info: KernelInfo, overrides: dict[str, Any]) -> tc.Launch:
             else:
                 missing.append(name)
             continue
-        ann = _annotation_text(p)
+        ann = _annotation_text(p).strip()
         default = p.default if p.has_default else None
-        if _POINTER_ANNOTATION.match(ann.strip()) or "ptr" in name.lower():
-            value: Any = torch.empty([1], dtype=torch.float32, device="meta")
-            m = _POINTER_ANNOTATION.match(ann.strip())
-            if m and ann.strip().lstrip("*k") in DTYPE_NAMES:
-                value = torch.empty([1], dtype=getattr(torch, DTYPE_NAMES[ann.strip().lstrip("*k")]), device="meta")
+        annotated = _POINTER_ANNOTATION.match(ann)
+        if annotated or name in usage.pointers or (name not in usage.integers and "ptr" in name.lower()):
+            dtype = torch.int64 if name in usage.index_pointers else torch.float32
+            if annotated and ann.lstrip("*k") in DTYPE_NAMES:
+                dtype = getattr(torch, DTYPE_NAMES[ann.lstrip("*k")])
+            value: Any = torch.empty([1], dtype=dtype, device="meta")
         elif (isinstance(default, float) or any(t in ann for t in ("float", "fp32", "fp16", "bf16", "fp64"))
               or (default is None and FLOAT_NAMES.match(name))):
             value = float(default) if default is not None else 1.0
@@ -224,15 +317,29 @@ def signature_call(info: KernelInfo, overrides: dict[str, Any]) -> tc.Launch:
             value = int(default) if isinstance(default, int) else DEFAULT_INT
         args.append(value)
     if missing:
-        names = ", ".join(missing)
         raise KernelFileError(
             "missing_constexpr",
-            f"kernel '{info.name}' needs a value for constexpr {names}: it has no default and the file "
-            f"has no example() call; pass --const {missing[0]}=VALUE",
+            f"kernel '{info.name}' needs a value for {', '.join(missing)} (constexpr, no default), and "
+            f"{ran or 'nothing in the file'} launches it to show one. Give "
+            f"{'it' if len(missing) == 1 else 'each'} a value (e.g. {missing[0]}=1024), or add an "
+            f"example(device) that launches the kernel as real code does.",
             None,
             info.line,
+            {"missing": [{"name": n, "kind": "constexpr", "suggested": suggested_value(n)} for n in missing]},
         )
     return tc.Launch(info.obj, tuple(args), kwargs, (1,))
+
+
+def suggested_value(name: str) -> str:
+    """A plausible value to offer for a constexpr with no default."""
+    low = name.lower()
+    if "block" in low or "tile" in low or low.startswith("bs") or low.endswith("_size"):
+        return "1024" if not any(c in low for c in ("_m", "_n", "_k")) else "64"
+    if low.startswith(("has_", "is_", "use_", "enable")) or low in ("causal", "training"):
+        return "False"
+    if "group" in low:
+        return "8"
+    return "1"
 
 
 def check_overrides(info: KernelInfo, overrides: dict[str, Any]) -> None:
@@ -254,8 +361,9 @@ def check_overrides(info: KernelInfo, overrides: dict[str, Any]) -> None:
             raise KernelFileError("bad_argument", f"constexpr {n} cannot be None", None, info.line)
 
 
-def run_example(module: types.ModuleType) -> list[tc.Launch]:
-    """Call the file's `example(device)` with meta tensors and return the launches it made."""
+def run_example(module: types.ModuleType, path: str) -> Stop | None:
+    """Call the file's `example(device)` (launches are recorded by the caller's capture). An
+    exception after a launch stops it (returned); one before any launch is the file's error."""
     import torch
 
     fn = getattr(module, "example")
@@ -263,12 +371,71 @@ def run_example(module: types.ModuleType) -> list[tc.Launch]:
         takes_device = len(inspect.signature(fn).parameters) > 0
     except (TypeError, ValueError):
         takes_device = True
-    with tc.capture_launches() as launches:
-        if takes_device:
-            fn(torch.device("meta"))
+    before = tc.launch_count()
+    try:
+        fn(torch.device("meta")) if takes_device else fn()
+    except Exception as e:  # noqa: BLE001 - classified by the caller when nothing was launched
+        if tc.launch_count() == before:
+            raise
+        return _stop_from(e, path, "example")
+    return None
+
+
+def _first_parametrization(fn: Any) -> dict[str, Any] | None:
+    """Keyword arguments for a pytest-style test: the first value of each `parametrize` mark and
+    the parameters' defaults; None when a parameter has neither (a fixture we cannot supply),
+    except `device`, which gets "cuda" (a meta tensor device GPU-free)."""
+    values: dict[str, Any] = {}
+    for mark in getattr(fn, "pytestmark", []) or []:
+        if getattr(mark, "name", "") != "parametrize" or len(mark.args) < 2:
+            continue
+        names = mark.args[0]
+        names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+        first = list(mark.args[1])[0] if list(mark.args[1]) else None
+        first = getattr(first, "values", first)  # pytest.param(...)
+        first = first if len(names) > 1 else [first]
+        values.update({n: v for n, v in zip(names, first) if n not in values})
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    for p in params:
+        if p.name in values or p.default is not inspect.Parameter.empty:
+            continue
+        if p.name == "device":
+            values["device"] = "cuda"
+        elif p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
         else:
-            fn()
-    return launches
+            return None
+    return values
+
+
+def run_file_entry_points(module: types.ModuleType, path: str, wanted: Any = None) -> Stop | None:
+    """When neither the file's own run nor example() launched the wanted kernel, call what the file
+    defines to exercise it: each `triton.testing.perf_report` benchmark (its first configuration)
+    and each `test_*` function (its first parametrization), until a launch of `wanted` (or any
+    launch) is recorded. Failures are returned as a Stop, never raised."""
+    import triton.testing
+
+    launched = lambda: any(wanted is None or la.jit is wanted for la in tc.recorded())  # noqa: E731
+    candidates: list[tuple[str, Any, dict[str, Any]]] = []
+    for name, obj in list(vars(module).items()):
+        if isinstance(obj, triton.testing.Mark) and getattr(obj.fn, "__module__", None) == "__main__":
+            candidates.append((name, obj.run, {}))
+    for name, obj in list(vars(module).items()):
+        if (name.startswith("test") and inspect.isfunction(obj) and obj.__module__ == "__main__"
+                and (kwargs := _first_parametrization(obj)) is not None):
+            candidates.append((name, obj, kwargs))
+    stop = None
+    for name, fn, kwargs in candidates:
+        if launched():
+            break
+        try:
+            fn(**kwargs)
+        except Exception as e:  # noqa: BLE001 - needs real data, or not ours to run
+            stop = _stop_from(e, path, name)
+    return stop
 
 
 def describe_value(value: Any) -> Any:

@@ -126,7 +126,10 @@ class Inspection:
     torch_version: str = ""
     source: str = ""  # the kernel file's text
     kernels_in_file: list[str] = field(default_factory=list)
-    call_origin: str = ""  # "example" (the file's example()), or "signature" (derived)
+    call_origin: str = ""  # what launched it: "file" (module level / __main__), "example", a test or
+    # benchmark function's name, or "signature" (no launch: a call built from the kernel's code)
+    stopped: dict[str, Any] | None = None  # where the file's own code stopped (file, line, message, phase)
+    reproducer: str = ""  # a standalone file (kernel + example()) that reproduces this compile
     parameters: list[Parameter] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)  # num_warps, num_stages, ... as compiled
     grid: list[int] | None = None

@@ -51,15 +51,45 @@ TRITON_VERSION: str = triton.__version__
 COMMON_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug")
 
 
-class OfflineDriver:
-    """Stands in for the active driver: answers which target to compile for, and nothing else.
+class OfflineUtils:
+    """`driver.active.utils` of the offline driver: the device's properties for the target (real
+    code sizes grids from them, as the fused-softmax tutorial does); loading a binary is done by
+    `_offline_init_handles` instead."""
 
-    Only what `JITFunction.run(warmup=True)` and `triton.compile` ask of the driver is answered;
-    anything that would touch a GPU (loading a binary, launching) raises AttributeError.
-    """
+    def __init__(self, target: Target):
+        from .stand_in_device import device_properties
+
+        self._props = device_properties(target)
+
+    def get_device_properties(self, device: int = 0) -> dict[str, Any]:
+        keys = ("max_shared_mem", "max_num_regs", "multiprocessor_count", "warpSize", "sm_clock_rate",
+                "mem_clock_rate", "mem_bus_width", "arch", "max_threads_per_sm")
+        return {k: self._props[k] for k in keys if k in self._props}
+
+    def get_device_capability(self, device: int = 0) -> tuple[int, int]:
+        return self._props["major"], self._props["minor"]
+
+
+class _NoLaunch:
+    """`driver.active.launcher_cls` offline: a launch of a compiled kernel does nothing (there is no
+    GPU); launches through `kernel[grid](...)` are recorded before they get here."""
+
+    def __init__(self, src: Any, metadata: Any) -> None:
+        pass
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+class OfflineDriver:
+    """Stands in for the active driver: the target to compile for, and what real kernel files ask
+    of a device (its properties, a benchmarker, a launcher that does not launch, the torch device:
+    meta). Loading a compiled kernel answers registers and spills from the binary itself."""
 
     def __init__(self, target: Target):
         self.target = GPUTarget(target.backend, target.arch, target.warp_size)
+        self.utils = OfflineUtils(target)
+        self.launcher_cls = _NoLaunch
 
     def get_current_target(self) -> GPUTarget:
         return self.target
@@ -67,8 +97,14 @@ class OfflineDriver:
     def get_current_device(self) -> int:
         return 0
 
+    def set_current_device(self, device: int) -> None:
+        pass
+
     def get_current_stream(self, device: int | None = None) -> int:
         return 0
+
+    def get_device_capability(self, device: int = 0) -> tuple[int, int]:
+        return self.utils.get_device_capability(device)
 
     def get_active_torch_device(self):
         import torch
@@ -77,8 +113,54 @@ class OfflineDriver:
         # dtypes and alignment without memory.
         return torch.device("meta")
 
+    def get_device_interface(self):
+        import torch
+
+        return torch.cuda  # answered for the target by inspector.stand_in_device
+
+    def get_benchmarker(self):
+        from .stand_in_device import bench_once
+
+        return bench_once
+
+    def get_empty_cache_for_benchmark(self):
+        import torch
+
+        return torch.empty(1, dtype=torch.int, device="meta")
+
+    def clear_cache(self, cache: Any) -> None:
+        pass
+
+    def map_python_to_cpp_type(self, ty: str) -> str:
+        return ty
+
     def is_active(self) -> bool:
         return True
+
+
+def _offline_init_handles(self: Any) -> None:
+    """`CompiledKernel._init_handles` GPU-free: the checks a real load makes (shared memory, threads)
+    and n_regs / n_spills / n_max_threads read from the compiled binary, so code that inspects a
+    warmed-up kernel (`kernel.n_regs`, as the fused-softmax tutorial sizes its grid) gets the
+    figures the driver would give."""
+    from triton.runtime.errors import OutOfResources
+
+    from .backends import for_backend
+
+    if self.module is not None:
+        return
+    props = driver.active.utils.get_device_properties()
+    if self.metadata.shared > props["max_shared_mem"]:
+        raise OutOfResources(self.metadata.shared, props["max_shared_mem"], "shared memory")
+    res = for_backend(self.metadata.target.backend).resources(self.asm, metadata_dict(self), "")
+    self._run = _NoLaunch(self.src, self.metadata)
+    self.function = 0
+    self.n_regs = res.registers if res.registers is not None else (res.vgprs or 0)
+    self.n_spills = res.spills or 0
+    self.n_max_threads = 1024
+    if self.metadata.num_warps * self.metadata.warp_size > self.n_max_threads:
+        raise OutOfResources(self.metadata.num_warps * self.metadata.warp_size, self.n_max_threads, "threads")
+    self.module = object()  # loaded: a second call returns at once
 
 
 def clear_jit_caches(fns: list[JITFunction]) -> None:
@@ -94,11 +176,16 @@ def offline_target(target: Target, fns: list[JITFunction] | None = None) -> Iter
     A JITFunction binds its target on first use; pass `fns` that were already used with another
     target so their caches are cleared (functions created inside the block need nothing).
     """
+    from triton.compiler.compiler import CompiledKernel
+
     clear_jit_caches(fns or [])
     driver.set_active(OfflineDriver(target))
+    init_handles = CompiledKernel._init_handles
+    CompiledKernel._init_handles = _offline_init_handles
     try:
         yield
     finally:
+        CompiledKernel._init_handles = init_handles
         driver.reset_active() if driver._default is not None else setattr(driver, "_active", None)
         clear_jit_caches(fns or [])
 
@@ -151,11 +238,16 @@ class Launch:
     args: tuple
     kwargs: dict[str, Any]
     grid: Any
-    stack: list[tuple[str, int]] = field(default_factory=list)  # (file, line) of the launch's callers
+    frames: list[tuple[str, int, str]] = field(default_factory=list)  # (file, line, function) of its callers
+    warmup: bool = False  # a `kernel.warmup(...)` call; its grid is replaced by the compiled kernel's launch
+
+    @property
+    def stack(self) -> list[tuple[str, int]]:
+        return [(file, line) for file, line, _ in self.frames]
 
     def site_in(self, path: str) -> int | None:
         """The line in `path` from which the launch was made (the deepest such frame)."""
-        lines = [line for file, line in self.stack if os.path.abspath(file) == path]
+        lines = [line for file, line, _ in self.frames if os.path.abspath(file) == path]
         return lines[-1] if lines else None
 
     @property
@@ -186,19 +278,34 @@ def kernel_def_line(fn: JITFunction) -> int:
     return start
 
 
+_recording: list[list["Launch"]] = []  # the lists capture_launches is filling, innermost last
+
+
+def recorded() -> list["Launch"]:
+    """The launches the innermost `capture_launches` has recorded so far."""
+    return list(_recording[-1]) if _recording else []
+
+
+def launch_count() -> int:
+    """Launches recorded so far by the innermost `capture_launches` (0 outside one)."""
+    return len(_recording[-1]) if _recording else 0
+
+
 @contextlib.contextmanager
 def capture_launches() -> Iterator[list[Launch]]:
-    """Record launches instead of running them; warmup calls still compile."""
+    """Record launches instead of running them. `warmup` calls are recorded too (they are a
+    complete call: arguments, constexprs, options) and still compile, because the code that makes
+    them reads the result (`kernel.n_regs`)."""
     launches: list[Launch] = []
     jit_run, tuner_run = JITFunction.run, Autotuner.run
 
-    def site() -> list[tuple[str, int]]:
-        return [(f.filename, f.lineno or 0) for f in traceback.extract_stack()[:-2]]
+    def site() -> list[tuple[str, int, str]]:
+        return [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_stack()[:-2]]
 
     def fake_jit_run(self, *args, grid, warmup, **kwargs):
+        launches.append(Launch(self, args, dict(kwargs), grid, site(), warmup=bool(warmup)))
         if warmup:
             return jit_run(self, *args, grid=grid, warmup=warmup, **kwargs)
-        launches.append(Launch(self, args, dict(kwargs), grid, site()))
         return None
 
     def fake_tuner_run(self, *args, **kwargs):
@@ -208,11 +315,30 @@ def capture_launches() -> Iterator[list[Launch]]:
         launches.append(Launch(self, args, kwargs, grid, site()))
         return None
 
+    def fake_compiled_launch(self, grid):
+        # `compiled = kernel.warmup(...); compiled[grid](...)`, as the fused-softmax tutorial
+        # launches: the warmup recorded the call, this launch gives its real grid.
+        def runner(*args, stream=None):
+            fn = getattr(self.src, "fn", None)
+            for la in reversed(launches):
+                if la.warmup and la.jit is fn:
+                    la.grid = tuple(grid)
+                    break
+
+        return runner
+
+    from triton.compiler.compiler import CompiledKernel
+
+    compiled_getitem = CompiledKernel.__getitem__
     JITFunction.run, Autotuner.run = fake_jit_run, fake_tuner_run
+    CompiledKernel.__getitem__ = fake_compiled_launch
+    _recording.append(launches)
     try:
         yield launches
     finally:
+        _recording.remove(launches)
         JITFunction.run, Autotuner.run = jit_run, tuner_run
+        CompiledKernel.__getitem__ = compiled_getitem
 
 
 class MissingArguments(TypeError):

@@ -26,6 +26,8 @@ from .backends import for_backend
 from .errors import error_info
 from .passes import split_pass_dump
 from .record import ErrorInfo, Inspection, Parameter
+from .reproduce import standalone_file
+from .stand_in_device import stand_in_device
 from .targets import Target, parse_target
 
 MAX_LOG = 20_000
@@ -114,11 +116,13 @@ def inspect_file(request: dict[str, Any]) -> Inspection:
     rec = Inspection(file=path, triton_version=triton.__version__, torch_version=torch.__version__)
     log = io.StringIO()
     t0 = time.perf_counter()
-    try:
-        rec.source = open(path, encoding="utf-8", errors="replace").read()
-    except OSError as e:
-        rec.error = ErrorInfo("import", f"cannot read {path}: {e}", path)
-        return rec
+    rec.source = request.get("source")  # the text the caller hashed: never read the file twice
+    if rec.source is None:
+        try:
+            rec.source = open(path, encoding="utf-8", errors="replace").read()
+        except OSError as e:
+            rec.error = ErrorInfo("import", f"cannot read {path}: {e}", path)
+            return rec
     workdir = tempfile.mkdtemp(prefix="inspector-")
     module_fns: list[Any] = []
     try:
@@ -128,14 +132,14 @@ def inspect_file(request: dict[str, Any]) -> Inspection:
         if mode == "native":
             rec.device_name = torch.cuda.get_device_name()
         driver_ctx = contextlib.nullcontext() if mode == "native" else tc.offline_target(target)
-        with tc.use_cache_dir(os.path.join(workdir, "triton-cache")), driver_ctx, warnings.catch_warnings():
+        device = stand_in_device(None if mode == "native" else target)
+        with tc.use_cache_dir(os.path.join(workdir, "triton-cache")), driver_ctx, device, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             _inspect(rec, request, path, workdir, log, module_fns)
     except _Fail as f:
         rec.error = f.info
-    except BaseException as e:  # noqa: BLE001 - user code may raise anything, even SystemExit
-        if isinstance(e, KeyboardInterrupt):
-            raise
+    except BaseException as e:  # noqa: BLE001 - user code may raise anything, even SystemExit or
+        # KeyboardInterrupt (the zygote ignores SIGINT, so only the user's code raises it here)
         rec.error = error_info(e, path, module_fns, stage=getattr(e, "_inspector_stage", "compile"))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -143,6 +147,45 @@ def inspect_file(request: dict[str, Any]) -> Inspection:
     text = log.getvalue()
     rec.log = text if len(text) <= MAX_LOG else text[:MAX_LOG] + "\n... (truncated)"
     return rec
+
+
+def _wanted_kernel(wanted: str | None, kernels: list[kf.KernelInfo], path: str) -> kf.KernelInfo | None:
+    """The kernel the request names (by the name the module binds, or the function's own name)."""
+    if not wanted:
+        return None
+    for k in kernels:
+        if k.name == wanted:
+            return k
+    for k in kernels:
+        if k.jit.__name__ == wanted:
+            return k
+    raise _Fail(ErrorInfo("bad_argument", f"no kernel named {wanted!r}; the file defines "
+                          f"{', '.join(k.name for k in kernels)}", path))
+
+
+def _launched(launches: list[tc.Launch], info: kf.KernelInfo | None, kernels: list[kf.KernelInfo]) -> bool:
+    """Whether the wanted kernel (or, with none named, any kernel of the file) was launched."""
+    wanted = [info] if info is not None else kernels
+    return any(la.jit is k.jit for la in launches for k in wanted)
+
+
+def _origin(phases: list[tuple[str, int]], index: int, launch: tc.Launch, path: str) -> str:
+    """Which part of the file made the launch: "file", "example", or the test/benchmark's name."""
+    phase = [name for name, start in phases if start <= index][-1]
+    if phase != "entry":
+        return phase
+    names = [name for file, _line, name in launch.frames if os.path.abspath(file) == path]
+    return names[0] if names else "entry"
+
+
+def _what_ran(phases: list[tuple[str, int]], module: Any, stops: list[kf.Stop]) -> str:
+    """What of the file ran, in words, for a message saying it never launched the kernel."""
+    parts = {"file": "running the file (module level and __main__)", "example": "example()",
+             "entry": "its tests and perf_report benchmarks"}
+    ran = ", ".join(parts[name] for name, _ in phases)
+    if stops:
+        ran += f" ({stops[0].describe()})"
+    return ran
 
 
 def _staged(stage: str):
@@ -163,52 +206,64 @@ def _staged(stage: str):
     return cm()
 
 
+def _user_code(log: io.StringIO, stage: str):
+    """Run a phase of the user's code with its output captured and its exceptions tagged."""
+    stack = contextlib.ExitStack()
+    stack.enter_context(_staged(stage))
+    stack.enter_context(contextlib.redirect_stdout(log))
+    stack.enter_context(contextlib.redirect_stderr(log))
+    return stack
+
+
 def _inspect(rec: Inspection, request: dict, path: str, workdir: str, log: io.StringIO, module_fns: list) -> None:
-    with _staged("import"), contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-        module = kf.load_module(path)
-    kernels = kf.kernels_in(module, path)
-    module_fns.extend(k.jit for k in kernels)
-    if not kernels:
-        raise _Fail(ErrorInfo("no_kernel", "no @triton.jit function is defined in this file", path))
-    rec.kernels_in_file = [k.name for k in kernels]
+    phases: list[tuple[str, int]] = []  # (what ran, index of its first launch)
+    stops: list[kf.Stop] = []
+    with tc.capture_launches() as launches:
+        phases.append(("file", 0))
+        with _user_code(log, "import"):
+            module, stop = kf.execute_file(path, rec.source, request.get("root"))
+        stops += [stop] if stop else []
+        kernels = kf.kernels_in(module, path)
+        module_fns.extend(k.jit for k in kernels)
+        if not kernels:
+            raise _Fail(ErrorInfo("no_kernel", "no @triton.jit function is defined in this file", path))
+        rec.kernels_in_file = [k.name for k in kernels]
+        info = _wanted_kernel(request.get("kernel") or getattr(module, "KERNEL", None), kernels, path)
+        if callable(getattr(module, "example", None)) and not _launched(launches, info, kernels):
+            phases.append(("example", len(launches)))
+            with _user_code(log, "example"):
+                stop = kf.run_example(module, path)
+            stops += [stop] if stop else []
+        if not _launched(launches, info, kernels):
+            phases.append(("entry", len(launches)))
+            with _user_code(log, "example"):
+                stop = kf.run_file_entry_points(module, path, info.jit if info else None)
+            stops += [stop] if stop else []
+    if info is None:
+        own = [la for la in launches if any(k.jit is la.jit for k in kernels)]
+        info = next(k for k in kernels if k.jit is own[0].jit) if own else kf.entry_kernels(kernels)[0]
+    rec.kernel = info.name
+    if stops:
+        st = stops[0]
+        rec.stopped = {"file": st.file, "line": st.line, "message": st.message, "phase": st.phase}
+        log.write(f"note: {st.describe()}; the launches recorded before it are used\n")
 
     overrides = {k: kf.parse_value(v) if isinstance(v, str) else v for k, v in (request.get("args") or {}).items()}
     consts = {k: kf.parse_value(v, for_const=True) if isinstance(v, str) else v
               for k, v in (request.get("consts") or {}).items()}
     options = {k: kf.parse_value(v) if isinstance(v, str) else v for k, v in (request.get("options") or {}).items()}
 
-    launches: list[tc.Launch] = []
-    if callable(getattr(module, "example", None)):
-        with _staged("example"), contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-            launches = kf.run_example(module)
-
-    wanted = request.get("kernel") or getattr(module, "KERNEL", None)
-    by_name = {k.name: k for k in kernels}
-    if wanted and wanted not in by_name:
-        # Also accept the jit function's own name when the module binds it under another name.
-        match = [k for k in kernels if k.jit.__name__ == wanted]
-        if not match:
-            raise _Fail(ErrorInfo("bad_argument", f"no kernel named {wanted!r}; the file defines "
-                                  f"{', '.join(by_name)}", path))
-        wanted = match[0].name
-    if wanted:
-        info = by_name[wanted]
-    elif launches:
-        info = next(k for k in kernels if k.jit is launches[0].jit) if any(
-            k.jit is launches[0].jit for k in kernels) else kf.entry_kernels(kernels)[0]
-    else:
-        info = kf.entry_kernels(kernels)[0]
-    rec.kernel = info.name
-
-    launch = next((la for la in launches if la.jit is info.jit), None)
+    index = next((i for i, la in enumerate(launches) if la.jit is info.jit), None)
+    launch = launches[index] if index is not None else None
     arg_overrides = {**overrides, **consts}
     try:
         kf.check_overrides(info, arg_overrides)
         if launch is None:
-            launch = kf.signature_call(info, arg_overrides)
+            ran = _what_ran(phases, module, stops)
+            launch = kf.signature_call(info, arg_overrides, ran)
             rec.call_origin = "signature"
         else:
-            rec.call_origin = "example"
+            rec.call_origin = _origin(phases, index, launch, path)
     except kf.KernelFileError as e:
         e.file = e.file or path
         raise
@@ -263,6 +318,10 @@ def _inspect(rec: Inspection, request: dict, path: str, workdir: str, log: io.St
     rec.options.update({k: v for k, v in final.options.items() if k not in rec.options})
     rec.parameters = _parameters(info.jit, final, kernel)
     rec.grid = _grid(final.grid, final)
+    try:
+        rec.reproducer = standalone_file(info.jit, final, rec.grid, path, rec.call_origin)
+    except Exception as e:  # noqa: BLE001 - a reproducer we cannot write never fails the compile
+        log.write(f"note: no standalone reproducer ({type(e).__name__}: {e})\n")
     if want_passes and os.path.exists(dump_path):
         with open(dump_path, encoding="utf-8", errors="replace") as f:
             rec.passes = split_pass_dump(f.read(MAX_PASS_DUMP_BYTES))
@@ -310,7 +369,7 @@ def probe_targets(candidates: list[str]) -> dict[str, Any]:
         f.write(_PROBE_SRC)
     result: dict[str, Any] = {"buildable": [], "failed": {}}
     try:
-        module = kf.load_module(path)
+        module = kf.load_module(path)  # its kernels only: nothing in it runs as __main__
         for name in candidates:
             target = parse_target(name)
             try:
@@ -351,12 +410,13 @@ def warm_up() -> None:
     path = os.path.join(workdir, "warm_up.py")
     with open(path, "w") as f:
         f.write(_WARM_UP_SRC)
+    main = sys.modules["__main__"]
     try:
         for target in ("sm_90", "gfx942"):
             inspect_file({"file": path, "target": target})
     finally:
+        sys.modules["__main__"] = main  # a compile runs the file as __main__
         shutil.rmtree(workdir, ignore_errors=True)
-        sys.modules.pop("warm_up", None)
 
 
 def native_info() -> dict[str, Any]:

@@ -1,0 +1,245 @@
+"""What a kernel's parameters are, read from how the kernel uses them (not from their names).
+
+Used to build a call when the file gives none. A parameter is a pointer when an address that is
+loaded from, stored to or handed to an atomic, a block pointer or a tensor descriptor is built
+from it by additions only (`X + row * stride + offs`, `X += row * stride`): offsets are added to a
+pointer, never multiplied, compared or used as a loop bound, which is how strides and sizes show
+themselves. A pointer whose loaded values index another address (`y = tl.load(Y); tl.load(X + y)`)
+holds indices: int64, as torch's index tensors do. Helper `@triton.jit` functions the kernel calls
+are followed (a pointer passed to a helper that loads from it is a pointer).
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any
+
+# Calls whose first argument (or `pointer=`/`ptr=`/`base=` keyword) is an address.
+ADDRESS_CALLS = {"load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or",
+                 "atomic_xor", "atomic_xchg", "atomic_cas", "make_block_ptr", "make_tensor_descriptor",
+                 "prefetch"}
+ADDRESS_KEYWORDS = ("pointer", "ptr", "base")
+# Calls that pass their first argument's pointer-ness through (`tl.multiple_of(X + offs, 16)`).
+PASS_THROUGH = {"multiple_of", "max_contiguous", "max_constancy", "where", "broadcast_to", "reshape", "view",
+                "expand_dims", "advance", "cast", "to", "permute", "trans"}
+MODULE_NAMES = {"tl", "triton", "language", "libdevice", "math", "core", "tle"}
+# Calls whose arguments are integers (sizes, bounds).
+INTEGER_CALLS = {"range", "static_range", "cdiv", "min", "max", "minimum", "maximum", "arange", "program_id"}
+
+
+@dataclass
+class Usage:
+    pointers: set[str] = field(default_factory=set)
+    index_pointers: set[str] = field(default_factory=set)  # pointers whose values are indices
+    integers: set[str] = field(default_factory=set)  # used as sizes/strides
+
+
+def _is_method(node: ast.Call) -> bool:
+    """`x.to(...)` rather than `tl.where(...)`: an attribute call on something not a module name."""
+    f = node.func
+    return isinstance(f, ast.Attribute) and not (isinstance(f.value, ast.Name) and f.value.id in MODULE_NAMES) \
+        and not isinstance(f.value, ast.Attribute)
+
+
+def _call_name(node: ast.Call) -> str:
+    f = node.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+
+
+class _Flow(ast.NodeVisitor):
+    """Assignments by name, address expressions, integer evidence and loads, in one walk."""
+
+    def __init__(self) -> None:
+        self.assigned: dict[str, list[ast.expr]] = {}
+        self.addresses: list[ast.expr] = []
+        self.integer_uses: list[ast.expr] = []
+        self.loads: dict[str, list[ast.expr]] = {}  # name -> addresses of the loads assigned to it
+        self.calls: list[ast.Call] = []
+
+    def _assign(self, target: ast.expr, value: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            self.assigned.setdefault(target.id, []).append(value)
+            if isinstance(value, ast.Call) and _call_name(value) == "load" and value.args:
+                self.loads.setdefault(target.id, []).append(value.args[0])
+        elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
+            for t, v in zip(target.elts, value.elts):
+                self._assign(t, v)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for t in node.targets:
+            self._assign(t, node.value)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self._assign(node.target, node.value)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.target, ast.Name):
+            if isinstance(node.op, (ast.Add, ast.Sub)):
+                self.assigned.setdefault(node.target.id, []).append(node.value)
+            else:
+                self.integer_uses.append(node.target)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = _call_name(node)
+        if name in ADDRESS_CALLS:
+            address = node.args[0] if node.args else next(
+                (k.value for k in node.keywords if k.arg in ADDRESS_KEYWORDS), None)
+            if address is not None:
+                self.addresses.append(address)
+            if name == "make_block_ptr":  # shape=, strides=, offsets= are integers
+                self.integer_uses.extend(k.value for k in node.keywords if k.arg in ("shape", "strides", "offsets"))
+                self.integer_uses.extend(node.args[1:4])
+        elif name in INTEGER_CALLS:
+            self.integer_uses.extend(node.args)
+        self.calls.append(node)
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if not isinstance(node.op, (ast.Add, ast.Sub)):
+            self.integer_uses.extend((node.left, node.right))
+        self.generic_visit(node)
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        if not any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+            self.integer_uses.extend((node.left, *node.comparators))
+        self.generic_visit(node)
+
+
+def _names(expr: ast.expr) -> set[str]:
+    """Names an integer-evidence expression mentions directly (not through assignments)."""
+    if isinstance(expr, ast.Name):
+        return {expr.id}
+    if isinstance(expr, (ast.Tuple, ast.List)):
+        return set().union(*(_names(e) for e in expr.elts)) if expr.elts else set()
+    return set()
+
+
+class _Bases:
+    """The names an address is built from by additions (its pointer candidates)."""
+
+    def __init__(self, flow: _Flow) -> None:
+        self.flow = flow
+
+    def of(self, expr: ast.expr, seen: frozenset[str] = frozenset()) -> list[str]:
+        """In left-to-right order: by convention the pointer comes first (`X + offs`)."""
+        return list(dict.fromkeys(self._of(expr, seen)))
+
+    def _of(self, expr: ast.expr, seen: frozenset[str]) -> list[str]:
+        if isinstance(expr, ast.Name):
+            if expr.id in seen:
+                return []
+            out = [expr.id]
+            for value in self.flow.assigned.get(expr.id, []):
+                out += self._of(value, seen | {expr.id})
+            return out
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+            return self._of(expr.left, seen) + self._of(expr.right, seen)
+        if isinstance(expr, ast.Subscript):
+            return self._of(expr.value, seen)
+        if isinstance(expr, ast.IfExp):
+            return self._of(expr.body, seen) + self._of(expr.orelse, seen)
+        if isinstance(expr, ast.Call):
+            name = _call_name(expr)
+            if name in PASS_THROUGH:
+                if name == "where" and len(expr.args) == 3:
+                    return self._of(expr.args[1], seen) + self._of(expr.args[2], seen)
+                if _is_method(expr):  # x.to(...), x.reshape(...): the object is the value
+                    return self._of(expr.func.value, seen)  # type: ignore[attr-defined]
+                return self._of(expr.args[0], seen) if expr.args else []
+            if name == "make_block_ptr":
+                base = expr.args[0] if expr.args else next((k.value for k in expr.keywords if k.arg == "base"), None)
+                return self._of(base, seen) if base is not None else []
+        return []
+
+
+def _names_outside_loads(expr: ast.expr) -> list[str]:
+    """Names an expression computes with, not looking inside `tl.load(...)` calls."""
+    if isinstance(expr, ast.Call) and _call_name(expr) == "load":
+        return []
+    if isinstance(expr, ast.Name):
+        return [expr.id]
+    return [n for child in ast.iter_child_nodes(expr) for n in _names_outside_loads(child)]
+
+
+def _mentioned(exprs: list[ast.expr], assigned: dict[str, list[ast.expr]]) -> set[str]:
+    """Every name the expressions use, directly or through the assignments of the names they use."""
+    out: set[str] = set()
+    todo = [n.id for e in exprs for n in ast.walk(e) if isinstance(n, ast.Name)]
+    while todo:
+        name = todo.pop()
+        if name in out:
+            continue
+        out.add(name)
+        todo.extend(n.id for v in assigned.get(name, []) for n in ast.walk(v) if isinstance(n, ast.Name))
+    return out
+
+
+def _function_ast(fn: Any) -> ast.FunctionDef | None:
+    try:
+        tree = ast.parse(textwrap.dedent(fn.src))
+    except (SyntaxError, AttributeError, TypeError):
+        return None
+    return next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
+
+
+def parameter_usage(fn: Any, _depth: int = 0) -> Usage:
+    """Pointers, index pointers and integers among a JITFunction's parameters, from its source."""
+    node = _function_ast(fn)
+    if node is None:
+        return Usage()
+    params = [a.arg for a in node.args.args]
+    flow = _Flow()
+    for stmt in node.body:
+        flow.visit(stmt)
+    bases = _Bases(flow)
+    usage = Usage()
+    # Names multiplied, compared or used as bounds are not pointers; nor is what they were computed
+    # from (n = N * 2), up to a load (a loaded value is not its pointer).
+    integer_names: set[str] = set()
+    todo = [n for expr in flow.integer_uses for n in _names(expr)]
+    while todo:
+        name = todo.pop()
+        if name in integer_names:
+            continue
+        integer_names.add(name)
+        todo.extend(n for v in flow.assigned.get(name, []) for n in _names_outside_loads(v))
+
+    def pointer_of(expr: ast.expr) -> list[str]:
+        first = next((n for n in bases.of(expr) if n in params and n not in integer_names), None)
+        return [first] if first else []
+
+    candidates: set[str] = set()
+    for address in flow.addresses:
+        candidates.update(pointer_of(address))
+    # Pointers passed on to helper kernels that use them as pointers.
+    if _depth < 3:
+        globals_ = getattr(getattr(fn, "fn", None), "__globals__", {})
+        for call in flow.calls:
+            callee = globals_.get(call.func.id) if isinstance(call.func, ast.Name) else None
+            if callee is None or not hasattr(callee, "src") or callee is fn:
+                continue
+            inner = parameter_usage(callee, _depth + 1)
+            inner_params = [p.name for p in getattr(callee, "params", [])]
+            passed = list(zip(inner_params, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg]
+            for pname, arg in passed:
+                if pname in inner.pointers:
+                    names = pointer_of(arg)
+                    candidates.update(names)
+                    if pname in inner.index_pointers:
+                        usage.index_pointers.update(names)
+    usage.pointers = {p for p in params if p in candidates and p not in integer_names}
+    usage.integers = {p for p in params if p in integer_names and p not in usage.pointers}
+    # Loaded values that feed another address: the pointer they came from holds indices.
+    address_names = _mentioned(flow.addresses, flow.assigned)
+    for local, load_addresses in flow.loads.items():
+        if local in address_names:
+            for a in load_addresses:
+                usage.index_pointers.update(pointer_of(a))
+    usage.index_pointers &= usage.pointers
+    return usage

@@ -1,0 +1,103 @@
+"""Where a kernel file sits in its project, found without importing anything.
+
+Used by the caller (to resolve a module name, fingerprint the package for the cache, and tell the
+sandbox which folder a compile must see) and by the worker (to import the file as part of its
+package). Never imports the user's code, torch or Triton.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from dataclasses import dataclass
+
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
+
+
+@dataclass
+class ModuleLocation:
+    """Where a kernel file sits in its project: what goes on sys.path and the module's name."""
+
+    import_root: str  # the folder on sys.path from which `name` imports
+    name: str  # dotted module name ("liger_kernel.ops.rms_norm"), or the bare stem
+    project_root: str  # the folder the compile must see: a pyproject.toml/setup.py folder, else import_root
+
+    @property
+    def package(self) -> str:
+        return self.name.rpartition(".")[0]
+
+
+def _nearest_project(folder: str, stop: str | None = None) -> str | None:
+    d = folder
+    while True:
+        if any(os.path.isfile(os.path.join(d, m)) for m in PROJECT_MARKERS):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d or d == stop:
+            return None
+        d = parent
+
+
+def locate(path: str, root: str | None = None) -> ModuleLocation:
+    """Find the package a file belongs to, so that it imports as part of it (relative imports,
+    `from package.utils import ...`). A chain of `__init__.py` folders gives the package; without
+    one, a project root (`root`, else the nearest folder with pyproject.toml/setup.py/setup.cfg)
+    makes the file a namespace-package module under it (under `src/` for a src layout)."""
+    path = os.path.abspath(path)
+    folder = os.path.dirname(path)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    parts = [stem]
+    d = folder
+    while os.path.isfile(os.path.join(d, "__init__.py")) and os.path.dirname(d) != d:
+        parts.insert(0, os.path.basename(d))
+        d = os.path.dirname(d)
+    import_root = d
+    project = os.path.abspath(root) if root else _nearest_project(import_root)
+    if len(parts) == 1 and project and folder != project and folder.startswith(project + os.sep):
+        base = os.path.join(project, "src") if folder.startswith(os.path.join(project, "src") + os.sep) else project
+        rel = os.path.relpath(path, base)[:-3].split(os.sep)
+        if all(p.isidentifier() for p in rel):
+            import_root, parts = base, rel
+    if not all(p.isidentifier() for p in parts):
+        import_root, parts = folder, [stem]
+    return ModuleLocation(import_root, ".".join(parts), project or import_root)
+
+
+def module_file(name: str, search: list[str] | None = None) -> str | None:
+    """The .py file of an importable module named like `liger_kernel.ops.rms_norm`, found on
+    sys.path without importing anything (finding a spec would run the packages' __init__)."""
+    parts = name.split(".")
+    if not all(p.isidentifier() for p in parts):
+        return None
+    for entry in search if search is not None else sys.path:
+        base = os.path.join(entry or os.getcwd(), *parts)
+        for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+            if os.path.isfile(candidate):
+                return os.path.abspath(candidate)
+    return None
+
+
+def fingerprint(loc: ModuleLocation, limit: int = 5000) -> str:
+    """A digest of the names, sizes and modification times of the Python files the module can
+    import from its package (or its folder, for a file outside a package), so that a change to a
+    package's utilities recompiles a kernel that imports them."""
+    top = os.path.join(loc.import_root, loc.name.split(".")[0]) if loc.package else loc.import_root
+    h = hashlib.sha256()
+    n = 0
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+        for name in sorted(files):
+            if not name.endswith(".py"):
+                continue
+            try:
+                st = os.stat(os.path.join(folder, name))
+            except OSError:
+                continue
+            h.update(f"{os.path.relpath(os.path.join(folder, name), top)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+            n += 1
+            if n >= limit:
+                return h.hexdigest()
+        if not loc.package:
+            break  # a plain folder: its own files only
+    return h.hexdigest()

@@ -1,0 +1,321 @@
+"""A stand-in GPU for running a kernel file's own code GPU-free: what real code asks of a device,
+answered for the target.
+
+Real kernel files do more than define kernels. Tutorials size their grid from
+`driver.active.utils.get_device_properties(...)`; library wrappers read
+`torch.cuda.get_device_properties`, `torch.cuda.get_device_capability` or `torch.version.hip` to
+pick num_warps and block sizes per vendor; they create tensors with `device="cuda"` and call
+`torch.cuda.synchronize()`; benchmarks call `triton.testing.do_bench` and
+`triton.testing.perf_report(...).run()`. Inside `stand_in_device(target)`:
+
+- torch answers as a machine with the target's GPU would: `torch.cuda.is_available()` is True,
+  properties, capability and name come from the GPU catalogue (the target's representative part),
+  `torch.version.cuda` / `torch.version.hip` match the target's vendor (a ROCm build answers
+  `hip`, a CUDA build `cuda`), so a wrapper picks the settings it would pick on that GPU;
+- tensors asked for on a GPU device become meta tensors (shapes, strides, dtypes and alignment,
+  no memory), and `Tensor.is_cuda` is True for them;
+- timing does not run: `do_bench` calls the function once (its launches are recorded, not run)
+  and answers 1 ms; a `perf_report` benchmark runs its first configuration only, each provider
+  once. Code that needs real data (`.item()` on a result) raises there, which stops the file's run
+  without losing the launches recorded before it (see `inspector.kernel_file`).
+
+Triton's own driver is stood in for by `triton_compat.OfflineDriver`, which reads the same
+properties from `device_properties`. Only used in forked worker children: nothing is restored
+across requests because every request is a fresh process, but the context manager restores what
+it changed anyway, so tests can use it in-process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import types
+from typing import Any, Callable, Iterator
+
+from .archs import AMD_LIMITS, nvidia_limits
+from .gpus import GPUS, REPRESENTATIVE, gpu_for_target
+from .targets import Target
+
+# What the installed torch's version strings say on a machine of each vendor (a CUDA 12.8 and a
+# ROCm 6.4 build: current releases; wrappers only test them for None or compare major versions).
+CUDA_VERSION = "12.8"
+HIP_VERSION = "6.4.43482"
+
+
+def _amd_capability(arch: str) -> tuple[int, int]:
+    """torch on ROCm reports gfx942 as (9, 4), gfx90a as (9, 0), gfx1100 as (11, 0)."""
+    digits = arch[3:]
+    major = int(digits[:-2])
+    minor = int(digits[-2], 16) if len(digits) >= 2 else 0
+    return major, minor
+
+
+def device_properties(target: Target) -> dict[str, Any]:
+    """The target's GPU as Triton's `driver.active.utils.get_device_properties` and torch's
+    `get_device_properties` describe it, from the catalogue's representative part and the
+    architecture's limits. Keys: Triton's (max_shared_mem, max_num_regs, multiprocessor_count,
+    warpSize, sm_clock_rate, mem_clock_rate, mem_bus_width; arch and max_threads_per_sm on AMD)
+    plus `name`, `major`, `minor`, `total_memory`, `L2_cache_size`."""
+    gpu = gpu_for_target(target.name)
+    if gpu is None:  # an architecture with no catalogue part: the closest one of its vendor
+        same_vendor = [GPUS[n] for a, n in REPRESENTATIVE.items() if a.startswith(target.name[:3])]
+        gpu = same_vendor[-1] if same_vendor else None
+    clock_khz = (gpu.boost_clock_mhz or 1500) * 1000 if gpu else 1_500_000
+    # Bus width and memory clock only matter through their product (bandwidth): a nominal
+    # 5120-bit HBM bus and the clock that gives the catalogue's bandwidth (DDR: 2 transfers).
+    bus_bits = 5120
+    bandwidth = gpu.memory_bandwidth if gpu else 2e12
+    mem_clock_khz = int(bandwidth / (bus_bits / 8) / 2 / 1000)
+    if target.backend == "cuda":
+        major, minor = target.capability or (9, 0)
+        lim = nvidia_limits((major, minor))
+        props = {
+            "max_shared_mem": lim.max_smem_per_block_optin, "max_num_regs": lim.regs_per_block,
+            "multiprocessor_count": gpu.sm_count if gpu else 1, "warpSize": 32,
+            "max_threads_per_sm": lim.max_threads_per_sm, "shared_memory_per_multiprocessor": lim.smem_per_sm,
+            "regs_per_multiprocessor": lim.regs_per_sm,
+        }
+        name = f"NVIDIA {gpu.name}" if gpu else f"NVIDIA GPU {target.name}"
+    else:
+        major, minor = _amd_capability(str(target.arch))
+        lim = AMD_LIMITS.get(str(target.arch))
+        lds = lim.max_lds_per_workgroup if lim else 64 * 1024
+        props = {
+            "max_shared_mem": lds, "max_num_regs": 65536,
+            "multiprocessor_count": gpu.sm_count if gpu else 1, "warpSize": target.warp_size,
+            "arch": f"{target.arch}:sramecc+:xnack-",
+            "max_threads_per_sm": (lim.simds_per_cu * lim.max_waves_per_simd * lim.wave_size) if lim else 2048,
+            "shared_memory_per_multiprocessor": lim.lds_per_cu if lim else lds,
+            "regs_per_multiprocessor": 65536,
+        }
+        name = f"AMD Instinct {gpu.name}" if gpu else f"AMD GPU {target.arch}"
+    props.update({
+        "sm_clock_rate": clock_khz, "mem_clock_rate": mem_clock_khz, "mem_bus_width": bus_bits,
+        "name": name, "major": major, "minor": minor,
+        "total_memory": int(gpu.memory_bytes) if gpu else 80 * 10**9,
+        "L2_cache_size": int(gpu.l2_bytes) if gpu else 50 * 2**20,
+    })
+    return props
+
+
+def torch_properties(target: Target) -> types.SimpleNamespace:
+    """An object shaped like `torch.cuda.get_device_properties(...)` for the target."""
+    p = device_properties(target)
+    return types.SimpleNamespace(
+        name=p["name"], major=p["major"], minor=p["minor"], total_memory=p["total_memory"],
+        multi_processor_count=p["multiprocessor_count"], L2_cache_size=p["L2_cache_size"],
+        warp_size=p["warpSize"], max_threads_per_multi_processor=p["max_threads_per_sm"],
+        max_threads_per_block=1024, regs_per_multiprocessor=p["regs_per_multiprocessor"],
+        shared_memory_per_block=48 * 1024 if target.backend == "cuda" else p["max_shared_mem"],
+        shared_memory_per_block_optin=p["max_shared_mem"],
+        shared_memory_per_multiprocessor=p["shared_memory_per_multiprocessor"],
+        gcnArchName=p.get("arch", "NVIDIA"), is_integrated=0, is_multi_gpu_board=0,
+        uuid="00000000-0000-0000-0000-000000000000", clock_rate=p["sm_clock_rate"],
+        memory_clock_rate=p["mem_clock_rate"], memory_bus_width=p["mem_bus_width"],
+    )
+
+
+# ---- timing that does not run ------------------------------------------------------------------
+
+NOMINAL_MS = 1.0  # what a benchmark answers: a positive time, so bandwidth arithmetic still works
+
+
+def bench_once(fn: Callable, *args: Any, quantiles: Any = None, return_mode: str = "mean", **kwargs: Any) -> Any:
+    """`triton.testing.do_bench` that runs `fn` once (its launches are recorded) and answers 1 ms."""
+    fn()
+    if quantiles:
+        return [NOMINAL_MS] * len(quantiles) if len(quantiles) > 1 else NOMINAL_MS
+    return NOMINAL_MS if return_mode != "all" else [NOMINAL_MS]
+
+
+def first_configuration(mark: Any, *args: Any, **kwargs: Any) -> None:
+    """`triton.testing.Mark.run` for a perf_report benchmark: its first x value, every provider
+    (line value) once, as the tutorials' `benchmark.run(...)` would start. A provider that fails
+    (torch.compile, a missing library) does not stop the others; the first failure is raised only
+    when no provider got as far as a launch."""
+    from . import triton_compat as tc
+
+    benches = mark.benchmarks if isinstance(mark.benchmarks, list) else [mark.benchmarks]
+    first_error: BaseException | None = None
+    launched = False
+    for bench in benches:
+        x = bench.x_vals[0]
+        values = list(x) if isinstance(x, (list, tuple)) else [x] * len(bench.x_names)
+        x_args = dict(zip(bench.x_names, values))
+        for line in bench.line_vals:
+            before = tc.launch_count()
+            try:
+                mark.fn(**x_args, **{bench.line_arg: line}, **bench.args)
+            except Exception as e:  # noqa: BLE001 - a provider that needs real data or a real GPU
+                first_error = first_error or e
+            launched = launched or tc.launch_count() > before
+    if first_error is not None and not launched:
+        raise first_error
+
+
+# ---- the context -------------------------------------------------------------------------------
+
+
+class _Patches:
+    """setattr with a record of what to put back."""
+
+    _MISSING = object()
+
+    def __init__(self) -> None:
+        self._saved: list[tuple[Any, str, Any]] = []
+
+    def set(self, obj: Any, name: str, value: Any) -> None:
+        self._saved.append((obj, name, obj.__dict__.get(name, self._MISSING) if isinstance(obj, type)
+                            else getattr(obj, name, self._MISSING)))
+        setattr(obj, name, value)
+
+    def restore(self) -> None:
+        for obj, name, old in reversed(self._saved):
+            if old is self._MISSING:
+                with contextlib.suppress(AttributeError):
+                    delattr(obj, name)
+            else:
+                setattr(obj, name, old)
+        self._saved.clear()
+
+
+class _Stream:
+    cuda_stream = 0
+    device = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def synchronize(self) -> None:
+        pass
+
+    def wait_stream(self, *args: Any) -> None:
+        pass
+
+    def wait_event(self, *args: Any) -> None:
+        pass
+
+    def record_event(self, *args: Any) -> "_Event":
+        return _Event()
+
+    def query(self) -> bool:
+        return True
+
+    def __enter__(self) -> "_Stream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+class _Event:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def record(self, *args: Any) -> None:
+        pass
+
+    def synchronize(self) -> None:
+        pass
+
+    def wait(self, *args: Any) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def elapsed_time(self, other: Any) -> float:
+        return NOMINAL_MS
+
+
+def _gpu_device(device: Any) -> bool:
+    import torch
+
+    if isinstance(device, torch.device):
+        return device.type == "cuda"
+    if isinstance(device, str):
+        return device.split(":")[0] == "cuda"
+    return False
+
+
+def _meta_mode():
+    """A TorchFunctionMode that puts every tensor asked for on a GPU on the meta device."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    meta = torch.device("meta")
+
+    class GpuToMeta(TorchFunctionMode):
+        def __torch_function__(self, func, types_, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            if _gpu_device(kwargs.get("device")):
+                kwargs["device"] = meta
+            name = getattr(func, "__name__", "")
+            if name == "cuda" and args and isinstance(args[0], torch.Tensor):
+                return args[0].to(meta)  # the mode is off inside its own handler
+            if name == "pin_memory":
+                return args[0]
+            if name == "to":
+                args = tuple(meta if _gpu_device(a) else a for a in args)
+            return func(*args, **kwargs)
+
+    return GpuToMeta()
+
+
+@contextlib.contextmanager
+def stand_in_device(target: Target | None) -> Iterator[None]:
+    """Inside: torch and triton.testing answer as described in the module docstring. With
+    `target=None` (a native compile on a real GPU) only timing is stubbed: the file's own
+    benchmarks must not run while its launches are being recorded."""
+    import torch
+    import triton.testing
+
+    patches = _Patches()
+    patches.set(triton.testing, "do_bench", bench_once)
+    patches.set(triton.testing, "do_bench_cudagraph", bench_once)
+    patches.set(triton.testing.Mark, "run", first_configuration)
+    mode = None
+    try:
+        if target is not None:
+            props = torch_properties(target)
+            capability = (props.major, props.minor)
+            cuda = torch.cuda
+            answers: dict[str, Any] = {
+                "is_available": lambda: True,
+                "is_initialized": lambda: True,
+                "device_count": lambda: 1,
+                "current_device": lambda: 0,
+                "set_device": lambda *a, **k: None,
+                "synchronize": lambda *a, **k: None,
+                "empty_cache": lambda: None,
+                "manual_seed": lambda *a, **k: None,
+                "manual_seed_all": lambda *a, **k: None,
+                "get_device_properties": lambda *a, **k: props,
+                "get_device_capability": lambda *a, **k: capability,
+                "get_device_name": lambda *a, **k: props.name,
+                "get_arch_list": lambda: [f"sm_{capability[0]}{capability[1]}"] if target.backend == "cuda"
+                else [str(target.arch)],
+                "is_bf16_supported": lambda *a, **k: capability >= (8, 0),
+                "mem_get_info": lambda *a, **k: (props.total_memory, props.total_memory),
+                "memory_allocated": lambda *a, **k: 0,
+                "max_memory_allocated": lambda *a, **k: 0,
+                "memory_reserved": lambda *a, **k: 0,
+                "reset_peak_memory_stats": lambda *a, **k: None,
+                "current_stream": lambda *a, **k: _Stream(),
+                "default_stream": lambda *a, **k: _Stream(),
+                "stream": lambda *a, **k: contextlib.nullcontext(),
+                "device": lambda *a, **k: contextlib.nullcontext(),
+                "Stream": _Stream,
+                "Event": _Event,
+            }
+            for name, value in answers.items():
+                patches.set(cuda, name, value)
+            patches.set(torch.version, "cuda", CUDA_VERSION if target.backend == "cuda" else None)
+            patches.set(torch.version, "hip", HIP_VERSION if target.backend == "hip" else None)
+            patches.set(torch.Tensor, "is_cuda", property(lambda self: self.device.type in ("cuda", "meta")))
+            mode = _meta_mode()
+            mode.__enter__()
+        yield
+    finally:
+        if mode is not None:
+            mode.__exit__(None, None, None)
+        patches.restore()
