@@ -110,6 +110,9 @@ def test_history_lists_versions_and_restore_makes_a_new_one(home):
     bundled = (KERNELS / "gelu.py").read_text()
     type_text(at, bundled + "# first\n")
     type_text(at, bundled + "# second\n")
+    assert not any(b.key == "w.history.gelu" for b in at.selectbox)  # closed: nothing drawn
+    at.session_state["history-box"] = True  # open the History expander
+    at.run()
     box = at.selectbox(key="w.history.gelu")
     assert box.options[0].startswith("#2 ·") and box.options[0].endswith("· current") and len(box.options) == 2
     box.select(1).run()

@@ -11,6 +11,7 @@ import streamlit as st
 from inspector.ui import state, workspace
 
 SHOWN = 200  # versions offered in the list (all are kept on disk, up to the workspace's cap)
+BOX = "history-box"  # the expander's key; its session state is whether it is open
 RESTORED = "history_restored"  # session state: the version number restored last (for the message)
 
 
@@ -46,7 +47,10 @@ def history_panel(ws: workspace.Workspace, kf: workspace.KernelFile) -> None:
     """The History expander under the editor."""
     ss = st.session_state
     versions = ws.history(kf)
-    with st.expander("History", icon=":material/history:", key="history-box"):
+    box = st.expander("History", icon=":material/history:", key=BOX, on_change="rerun")
+    with box:
+        if not box.open:  # drawn only when open: the editor reruns this on every pause in typing
+            return
         restored = ss.pop(RESTORED, False)
         if restored:
             st.success(f"Restored version {restored} as a new version (#{versions[0].number if versions else '?'}).")
