@@ -1,0 +1,4 @@
+from .model import PersistantModel
+from .sql import SQLPersistantModel
+
+__all__ = ["PersistantModel", "SQLPersistantModel"]
