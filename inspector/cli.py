@@ -28,7 +28,11 @@ def _pairs(values: list[str] | None, flag: str) -> dict[str, str]:
 
 def add_compile_options(p: argparse.ArgumentParser) -> None:
     """The options every command that compiles a kernel shares (compile, explain, diff, ...)."""
-    p.add_argument("file", help="a Python file with @triton.jit kernels")
+    p.add_argument("file", help="a Python file with @triton.jit kernels, or an importable module's name "
+                               "(liger_kernel.ops.rms_norm)")
+    p.add_argument("--root", metavar="DIR",
+                   help="the project folder the file belongs to, when no __init__.py chain or pyproject.toml "
+                        "shows it (its package imports then work)")
     p.add_argument("--kernel", help="which kernel of the file (default: the one example() launches, or the first)")
     p.add_argument("--target", default="sm_90", help="sm_80, sm_90, sm_120, gfx942, ... or native (default sm_90)")
     p.add_argument("--num-warps", type=int, help="compile option num_warps")
@@ -61,17 +65,32 @@ def compile_request(ns: argparse.Namespace, **extra: Any) -> dict[str, Any]:
         autotune_index=ns.autotune_config,
         timeout=ns.timeout,
         use_cache=not ns.no_cache,
+        root=ns.root,
         **extra,
     )
 
 
 def report_error(rec: Inspection) -> None:
+    """The error (or why the kernel cannot launch) on stderr, with the file and line, and the
+    command-line form of what is missing."""
     err = rec.error
-    assert err is not None
+    if err is None:
+        problem = rec.launch_problem()
+        if problem:
+            print(f"{rec.file}: error: {problem}", file=sys.stderr)
+        return
     where = ""
     if err.file:
         where = f"{err.file}:{err.line}: " if err.line else f"{err.file}: "
     print(f"{where}error ({err.kind}): {err.message}", file=sys.stderr)
+    missing = err.details.get("missing") or []
+    if missing:
+        flags = " ".join(f"--{'const' if m.get('kind') == 'constexpr' else 'arg'} {m['name']}="
+                         f"{m.get('suggested') or 'VALUE'}" for m in missing)
+        print(f"  on the command line: {flags}", file=sys.stderr)
+    if rec.stopped:
+        st = rec.stopped
+        print(f"  note: the file's code stopped at line {st.get('line')}: {st.get('message')}", file=sys.stderr)
 
 
 def summary_line(rec: Inspection) -> str:
@@ -123,16 +142,24 @@ def cmd_compile(ns: argparse.Namespace) -> int:
     rec = inspect_kernel(**compile_request(ns, passes=ns.passes))
     if ns.out and rec.stages:
         write_out_dir(rec, ns.out)
+    status = 1 if rec.launch_problem() else 0
+    if ns.reproduce:
+        if not rec.reproducer:
+            report_error(rec)
+            return 1
+        with open(ns.reproduce, "w") as f:
+            f.write(rec.reproducer)
+        print(f"wrote {ns.reproduce}: {rec.kernel} with an example() that reproduces this compile", file=sys.stderr)
     if ns.json:
         print(rec.to_json(indent=None if ns.compact else 1))
-        return 1 if rec.error else 0
+        return status
     if ns.list_configs:
         for i, cfg in enumerate(rec.autotune_configs):
             mark = "*" if i == rec.autotune_index else " "
             print(f"{mark} {i}: " + ", ".join(f"{k}={v}" for k, v in cfg.items()))
         if not rec.autotune_configs:
             print(f"{rec.kernel or ns.file} is not autotuned", file=sys.stderr)
-        return 1 if rec.error else 0
+        return status
     if rec.error and not rec.stages:
         report_error(rec)
         return 1
@@ -146,10 +173,13 @@ def cmd_compile(ns: argparse.Namespace) -> int:
             return 2
         sys.stdout.write(rec.stages[stage])
     print(summary_line(rec), file=sys.stderr)
-    if rec.error:
+    if rec.stopped and not rec.error:
+        st = rec.stopped
+        print(f"note: the file's own code stopped at line {st.get('line')} ({st.get('message')}); the launch "
+              f"recorded before it was compiled", file=sys.stderr)
+    if status:
         report_error(rec)
-        return 1
-    return 0
+    return status
 
 
 def cmd_targets(ns: argparse.Namespace) -> int:
@@ -186,6 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compact", action="store_true", help="with --json: no indentation")
     p.add_argument("--out", metavar="DIR", help="also write every stage (and passes) to DIR")
     p.add_argument("--list-configs", action="store_true", help="list an autotuned kernel's configs")
+    p.add_argument("--reproduce", metavar="OUT.py",
+                   help="also write a standalone file (the kernel and an example() with the recorded launch) "
+                        "that reproduces this compile")
     p.set_defaults(func=cmd_compile)
 
     p = sub.add_parser("targets", help="list the targets this Triton builds and the native GPU")

@@ -39,9 +39,14 @@ def error_info(err: BaseException, path: str, jit_fns: list | None = None, stage
     if isinstance(err, tc.MissingArguments):
         fn = next((f for f in jit_fns or [] if f.__name__ == err.kernel), None)
         line = tc.kernel_def_line(fn) if fn is not None else None
-        flag = "--const" if err.constexpr else "--arg"
+        from .kernel_file import suggested_value
+
+        kind = "constexpr" if err.constexpr else "argument"
+        missing = [{"name": n, "kind": kind, "suggested": suggested_value(n) if err.constexpr else ""}
+                   for n in err.names]
         return ErrorInfo("missing_constexpr" if err.constexpr else "bad_argument",
-                         f"{err}; pass {flag} {err.names[0]}=VALUE", path, line, {"names": err.names})
+                         f"{err}: give {'it' if len(err.names) == 1 else 'each'} a value", path, line,
+                         {"names": err.names, "missing": missing})
     if isinstance(err, UnknownTargetError):
         return ErrorInfo("unknown_target", str(err))
     if isinstance(err, SyntaxError):

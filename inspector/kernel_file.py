@@ -220,15 +220,16 @@ def kernels_in(module: types.ModuleType, path: str) -> list[KernelInfo]:
 
 
 def entry_kernels(kernels: list[KernelInfo]) -> list[KernelInfo]:
-    """Kernels not called from another kernel of the file (helpers are called, entries are not)."""
+    """Kernels no other kernel of the file uses (helpers are called, or passed as a combine
+    function to `tl.reduce` / `tl.associative_scan`; entries are not)."""
     sources = {k.name: k.jit.src for k in kernels}
-    called = {
+    used = {
         k.name
         for k in kernels
         for other, src in sources.items()
-        if other != k.name and re.search(rf"\b{re.escape(k.jit.__name__)}\s*\(", src)
+        if other != k.name and re.search(rf"\b{re.escape(k.jit.__name__)}\b", src.split(":", 1)[-1])
     }
-    return [k for k in kernels if k.name not in called] or kernels
+    return [k for k in kernels if k.name not in used] or kernels
 
 
 def parse_value(text: str, for_const: bool = False) -> Any:
@@ -320,9 +321,9 @@ def signature_call(info: KernelInfo, overrides: dict[str, Any], ran: str = "") -
         raise KernelFileError(
             "missing_constexpr",
             f"kernel '{info.name}' needs a value for {', '.join(missing)} (constexpr, no default), and "
-            f"{ran or 'nothing in the file'} launches it to show one. Give "
-            f"{'it' if len(missing) == 1 else 'each'} a value (e.g. {missing[0]}=1024), or add an "
-            f"example(device) that launches the kernel as real code does.",
+            f"nothing the file ran launched it to show one ({ran or 'nothing ran'}). Give "
+            f"{'it' if len(missing) == 1 else 'each'} a value (e.g. {missing[0]}={suggested_value(missing[0])}), "
+            f"or add an example(device) that launches the kernel as real code does.",
             None,
             info.line,
             {"missing": [{"name": n, "kind": "constexpr", "suggested": suggested_value(n)} for n in missing]},

@@ -151,6 +151,18 @@ class Inspection:
     def ok(self) -> bool:
         return self.error is None
 
+    def launch_problem(self) -> str | None:
+        """Why this kernel cannot run on its target as compiled (a compile error, more resources than
+        the target has, no block fitting on an SM), or None when it can."""
+        if self.error is not None:
+            return self.error.short()
+        occ = self.occupancy or {}
+        if occ.get("blocks_per_sm") == 0:
+            limiters = ", ".join(occ.get("limiters") or []) or "resources"
+            return (f"not launchable on {self.target}: no block of {self.resources.threads} threads fits on "
+                    f"one {'CU' if self.backend == 'hip' else 'SM'} (limited by {limiters})")
+        return None
+
     def stage_names(self) -> list[str]:
         order = NVIDIA_STAGES if self.backend == "cuda" else AMD_STAGES
         return [s for s in order if s in self.stages]

@@ -28,6 +28,9 @@ it changed anyway, so tests can use it in-process.
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
+import tempfile
 import types
 from typing import Any, Callable, Iterator
 
@@ -152,6 +155,26 @@ def first_configuration(mark: Any, *args: Any, **kwargs: Any) -> None:
         raise first_error
 
 
+# ---- vendor tools ------------------------------------------------------------------------------
+
+# Commands code runs to find which GPU vendor it is on (a probe that exits 0 means "present").
+VENDOR_TOOLS = {"cuda": ("nvidia-smi",), "hip": ("rocm-smi", "amd-smi", "rocminfo")}
+
+
+def vendor_tools(target: Target, folder: str) -> str:
+    """Write stand-ins for the target vendor's query tools into `folder` (which goes first on
+    PATH): each exits 0 and prints the GPU's name, so code that probes `nvidia-smi` or `rocm-smi`
+    to pick a backend picks the target's. Returns the folder."""
+    name = device_properties(target)["name"]
+    os.makedirs(folder, exist_ok=True)
+    for tool in VENDOR_TOOLS.get(target.backend, ()):
+        path = os.path.join(folder, tool)
+        with open(path, "w") as f:
+            f.write(f"#!/bin/sh\n# stand-in written by the inspector for a GPU-free compile\necho 'GPU 0: {name}'\n")
+        os.chmod(path, 0o755)
+    return folder
+
+
 # ---- the context -------------------------------------------------------------------------------
 
 
@@ -261,6 +284,7 @@ def _meta_mode():
     return GpuToMeta()
 
 
+
 @contextlib.contextmanager
 def stand_in_device(target: Target | None) -> Iterator[None]:
     """Inside: torch and triton.testing answer as described in the module docstring. With
@@ -270,6 +294,8 @@ def stand_in_device(target: Target | None) -> Iterator[None]:
     import triton.testing
 
     patches = _Patches()
+    old_path = os.environ.get("PATH", "")
+    tools = None
     patches.set(triton.testing, "do_bench", bench_once)
     patches.set(triton.testing, "do_bench_cudagraph", bench_once)
     patches.set(triton.testing.Mark, "run", first_configuration)
@@ -312,6 +338,8 @@ def stand_in_device(target: Target | None) -> Iterator[None]:
             patches.set(torch.version, "cuda", CUDA_VERSION if target.backend == "cuda" else None)
             patches.set(torch.version, "hip", HIP_VERSION if target.backend == "hip" else None)
             patches.set(torch.Tensor, "is_cuda", property(lambda self: self.device.type in ("cuda", "meta")))
+            tools = vendor_tools(target, tempfile.mkdtemp(prefix="inspector-tools-"))
+            os.environ["PATH"] = tools + os.pathsep + old_path
             mode = _meta_mode()
             mode.__enter__()
         yield
@@ -319,3 +347,6 @@ def stand_in_device(target: Target | None) -> Iterator[None]:
         if mode is not None:
             mode.__exit__(None, None, None)
         patches.restore()
+        os.environ["PATH"] = old_path
+        if tools:
+            shutil.rmtree(tools, ignore_errors=True)

@@ -28,6 +28,7 @@ from .passes import split_pass_dump
 from .record import ErrorInfo, Inspection, Parameter
 from .reproduce import standalone_file
 from .stand_in_device import stand_in_device
+from .wrapper_calls import call_wrappers
 from .targets import Target, parse_target
 
 MAX_LOG = 20_000
@@ -172,7 +173,7 @@ def _launched(launches: list[tc.Launch], info: kf.KernelInfo | None, kernels: li
 def _origin(phases: list[tuple[str, int]], index: int, launch: tc.Launch, path: str) -> str:
     """Which part of the file made the launch: "file", "example", or the test/benchmark's name."""
     phase = [name for name, start in phases if start <= index][-1]
-    if phase != "entry":
+    if phase not in ("entry", "wrapper"):
         return phase
     names = [name for file, _line, name in launch.frames if os.path.abspath(file) == path]
     return names[0] if names else "entry"
@@ -181,7 +182,7 @@ def _origin(phases: list[tuple[str, int]], index: int, launch: tc.Launch, path: 
 def _what_ran(phases: list[tuple[str, int]], module: Any, stops: list[kf.Stop]) -> str:
     """What of the file ran, in words, for a message saying it never launched the kernel."""
     parts = {"file": "running the file (module level and __main__)", "example": "example()",
-             "entry": "its tests and perf_report benchmarks"}
+             "entry": "its tests and perf_report benchmarks", "wrapper": "its wrapper functions"}
     ran = ", ".join(parts[name] for name, _ in phases)
     if stops:
         ran += f" ({stops[0].describe()})"
@@ -239,6 +240,12 @@ def _inspect(rec: Inspection, request: dict, path: str, workdir: str, log: io.St
             with _user_code(log, "example"):
                 stop = kf.run_file_entry_points(module, path, info.jit if info else None)
             stops += [stop] if stop else []
+        if not _launched(launches, info, kernels):
+            phases.append(("wrapper", len(launches)))
+            with _user_code(log, "example"):
+                for k in [info] if info else kf.entry_kernels(kernels):
+                    if call_wrappers(module, k.obj, path)[0]:
+                        break
     if info is None:
         own = [la for la in launches if any(k.jit is la.jit for k in kernels)]
         info = next(k for k in kernels if k.jit is own[0].jit) if own else kf.entry_kernels(kernels)[0]

@@ -1,0 +1,251 @@
+"""Calling a kernel's own Python wrapper when nothing in the file calls it.
+
+Library files (an op inside a package) define a kernel and the wrapper that launches it
+(`rms_norm_forward(X, W, eps, offset, casting_mode, row_mode)`), or a `torch.autograd.Function`
+whose `forward` does, but never call either. The wrapper knows the real call: which constexprs
+(block sizes from the row length, modes from strings), which num_warps, which grid. So we call it
+with made-up arguments, read from how the wrapper uses each parameter:
+
+- a tensor when the wrapper reads `.shape`, `.stride()`, `.view()`, `.dtype`... of it, indexes it,
+  or hands it to torch (its rank from `a, b = X.shape` or `X.shape[2]`);
+- a string when it is compared with strings or looked up in a module-level dict with string keys
+  (the first such value); a bool, float or int from its annotation or its name;
+  a tensor for anything else.
+Tensors are meta tensors of one of a few shape families (the last dimension the same for every
+tensor, so shape checks between X and W hold), tried in turn until a launch of the kernel is
+recorded. The first launch recorded wins; failures are returned, not raised.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+import types
+from typing import Any, Callable
+
+from . import triton_compat as tc
+
+TENSOR_ATTRIBUTES = {"shape", "stride", "view", "reshape", "dtype", "numel", "contiguous", "device", "size", "dim",
+                     "is_contiguous", "element_size", "T", "transpose", "unsqueeze", "squeeze", "ndim", "flatten",
+                     "new_empty", "expand", "is_cuda", "data_ptr", "float", "to", "permute", "clone", "detach"}
+# Shapes by rank; every family shares its last dimension across ranks.
+SHAPE_FAMILIES = (
+    {1: [4096], 2: [1024, 4096], 3: [4, 256, 4096], 4: [2, 8, 256, 4096]},
+    {1: [128], 2: [256, 128], 3: [4, 256, 128], 4: [2, 8, 256, 128]},
+)
+MAX_ATTEMPTS = 4
+
+
+class AutogradContext(types.SimpleNamespace):
+    """The `ctx` of an autograd Function's forward, when we call it directly."""
+
+    needs_input_grad = (True,) * 16
+    materialize_grads = True
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        self.saved_tensors = tensors
+
+    def mark_dirty(self, *args: Any) -> None:
+        pass
+
+    def mark_non_differentiable(self, *args: Any) -> None:
+        pass
+
+    def set_materialize_grads(self, value: bool) -> None:
+        pass
+
+
+def _source_ast(fn: Callable) -> ast.FunctionDef | None:
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    return next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+
+
+def _launches(node: ast.AST, names: set[str]) -> bool:
+    """Whether the code calls `kernel[grid](...)` (or `kernel.warmup(...)`) for a name in `names`."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Subscript) and isinstance(f.value, ast.Name) and f.value.id in names:
+                return True
+            if isinstance(f, ast.Attribute) and f.attr in ("warmup", "run") and isinstance(f.value, ast.Name) \
+                    and f.value.id in names:
+                return True
+    return False
+
+
+def _calls(node: ast.AST) -> set[str]:
+    return {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+
+
+def wrappers_of(module: types.ModuleType, kernel: Any) -> list[tuple[str, Callable, bool]]:
+    """(name, callable, takes_ctx) for the file's functions that launch `kernel`, then the autograd
+    Functions' forwards that launch it or call such a function; forwards first by name."""
+    names = {n for n, v in vars(module).items() if v is kernel}
+    direct: dict[str, Callable] = {}
+    for name, obj in vars(module).items():
+        if inspect.isfunction(obj) and obj.__module__ == "__main__":
+            node = _source_ast(obj)
+            if node is not None and _launches(node, names):
+                direct[name] = obj
+    found: list[tuple[str, Callable, bool]] = [(n, f, False) for n, f in direct.items()]
+    for name, obj in vars(module).items():
+        forward = getattr(obj, "forward", None) if inspect.isclass(obj) and obj.__module__ == "__main__" else None
+        if forward is None or not inspect.isfunction(forward):
+            continue
+        node = _source_ast(forward)
+        if node is not None and (_launches(node, names) or _calls(node) & set(direct)):
+            found.append((f"{name}.forward", forward, True))
+    return sorted(found, key=lambda item: ("forward" not in item[0].lower(), item[2]))
+
+
+def _string_choices(module: types.ModuleType, node: ast.FunctionDef) -> dict[str, str]:
+    """Parameters compared with a string or used as a key of a module-level dict of strings."""
+    out: dict[str, str] = {}
+    for n in ast.walk(node):
+        if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name):
+            for comp in n.comparators:
+                values = comp.elts if isinstance(comp, (ast.Tuple, ast.List, ast.Set)) else [comp]
+                strings = [v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+                if strings:
+                    out.setdefault(n.left.id, strings[0])
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and isinstance(n.slice, ast.Name):
+            table = getattr(module, n.value.id, None)
+            if isinstance(table, dict) and table and all(isinstance(k, str) for k in table):
+                out.setdefault(n.slice.id, next(iter(table)))
+    return out
+
+
+def _tensor_ranks(node: ast.FunctionDef) -> dict[str, int]:
+    """Parameters used as tensors, with the rank their use shows (0 when it does not)."""
+    ranks: dict[str, int] = {}
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.attr in TENSOR_ATTRIBUTES:
+            ranks.setdefault(n.value.id, 0)
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) and n.value.attr == "shape" \
+                and isinstance(n.value.value, ast.Name) and isinstance(n.slice, ast.Constant) \
+                and isinstance(n.slice.value, int) and n.slice.value >= 0:
+            name = n.value.value.id
+            ranks[name] = max(ranks.get(name, 0), n.slice.value + 1)
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Attribute) and n.value.attr == "shape" \
+                and isinstance(n.value.value, ast.Name) and isinstance(n.targets[0], ast.Tuple):
+            name = n.value.value.id
+            ranks[name] = max(ranks.get(name, 0), len(n.targets[0].elts))
+        # X.transpose(1, 2), X.size(2), X.stride(3): the rank is above the largest dimension named
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                and n.func.attr in ("transpose", "size", "stride", "permute", "select", "narrow", "unbind"):
+            dims = [a.value for a in n.args if isinstance(a, ast.Constant) and isinstance(a.value, int)]
+            dims += [-a.operand.value for a in n.args if isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub)
+                     and isinstance(a.operand, ast.Constant) and isinstance(a.operand.value, int)]
+            if dims:  # dimension d needs rank d + 1; dimension -d needs rank d
+                name = n.func.value.id
+                ranks[name] = max(ranks.get(name, 0), *(d + 1 if d >= 0 else -d for d in dims))
+    return ranks
+
+
+def _scalar(param: inspect.Parameter) -> Any:
+    """A value for a parameter that is not a tensor, from its annotation or name; None if neither says."""
+    from .kernel_file import FLOAT_NAMES
+
+    ann = param.annotation
+    ann = ann if isinstance(ann, str) else getattr(ann, "__name__", "")
+    low = param.name.lower()
+    if ann == "bool" or low.startswith(("is_", "use_", "has_", "in_place", "inplace", "return_")):
+        return False
+    if ann == "float" or FLOAT_NAMES.match(param.name) or low in ("offset", "eps"):
+        return 1e-6 if "eps" in low else 0.0
+    if ann == "int" or low.startswith(("num_", "n_")) or low.endswith(("_size", "_dim")):
+        return 4 if "warps" in low else 1024 if "block" in low else 64
+    if ann == "str":
+        return ""
+    return None
+
+
+def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[int]], dtype: Any,
+               takes_ctx: bool) -> list[Any] | None:
+    import torch
+
+    node = _source_ast(fn)
+    if node is None:
+        return None
+    strings = _string_choices(module, node)
+    ranks = _tensor_ranks(node)
+    optional = {n.left.id for n in ast.walk(node) if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
+                and any(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops)
+                and any(isinstance(c, ast.Constant) and c.value is None for c in n.comparators)}
+    args: list[Any] = []
+    params = list(inspect.signature(fn).parameters.values())
+    for i, p in enumerate(params):
+        if i == 0 and takes_ctx:
+            args.append(AutogradContext())
+            continue
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY):
+            continue
+        if p.default is not inspect.Parameter.empty:
+            args.append(p.default)
+        elif p.name in strings:
+            args.append(strings[p.name])
+        elif p.name in optional:  # `if weight is not None:`: the wrapper does without it
+            args.append(None)
+        elif p.name in ranks or (value := _scalar(p)) is None:
+            rank = min(max(ranks.get(p.name, 0) or 2, 1), 4)
+            args.append(torch.empty(family[rank], dtype=dtype, device="meta"))
+        else:
+            args.append(value)
+    return args
+
+
+def _meta_item(tensor: Any) -> Any:
+    """`.item()` of a meta tensor inside a made-up wrapper call: 1 of its dtype (a count, a
+    size, a flag), since the arguments were invented anyway and the launch is what we are after."""
+    import torch
+
+    if tensor.device.type != "meta":
+        return _real_item(tensor)
+    return True if tensor.dtype == torch.bool else 1.0 if tensor.dtype.is_floating_point else 1
+
+
+_real_item: Callable = lambda t: t.item()  # noqa: E731 - replaced by torch's own in call_wrappers
+
+
+def call_wrappers(module: types.ModuleType, kernel: Any, path: str) -> tuple[str | None, Exception | None]:
+    """Call the wrappers of `kernel` until one launches it. (the wrapper's name or None, the last
+    failure when none did)."""
+    import torch
+
+    global _real_item
+    _real_item, real_bool = torch.Tensor.item, torch.Tensor.__bool__
+    torch.Tensor.item = _meta_item  # type: ignore[method-assign]
+    torch.Tensor.__bool__ = lambda t: bool(_meta_item(t))  # type: ignore[method-assign]  # `assert (x < n).all()`
+    try:
+        return _call_wrappers(module, kernel)
+    finally:
+        torch.Tensor.item, torch.Tensor.__bool__ = _real_item, real_bool  # type: ignore[method-assign]
+
+
+def _call_wrappers(module: types.ModuleType, kernel: Any) -> tuple[str | None, Exception | None]:
+    import torch
+
+    jit = tc.innermost_jit(kernel)
+    launched = lambda: any(la.jit is jit for la in tc.recorded())  # noqa: E731
+    last: Exception | None = None
+    attempts = 0
+    for name, fn, takes_ctx in wrappers_of(module, kernel):
+        for family in SHAPE_FAMILIES:
+            for dtype in (torch.float32, torch.bfloat16):
+                if attempts >= MAX_ATTEMPTS * 2:
+                    return None, last
+                attempts += 1
+                args = _arguments(module, fn, family, dtype, takes_ctx)
+                if args is None:
+                    break
+                try:
+                    fn(*args)
+                except Exception as e:  # noqa: BLE001 - a made-up call the wrapper refused
+                    last = e
+                if launched():
+                    return name, None
+    return None, last
