@@ -10,6 +10,7 @@ import functools
 import hashlib
 import importlib.metadata
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,7 @@ def inspect_kernel(
     cache: Cache | None = None,
     sandbox: Sandbox | None = None,
     root: str | os.PathLike | None = None,
+    cancel: threading.Event | None = None,
 ) -> Inspection:
     """Compile `kernel` from `file` for `target` in a worker process and return the record.
 
@@ -87,6 +89,12 @@ def inspect_kernel(
     `file` may be a path or an importable module's name (`liger_kernel.ops.rms_norm`, found on
     sys.path without importing it). A file inside a package is imported as part of it; `root`
     names the project folder when no `__init__.py` chain or pyproject.toml shows it.
+
+    The file is read once, here: that text is hashed for the cache and sent to the worker as
+    `request["source"]`, so what is compiled is what the key names; the compile sees the project
+    folder read-only and nothing else of the user's (`inspector.sandbox`). Setting `cancel` (a
+    `threading.Event`) stops the compile with every process it started; the record's error kind
+    is then "cancelled".
     """
     if timeout is None:
         timeout = default_timeout()
@@ -136,18 +144,26 @@ def inspect_kernel(
     if use_cache:
         hit = store.get(key)
         if hit is not None:
-            rec = Inspection.from_dict(hit)
-            rec.cached = True
-            return _finish(rec, sandbox)
+            try:
+                rec = Inspection.from_dict(hit)
+            except (TypeError, ValueError, KeyError, AttributeError):
+                rec = None  # a malformed entry is a miss
+            if rec is not None and rec.cache_key == key and rec.source == source:
+                rec.cached = True
+                return _finish(rec, sandbox)
 
     box = sandbox or default_sandbox()
     try:
-        result = box.run(request, Limits(timeout=timeout, memory=memory or Limits().memory))
+        result = box.run(request, Limits(timeout=timeout, memory=memory or Limits().memory), cancel=cancel)
         rec = Inspection.from_dict(result)
     except SandboxError as e:
-        rec = Inspection.failure(ErrorInfo(e.kind, e.message, path, None, e.details), file=path, source=source,
-                                 target=str(target), kernel=kernel or "")
-    rec.cache_key = key
+        rec = Inspection.failure(ErrorInfo(e.kind, e.message, path, _error_line(e), e.details), file=path,
+                                 source=source, target=str(target), kernel=kernel or "")
+    except (TypeError, ValueError, KeyError, AttributeError) as e:  # a result that is no record
+        rec = Inspection.failure(ErrorInfo("crashed", f"the worker returned a malformed record: {e}", path),
+                                 file=path, source=source, target=str(target), kernel=kernel or "")
+    # The record describes the text hashed here, whatever the worker says.
+    rec.file, rec.source, rec.cache_key = path, source, key
     if use_cache and (rec.error is None or rec.error.kind in _CACHEABLE_ERRORS):
         store.put(key, rec.to_dict())
     return _finish(rec, sandbox)
@@ -161,6 +177,20 @@ def resolve_kernel_file(file: str | os.PathLike) -> str:
         if found:
             return found
     return os.path.abspath(text)
+
+
+def _error_line(e: SandboxError) -> int | None:
+    """The user's line a stopped compile was at (a timeout's stack dump), when known."""
+    line = e.details.get("line")
+    return line if isinstance(line, int) else None
+
+
+def sandbox_status(sandbox: Sandbox | None = None) -> dict[str, Any]:
+    """How compiles are isolated here: {"isolated": bool, "how": words, "missing": what full
+    isolation lacks ("" when nothing), "mode": "bwrap" | "unshare" | "off"}. Probed once per
+    process, without starting the worker. When "isolated" is False, show it loudly: kernel files
+    then run with the server's user's rights."""
+    return (sandbox or default_sandbox()).isolation()
 
 
 def _finish(rec: Inspection, sandbox: Sandbox | None = None) -> Inspection:

@@ -1,10 +1,38 @@
-"""Running requests in isolated worker processes, with time, memory and output limits.
+"""Running requests in jailed worker processes, with time, memory, process and output limits.
 
-The caller (app server, CLI) never imports the user's file. A `Sandbox` keeps one warm zygote
-(`inspector.zygote`) that has torch and Triton imported and forks a fresh child per request, so a
-request costs a fork instead of a Python start-up. Each child runs in its own process group;
-on timeout, or when the group's resident memory passes the limit, the whole group is killed
-(ptxas and any process the user's code started included). Several threads may call `run` at once.
+The caller (app server, CLI) never imports the user's file. A `Sandbox` keeps one warm worker
+manager (`inspector.zygote`, torch and Triton imported once) and forks a jailed worker per
+request, so a request costs a few forks instead of a Python start-up.
+
+Design (decided for issue 12; `inspector.jail` has the namespace details):
+
+- **The worker manager** runs under bubblewrap when `bwrap` is installed (own user, PID,
+  network, IPC, UTS namespaces; `/` read-only; a clean environment: PATH, LANG, PYTHONPATH and the
+  TRITON_/CUDA_ variables, none of the server's secrets; `--die-with-parent`). Without bwrap it
+  runs with the same clean environment and dies with the server through PR_SET_PDEATHSIG.
+- **Each request** gets namespaces of its own, entered by the manager's fork before any user code:
+  its worker sees only the system directories, the Python installation, the inspector and the
+  request's project root (read-only), an empty private /tmp, and a /proc with its own processes;
+  no network; no view of $HOME, the cache, the workspaces, the server or other requests. Its init
+  is PID 1 of its PID namespace: when the request ends, is stopped, or its parent dies, every
+  process it started dies with it (setsid and double forks included).
+- **Results only through the trusted side**: the request's JSON goes in by a memfd, the record
+  comes back length-prefixed on a pipe that only that request's worker holds, read here; only
+  this (server-side) process writes the cache (`inspector.api`).
+- **Limits**, watched from here every 0.1 s: the timeout; the resident memory summed over every
+  process of the request's namespace; the number of those processes (a fork bomb is stopped and
+  named as one; RLIMIT_NPROC and the namespace's pid_max also bound it where the kernel allows);
+  the size of the result. Per process: RLIMIT_AS and RLIMIT_FSIZE. On a stop the worker is first
+  asked for a stack dump (faulthandler on SIGUSR1), so a timeout says where it struck
+  ("in the user's example() at line 12"), with the phase the worker last announced
+  (`inspector.progress`).
+- **Cancel**: `run(..., cancel=event)` kills the request's whole namespace when the event is set.
+
+Where the OS cannot build the jail (no user namespaces, e.g. a default Docker seccomp profile),
+the sandbox falls back to a process group with the same limits and says so loudly: on stderr once
+per process, and in `Sandbox.isolation()` (`inspector.api.sandbox_status()`), which the app shows.
+`TRITON_INSPECTOR_SANDBOX=off` forces that fallback (for debugging only); `=unshare` skips
+bubblewrap (what a machine without it gets). Several threads may call `run` at once.
 """
 
 from __future__ import annotations
@@ -12,8 +40,12 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import re
+import select
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -23,16 +55,27 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from . import jail, progress
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MEMORY = 4 * 1024**3  # bytes a child may add to what the zygote maps / its resident set
-DEFAULT_OUTPUT = 256 * 1024**2  # largest file a child may write (the result included)
+DEFAULT_OUTPUT = 256 * 1024**2  # largest file a child may write, and the largest result
+DEFAULT_PROCESSES = 64  # processes in a request's namespace (ptxas and friends need a handful)
+DEFAULT_TMP = 1024**3  # the size of a request's private /tmp (and /dev/shm)
 ZYGOTE_START_TIMEOUT = 120.0
+POLL = 0.1  # seconds between two looks at a request's processes
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
+# Environment the worker manager keeps from the server's (everything else, secrets included, is dropped).
+ENV_KEEP = {"PATH", "LANG", "LANGUAGE", "TZ", "HOME", "USER", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHASHSEED",
+            "OMP_NUM_THREADS"}
+ENV_KEEP_PREFIXES = ("LC_", "TRITON_", "CUDA_", "NVIDIA_", "HIP_", "ROCM_", "ROCR_", "HSA_")
 
 
 class SandboxError(Exception):
-    """A request that did not produce a result: kind is timeout | memory | output_limit | crashed."""
+    """A request that did not produce a result: kind is timeout | memory | processes |
+    output_limit | cancelled | crashed."""
 
     def __init__(self, kind: str, message: str, details: dict[str, Any] | None = None):
         super().__init__(message)
@@ -46,88 +89,324 @@ class Limits:
     timeout: float = DEFAULT_TIMEOUT
     memory: int | None = DEFAULT_MEMORY
     output: int | None = DEFAULT_OUTPUT
+    processes: int | None = DEFAULT_PROCESSES
 
 
-def _group_rss(pgid: int) -> int:
-    """Resident bytes of every process in a process group (Linux /proc)."""
-    total = 0
-    page = os.sysconf("SC_PAGE_SIZE")
+# ---- what a request may see ------------------------------------------------------------------
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def project_root(file: str) -> str:
+    """The folder a kernel file's compile must see: the top of its package (the chain of
+    __init__.py folders), or above it the nearest folder with pyproject.toml, setup.py or
+    setup.cfg; the file's own folder when it belongs to neither."""
+    folder = os.path.dirname(os.path.abspath(file))
+    top = folder
+    while os.path.isfile(os.path.join(top, "__init__.py")) and os.path.dirname(top) != top:
+        top = os.path.dirname(top)
+    d = top
+    while True:
+        if any(os.path.isfile(os.path.join(d, m)) for m in PROJECT_MARKERS):
+            return d
+        if os.path.dirname(d) == d:
+            return top
+        d = os.path.dirname(d)
+
+
+def hidden_paths() -> list[str]:
+    """Never shown to a request, even inside a folder it may see: the inspection cache, the
+    inspector's home (the workspaces), the home folder itself."""
+    from .cache import default_cache_dir
+
+    home = os.path.expanduser("~")
+    inspector_home = os.environ.get("TRITON_INSPECTOR_HOME") or os.path.join(home, ".local", "share",
+                                                                             "triton-inspector")
+    return sorted({os.path.realpath(p) for p in (str(default_cache_dir()), inspector_home, home)})
+
+
+def request_paths(request: dict[str, Any]) -> list[str]:
+    """What a request may read besides the system and Python: its project root (the request's
+    `project_root`, else `root`, else `project_root(file)`), and its file. A root that is /, the home folder or one above it would
+    show the whole home: then only the file's folder, or if that is the home too, the file."""
+    file = request.get("file")
+    if not file:
+        return []
+    file = os.path.realpath(file)
+    home = os.path.realpath(os.path.expanduser("~"))
+    out = []
+    root = request.get("project_root") or request.get("root") or project_root(file)
+    for candidate in (root, os.path.dirname(file), file):
+        candidate = os.path.realpath(candidate)
+        if candidate != "/" and not _within(home, candidate):
+            out.append(candidate)
+            break
+    if out and not _within(file, out[0]):
+        out.append(file)
+    return out
+
+
+# ---- the environment and the isolation available ---------------------------------------------
+
+def clean_environment(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The worker manager's environment: what a compile needs from `base` (the server's), no more."""
+    base = dict(os.environ if base is None else base)
+    env = {k: v for k, v in base.items() if k in ENV_KEEP or k.startswith(ENV_KEEP_PREFIXES)}
+    env["PYTHONPATH"] = REPO_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONUNBUFFERED"] = "1"
+    env.setdefault("PATH", os.defpath)
+    return env
+
+
+_isolation: dict[str, dict[str, Any]] = {}
+_isolation_lock = threading.Lock()
+_warned = False
+
+
+def _probe(command: list[str], env: dict[str, str]) -> str | None:
+    """Run the jail's self-test; None when it holds, else why not."""
     try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return 0
-    for entry in entries:
+        out = subprocess.run(command, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return str(e)
+    return None if out.returncode == 0 else (out.stderr.strip().splitlines() or [f"status {out.returncode}"])[-1]
+
+
+def isolation(mode: str | None = None) -> dict[str, Any]:
+    """What this machine gives a request (probed once per process and mode): {"isolated": bool,
+    "how": words, "missing": what is missing for full isolation ("" when nothing), "mode":
+    "bwrap" | "unshare" | "off"}. `mode` defaults to $TRITON_INSPECTOR_SANDBOX ("auto")."""
+    mode = (mode or os.environ.get("TRITON_INSPECTOR_SANDBOX") or "auto").lower()
+    with _isolation_lock:
+        if mode in _isolation:
+            return dict(_isolation[mode])
+        env = clean_environment()
+        probe = [sys.executable, "-m", "inspector.jail"]
+        missing = ""
+        result: dict[str, Any] | None = None
+        if mode == "off":
+            result = {"isolated": False, "mode": "off", "missing": "TRITON_INSPECTOR_SANDBOX=off",
+                      "how": "not sandboxed (TRITON_INSPECTOR_SANDBOX=off, for debugging): a process group with "
+                             "time, memory and output limits only"}
+        if result is None and mode in ("auto", "bwrap"):
+            if jail.bwrap_path() is None:
+                missing = "bubblewrap (bwrap) is not installed"
+            else:
+                why = _probe(jail.outer_command(probe + (["--uncover"] if os.geteuid() == 0 else []), env), env)
+                if why is None:
+                    result = {"isolated": True, "mode": "bwrap", "missing": "",
+                              "how": "bubblewrap around the worker manager, and namespaces of its own for every "
+                                     "compile (no network, read-only system, private /tmp, no home, cache or "
+                                     "other compiles in view)"}
+                else:
+                    missing = f"bubblewrap does not run here ({why})"
+        if result is None and mode != "off":
+            why = _probe(probe, env)
+            if why is None:
+                result = {"isolated": True, "mode": "unshare", "missing": missing,
+                          "how": "namespaces of its own for every compile (no network, read-only system, private "
+                                 "/tmp, no home, cache or other compiles in view); the worker manager itself "
+                                 "runs without bubblewrap"}
+            else:
+                result = {"isolated": False, "mode": "off", "missing": f"{missing + '; ' if missing else ''}"
+                          f"this machine cannot create the compile's namespaces ({why})",
+                          "how": "NOT sandboxed: kernel files run with this user's rights (a process group with "
+                                 "time, memory and output limits only)"}
+        assert result is not None
+        _isolation[mode] = result
+        return dict(result)
+
+
+def _warn_once(status: dict[str, Any]) -> None:
+    global _warned
+    if not status["isolated"] and not _warned:
+        _warned = True
+        sys.stderr.write(f"triton-inspector: WARNING: compiles are {status['how']}. Missing: {status['missing']}. "
+                         "Install bubblewrap (scripts/install.sh) or allow unprivileged user namespaces.\n")
+        sys.stderr.flush()
+
+
+# ---- watching a request's processes ------------------------------------------------------------
+
+def _members(info: dict[str, Any]) -> list[int]:
+    """Host pids of a request's processes: its PID namespace (jail), else its process group."""
+    ns, pgid = info.get("ns"), info.get("pgid")
+    out = []
+    for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
-            fields = stat[stat.rindex(")") + 2:].split()
-            if int(fields[2]) == pgid:  # field 5 (pgrp) overall, index 2 after the name
-                total += int(fields[21]) * page  # field 24 (rss, pages)
+            if ns is not None:
+                if os.stat(f"/proc/{entry}/ns/pid").st_ino == ns:
+                    out.append(int(entry))
+            else:
+                with open(f"/proc/{entry}/stat") as f:
+                    stat = f.read()
+                if int(stat[stat.rindex(")") + 2:].split()[2]) == pgid:  # field 5, pgrp
+                    out.append(int(entry))
         except (OSError, ValueError, IndexError):
             continue
-    return total
+    return out
 
 
-def _kill_group(pid: int) -> None:
-    for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
-        try:
-            kill()
-            return
-        except (ProcessLookupError, PermissionError):
-            continue
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _ns_pid(pid: int) -> int | None:
+    """A process's pid inside its innermost PID namespace."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
 
 
 class _Pending:
     def __init__(self) -> None:
         self.started = threading.Event()
         self.exited = threading.Event()
-        self.pid: int | None = None
         self.status: int | None = None
+        self.gone = False  # the worker manager died
+
+
+class _Request:
+    """One run's pipes and what came back on them."""
+
+    def __init__(self, rid: str, request: dict[str, Any]) -> None:
+        self.rid = rid
+        self.file = os.path.abspath(request["file"]) if request.get("file") else None
+        self.t0 = time.monotonic()
+        self.result = bytearray()
+        self.expected: int | None = None
+        self.info: dict[str, Any] = {}
+        self.marker: dict[str, Any] | None = None
+        self.log = bytearray()
+        self.buffers = {"progress": b"", "info": b""}
+        self.fds: dict[int, str] = {}
+
+    def complete(self) -> bool:
+        return self.expected is not None and len(self.result) >= 8 + self.expected
+
+    def feed(self, name: str, data: bytes) -> None:
+        if name == "result":
+            self.result += data
+            if self.expected is None and len(self.result) >= 8:
+                self.expected = struct.unpack(">Q", bytes(self.result[:8]))[0]
+        elif name == "log":
+            self.log += data
+            del self.log[:-65536]
+        else:
+            buf = self.buffers[name] + data
+            *lines, self.buffers[name] = buf.split(b"\n")
+            for line in lines:
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue
+                if name == "info" and not self.info and isinstance(obj, dict):
+                    self.info = obj
+                elif name == "progress" and isinstance(obj, dict) and "phase" in obj:
+                    self.marker = obj
+            self.buffers[name] = self.buffers[name][-4096:]
+
+    def log_tail(self, n: int = 3000) -> str:
+        return bytes(self.log[-n:]).decode(errors="replace")
 
 
 class Sandbox:
-    """One warm zygote plus the bookkeeping to run requests in forked children."""
+    """One warm worker manager plus the bookkeeping to run requests in jailed children."""
 
-    def __init__(self, env: dict[str, str] | None = None, warm_up_worker: bool | None = None):
+    def __init__(self, env: dict[str, str] | None = None, warm_up_worker: bool | None = None,
+                 mode: str | None = None):
         """`warm_up_worker`: let the zygote do a compile per vendor before forking (a few seconds
         once, then every request is faster). Worth it for a server; a one-shot CLI call skips it.
-        Default: the environment variable TRITON_INSPECTOR_PREWARM ("0" or "1", default "1")."""
+        Default: the environment variable TRITON_INSPECTOR_PREWARM ("0" or "1", default "1").
+        `mode`: "auto" (bubblewrap when installed), "unshare" or "off"; default
+        $TRITON_INSPECTOR_SANDBOX, else "auto". `env`: the environment to pass on (cleaned)."""
         self._env = env
+        self._mode = mode
         if warm_up_worker is None:
             warm_up_worker = os.environ.get("TRITON_INSPECTOR_PREWARM", "1") != "0"
         self._warm_up_worker = warm_up_worker
-        self._lock = threading.Lock()  # the zygote process and the table of pending requests
-        self._write_lock = threading.Lock()  # the zygote's stdin; apart, so a blocked write never
-        # keeps the reader thread from draining the zygote's replies
+        self._lock = threading.Lock()  # the zygote and the table of pending requests
+        self._send_lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
+        self._ctl: socket.socket | None = None
         self._pending: dict[str, _Pending] = {}
+        self._active: dict[str, _Request] = {}
         self._dir = tempfile.mkdtemp(prefix="inspector-sandbox-")
         self._ready = threading.Event()
         atexit.register(self.close)
 
+    def isolation(self) -> dict[str, Any]:
+        """{"isolated": bool, "how": str, "missing": str, "mode": str}: see `isolation()`."""
+        return isolation(self._mode)
+
     # -- zygote lifecycle ----------------------------------------------------------------------
+    def _alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None and self._ctl is not None
+
     def _ensure_started(self) -> None:
         with self._lock:
-            if self._proc is not None and self._proc.poll() is None:
-                return
-            self._ready.clear()
-            env = dict(os.environ if self._env is None else self._env)
-            env["PYTHONPATH"] = REPO_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-            env.setdefault("PYTHONUNBUFFERED", "1")
-            self._proc = subprocess.Popen(
-                [sys.executable, "-m", "inspector.zygote", *([] if self._warm_up_worker else ["--no-warm-up"])],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=open(os.path.join(self._dir, "zygote.err"), "ab"),
-                cwd=REPO_ROOT,
-                env=env,
-                start_new_session=True,
-            )
-            threading.Thread(target=self._read, args=(self._proc,), daemon=True).start()
-        if not self._ready.wait(ZYGOTE_START_TIMEOUT):
+            if self._alive():
+                ready = self._ready
+            else:
+                ready = self._start()
+        if not ready.wait(ZYGOTE_START_TIMEOUT) or not self._alive():
             raise SandboxError("crashed", "the worker process did not start: " + self._zygote_log())
+
+    def _start(self) -> threading.Event:
+        status = self.isolation()
+        _warn_once(status)
+        env = clean_environment(self._env)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        bwrap = status["mode"] == "bwrap"
+        cfg = {"control": theirs.fileno(), "jail": status["isolated"], "bwrap": bwrap, "parent": os.getpid(),
+               "warm_up": self._warm_up_worker, "uncover": bwrap and os.geteuid() == 0}
+        command = [sys.executable, "-m", "inspector.zygote", "--config", json.dumps(cfg)]
+        if bwrap:
+            env["TMPDIR"] = "/dev/shm"  # the manager's own scratch space (its warm-up compile)
+            command = jail.outer_command(command, env)
+        self._ready = ready = threading.Event()
+        self._ctl = ours
+        launched = threading.Event()
+
+        def launch() -> None:
+            # The zygote (or bwrap) dies with the thread that started it (PR_SET_PDEATHSIG): this
+            # thread lives exactly as long as the zygote does.
+            try:
+                with open(os.path.join(self._dir, "zygote.err"), "ab") as err:
+                    proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                            cwd=REPO_ROOT, env=env, pass_fds=[theirs.fileno()],
+                                            start_new_session=True)
+            except OSError as e:
+                with open(os.path.join(self._dir, "zygote.err"), "a") as f:
+                    f.write(f"cannot start the worker process: {e}\n")
+                self._proc = None
+                launched.set()
+                ready.set()
+                return
+            self._proc = proc
+            launched.set()
+            proc.wait()
+
+        threading.Thread(target=launch, name="inspector-zygote", daemon=True).start()
+        launched.wait()
+        theirs.close()
+        threading.Thread(target=self._read, args=(ours, ready), daemon=True).start()
+        return ready
 
     def _zygote_log(self) -> str:
         try:
@@ -136,125 +415,242 @@ class Sandbox:
         except OSError:
             return ""
 
-    def _read(self, proc: subprocess.Popen) -> None:
-        assert proc.stdout is not None
-        for raw in proc.stdout:
+    def _read(self, ctl: socket.socket, ready: threading.Event) -> None:
+        while True:
             try:
-                msg = json.loads(raw)
+                data = ctl.recv(1 << 16)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            try:
+                msg = json.loads(data)
             except ValueError:
                 continue
             if msg.get("event") == "ready":
-                self._ready.set()
+                ready.set()
                 continue
             with self._lock:
                 pending = self._pending.get(msg.get("id", ""))
             if pending is None:
                 continue
             if msg["event"] == "started":
-                pending.pid = msg["pid"]
                 pending.started.set()
             elif msg["event"] == "exited":
                 pending.status = msg["status"]
                 pending.exited.set()
         # The zygote is gone: wake every waiter.
-        self._ready.set()
         with self._lock:
+            if self._ctl is ctl:
+                self._ctl = None
             for p in self._pending.values():
+                p.gone = True
                 p.started.set()
                 p.exited.set()
+        ready.set()
 
     def close(self) -> None:
-        """Stop the zygote (children already running are killed by their callers' timeouts)."""
+        """Stop the zygote; it kills every request still running."""
         with self._lock:
             proc, self._proc = self._proc, None
+            ctl, self._ctl = self._ctl, None
+        if ctl is not None:
+            try:
+                ctl.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            ctl.close()
         if proc is not None and proc.poll() is None:
             try:
-                proc.stdin.close()  # type: ignore[union-attr]
                 proc.wait(timeout=5)
-            except Exception:  # noqa: BLE001
-                _kill_group(proc.pid)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
         shutil.rmtree(self._dir, ignore_errors=True)
 
     def warm_up(self) -> None:
         """Start the zygote now (a first request would otherwise pay for torch's import)."""
         self._ensure_started()
 
-    # -- requests ------------------------------------------------------------------------------
-    def run(self, request: dict[str, Any], limits: Limits | None = None) -> dict[str, Any]:
-        """Run `inspector.worker.handle(request)` in a fresh child; return its result.
+    def active(self) -> list[dict[str, Any]]:
+        """The requests running now: {"id", "seconds", "phase", "line"} each (phase from
+        `inspector.progress.phase` in the worker, None before the first one)."""
+        with self._lock:
+            runs = list(self._active.values())
+        now = time.monotonic()
+        return [{"id": r.rid, "seconds": round(now - r.t0, 3), "phase": (r.marker or {}).get("phase"),
+                 "line": (r.marker or {}).get("line")} for r in runs]
 
-        Raises SandboxError when the child is killed or dies without a result.
+    # -- requests ------------------------------------------------------------------------------
+    def run(self, request: dict[str, Any], limits: Limits | None = None,
+            cancel: threading.Event | None = None) -> dict[str, Any]:
+        """Run `inspector.worker.handle(request)` in a fresh jailed worker; return its result.
+
+        When `cancel` is set, the request's processes are all killed and SandboxError("cancelled")
+        is raised. Raises SandboxError when the worker is stopped or dies without a result.
         """
         limits = limits or Limits()
         self._ensure_started()
-        os.makedirs(self._dir, exist_ok=True)
         rid = uuid.uuid4().hex
-        result_path = os.path.join(self._dir, f"{rid}.json")
-        stderr_path = os.path.join(self._dir, f"{rid}.err")
-        native = request.get("target") == "native"
-        msg = {
-            "id": rid,
-            "request": request,
-            "result": result_path,
-            "stderr": stderr_path,
-            # CUDA reserves far more address space than it uses: natively only the RSS watchdog applies.
-            "limits": {"memory": None if native else limits.memory, "file_size": limits.output},
-        }
+        native = request.get("target") == "native" or request.get("kind") == "native"
+        msg = {"op": "run", "id": rid, "expose": request_paths(request), "hide": hidden_paths(),
+               # CUDA reserves far more address space than it uses: natively only the RSS watch applies.
+               "limits": {"memory": None if native else limits.memory, "file_size": limits.output,
+                          "processes": limits.processes, "tmp": DEFAULT_TMP}}
+        run = _Request(rid, request)
         pending = _Pending()
-        with self._lock:
-            self._pending[rid] = pending
-            proc = self._proc
+        theirs: list[int] = []
         try:
-            assert proc is not None and proc.stdin is not None
-            with self._write_lock:
-                proc.stdin.write((json.dumps(msg) + "\n").encode())
-                proc.stdin.flush()
-            if not pending.started.wait(30) or pending.pid is None:
+            memfd = os.memfd_create("inspector-request", os.MFD_CLOEXEC)
+            theirs.append(memfd)
+            blob = memoryview(json.dumps(request).encode())
+            while blob:
+                blob = blob[os.write(memfd, blob):]
+            for name in ("result", "progress", "log", "info"):
+                r, w = os.pipe()
+                run.fds[r] = name
+                theirs.append(w)
+            with self._lock:
+                self._pending[rid] = pending
+                self._active[rid] = run
+                ctl = self._ctl
+            if ctl is None:
                 raise SandboxError("crashed", "the worker process stopped: " + self._zygote_log())
-            self._watch(pending, limits)
-            return self._collect(pending, result_path, stderr_path, limits)
+            with self._send_lock:
+                socket.send_fds(ctl, [json.dumps(msg).encode()], theirs)
+            for fd in theirs:
+                os.close(fd)
+            theirs = []
+            return self._wait(run, pending, limits, cancel, request)
+        except OSError as e:
+            raise SandboxError("crashed", f"the worker process could not be reached: {e}") from e
         finally:
+            for fd in theirs + list(run.fds):
+                os.close(fd)
             with self._lock:
                 self._pending.pop(rid, None)
-            for p in (result_path, stderr_path, result_path + ".tmp"):
-                try:
-                    os.unlink(p)
-                except OSError:
-                    pass
+                self._active.pop(rid, None)
 
-    def _watch(self, pending: _Pending, limits: Limits) -> None:
-        """Wait for the child, killing its process group on timeout or memory overrun."""
-        assert pending.pid is not None
-        deadline = time.monotonic() + limits.timeout
-        rss_cap = limits.memory
+    def _wait(self, run: _Request, pending: _Pending, limits: Limits, cancel: threading.Event | None,
+              request: dict[str, Any]) -> dict[str, Any]:
+        deadline = run.t0 + limits.timeout
+        next_look = 0.0
         peak = 0
-        while not pending.exited.wait(0.05):
-            if time.monotonic() > deadline:
-                _kill_group(pending.pid)
-                pending.exited.wait(10)
-                raise SandboxError("timeout", f"the compile took longer than {limits.timeout:g} s and was stopped "
-                                   "(the worker's whole process group was killed)", {"timeout": limits.timeout})
-            if rss_cap:
-                rss = _group_rss(pending.pid)
-                peak = max(peak, rss)
-                if rss > rss_cap:
-                    _kill_group(pending.pid)
-                    pending.exited.wait(10)
-                    raise SandboxError("memory", f"the worker used {rss / 2**20:.0f} MiB, more than the "
-                                       f"{rss_cap / 2**20:.0f} MiB limit, and was stopped", {"rss": rss})
+        while not run.complete():
+            if run.fds:
+                ready, _, _ = select.select(list(run.fds), [], [], POLL / 2)
+                for fd in ready:
+                    data = os.read(fd, 1 << 20)
+                    if data:
+                        run.feed(run.fds[fd], data)
+                    else:
+                        os.close(fd)
+                        del run.fds[fd]
+                if run.expected is not None and limits.output and run.expected > limits.output:
+                    self._stop(run, pending)
+                    raise SandboxError("output_limit", f"the worker's result is larger than the {limits.output} byte "
+                                       "output limit")
+                if run.complete():
+                    break
+            elif pending.exited.wait(POLL / 2):
+                break  # every pipe closed, the worker gone: no result
+            if "result" not in run.fds.values() and pending.exited.is_set():
+                break
+            if pending.gone:
+                raise SandboxError("crashed", "the worker manager stopped while this compile ran; try again")
+            now = time.monotonic()
+            if cancel is not None and cancel.is_set():
+                self._stop(run, pending)
+                raise SandboxError("cancelled", "the compile was cancelled", {"seconds": round(now - run.t0, 3)})
+            if now > deadline:
+                where, line = self._where(run)
+                self._stop(run, pending)
+                raise SandboxError("timeout", f"the compile took longer than {limits.timeout:g} s and was stopped"
+                                   + (f" {where}" if where else "") + " (with every process it started)",
+                                   {"timeout": limits.timeout, "where": where, "line": line, "phase": run.marker})
+            if now >= next_look and run.info:
+                next_look = now + POLL
+                members = _members(run.info)
+                if limits.processes and len(members) >= limits.processes:
+                    self._stop(run, pending)
+                    raise SandboxError("processes", f"the kernel file started {len(members)} processes, the limit is "
+                                       f"{limits.processes} (a fork bomb?); it was stopped with all of them",
+                                       {"processes": len(members), "limit": limits.processes})
+                if limits.memory:
+                    rss = sum(_rss(p) for p in members)
+                    peak = max(peak, rss)
+                    if rss > limits.memory:
+                        self._stop(run, pending)
+                        raise SandboxError("memory", f"the worker used {rss / 2**20:.0f} MiB, more than the "
+                                           f"{limits.memory / 2**20:.0f} MiB limit, and was stopped", {"rss": rss})
+        if run.complete():
+            try:
+                return json.loads(bytes(run.result[8:8 + run.expected]))
+            except ValueError as e:
+                raise SandboxError("crashed", f"the worker's result is not valid JSON ({e})") from e
+        pending.exited.wait(10)
+        return self._failure(run, pending, limits)
 
-    def _collect(self, pending: _Pending, result_path: str, stderr_path: str, limits: Limits) -> dict[str, Any]:
+    def _stop(self, run: _Request, pending: _Pending) -> None:
+        """Kill the request's processes: its init (and with it the namespace) from here, its C
+        through the zygote; then wait until none is left."""
+        if run.info.get("ns") is not None:
+            for pid in _members(run.info):
+                if _ns_pid(pid) == 1:
+                    _kill(pid)
+        elif run.info.get("pgid") is not None:  # no jail: the zygote's pids are this machine's
+            _kill(-run.info["pgid"])
+        with self._lock:
+            ctl = self._ctl
+        if ctl is not None:
+            try:
+                with self._send_lock:
+                    ctl.send(json.dumps({"op": "kill", "id": run.rid}).encode())
+            except OSError:
+                pass
+        pending.exited.wait(10)
+        end = time.monotonic() + 5
+        while run.info and _members(run.info) and time.monotonic() < end:
+            time.sleep(0.02)
+
+    def _where(self, run: _Request) -> tuple[str, int | None]:
+        """Ask the worker for a stack dump (SIGUSR1, faulthandler) and say where it was: words,
+        and the line of the user's file it was at."""
+        target = None
+        if run.info.get("ns") is not None:
+            target = next((p for p in _members(run.info) if _ns_pid(p) == 2), None)
+        elif run.info.get("worker"):
+            target = run.info["worker"]
+        dump = ""
+        log_fd = next((fd for fd, name in run.fds.items() if name == "log"), None)
+        if target is not None and log_fd is not None:
+            try:
+                os.kill(target, signal.SIGUSR1)
+            except OSError:
+                log_fd = None
+            end = time.monotonic() + 1.0
+            while log_fd is not None and time.monotonic() < end:
+                if select.select([log_fd], [], [], 0.1)[0]:
+                    data = os.read(log_fd, 1 << 20)
+                    if not data:
+                        break
+                    run.feed("log", data)
+                elif b"most recent call first" in run.log:
+                    break  # the dump is out and nothing more came for 0.1 s
+            text = bytes(run.log).decode(errors="replace")
+            start = text.rfind("Current thread")
+            dump = text[start:] if start >= 0 else ""
+        frames = [m.groupdict() for m in _FRAME.finditer(dump.split("\n\n")[0])] if dump else []
+        user = next((f for f in frames if run.file and os.path.abspath(f["file"]) == run.file), None)
+        in_compiler = bool(frames) and "/triton/" in frames[0]["file"]
+        line = int(user["line"]) if user else (run.marker or {}).get("line")
+        return progress.describe(run.marker, line, user["func"] if user else None, in_compiler), line
+
+    def _failure(self, run: _Request, pending: _Pending, limits: Limits) -> dict[str, Any]:
         status = pending.status
-        if os.path.exists(result_path):
-            with open(result_path) as f:
-                return json.load(f)
-        tail = ""
-        try:
-            with open(stderr_path, errors="replace") as f:
-                tail = f.read()[-3000:]
-        except OSError:
-            pass
-        if status == -signal.SIGXFSZ or status == 87:
+        tail = run.log_tail()
+        if pending.gone:
+            raise SandboxError("crashed", "the worker manager stopped while this compile ran; try again")
+        if status == 87 or status == -signal.SIGXFSZ or status == 128 + signal.SIGXFSZ:
             raise SandboxError("output_limit", f"the worker wrote more than the {limits.output} byte output limit")
         if status == 86 or "MemoryError" in tail:
             raise SandboxError("memory", "the worker ran out of memory (its memory limit) and was stopped",
@@ -265,6 +661,17 @@ class Sandbox:
                                {"status": status})
         raise SandboxError("crashed", f"the worker exited with status {status} without a result"
                            + (f":\n{tail}" if tail else ""), {"status": status})
+
+
+def _kill(pid: int) -> None:
+    """SIGKILL a process (a negative pid: a process group)."""
+    try:
+        if pid < 0:
+            os.killpg(-pid, signal.SIGKILL)
+        else:
+            os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 _default: Sandbox | None = None

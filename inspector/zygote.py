@@ -1,128 +1,228 @@
-"""The warm worker process: imports torch and Triton once, then forks a child per request.
+"""The worker manager: imports torch and Triton once, then forks a jailed worker per request.
 
-Started by `inspector.sandbox.Sandbox` as `python -m inspector.zygote`; speaks JSON lines:
+Started by `inspector.sandbox.Sandbox` as `python -m inspector.zygote --config JSON` (under
+bubblewrap when it is installed). It talks to the server over one AF_UNIX SOCK_SEQPACKET socket
+(the descriptor number is in the config), one JSON message per packet:
 
-    in : {"id": "...", "request": {...}, "result": "/tmp/.../id.json", "stderr": ".../id.err",
-          "limits": {"address_space": bytes | null, "file_size": bytes | null}}
-    out: {"id": "...", "event": "started", "pid": 1234}
-         {"id": "...", "event": "exited", "status": 0 | -signal | code}
+    in : {"op": "run", "id": "...", "limits": {...}, "expose": [...], "hide": [...]}
+         with five descriptors: the request (a memfd holding its JSON), then the write ends of
+         the result, progress, log (stderr) and info pipes, which the server reads directly
+         {"op": "kill", "id": "..."}
+    out: {"event": "ready", "vm_bytes": N}
+         {"id": "...", "event": "started"}    {"id": "...", "event": "exited", "status": 0 | -signal | code}
 
-Each child starts its own session (so the sandbox can kill it and everything it spawned, ptxas
-included, with one killpg), applies its resource limits, runs `inspector.worker.handle` and writes
-the result atomically to the given path. The zygote itself never runs user code and never
-initialises CUDA, so forking stays safe.
+A request is three processes, so that each has one job:
+
+    C  the zygote's fork: a session of its own; in jail mode enters new user, PID, mount,
+       network, IPC and UTS namespaces (`inspector.jail`); writes the request's identity on the
+       info pipe; waits for its child and exits with its status. Killing C kills the request.
+    G  PID 1 of the new PID namespace (jail mode only): builds the request's root, drops its
+       capabilities, forks W and reaps everything until W is done. When G exits or dies, the
+       kernel kills every process left in the namespace (setsid and double forks included).
+    W  the worker: limits, then `inspector.worker.handle(request)`, the user's code. Its result
+       goes back, length-prefixed, on the request's own result pipe, which no other request holds.
+
+Each of them dies with its parent (PR_SET_PDEATHSIG), so killing the server or the zygote kills
+every request in flight. The zygote never runs user code and never initialises CUDA, so forking
+stays safe. When the jail is unavailable (fallback mode), C forks W directly and today's process
+group and resource limits are all there is (the sandbox says so).
 """
 
 from __future__ import annotations
 
 import errno
+import faulthandler
+import fcntl
 import json
 import os
 import resource
 import select
 import signal
+import socket
+import struct
 import sys
+import tempfile
 import traceback
 
+from inspector import jail
 
-def _child(msg: dict) -> None:
-    """Runs in the forked child; never returns."""
-    code = 0
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Where the request's descriptors sit in C, G and W.
+FD_REQUEST, FD_RESULT, FD_PROGRESS, FD_LOG, FD_INFO, FD_ALIVE = 3, 4, 5, 6, 7, 8
+EXIT_MEMORY, EXIT_OUTPUT, EXIT_CRASH = 86, 87, 3
+
+
+def _place_descriptors(fds: list[int]) -> None:
+    """Put the request's descriptors at 3, 4, ... and close every other one: the zygote's socket
+    and the pipes of other requests must not reach this request's processes."""
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100 + len(fds)) for fd in fds]
+    for i, fd in enumerate(high):
+        os.dup2(fd, 3 + i, inheritable=True)
+    os.closerange(3 + len(fds), resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+
+
+def _pipe_to_alive() -> int:
+    """A pipe whose read end is FD_ALIVE (for the next child); returns the write end."""
+    r, w = os.pipe()
+    if w == FD_ALIVE:
+        w, old = fcntl.fcntl(w, fcntl.F_DUPFD, FD_ALIVE + 1), w
+        os.close(old)
+    if r != FD_ALIVE:
+        os.dup2(r, FD_ALIVE)
+        os.close(r)
+    return w
+
+
+def _exit_like(status: int) -> None:
+    """Leave with the same outcome as a child whose wait status is `status`."""
+    if os.WIFSIGNALED(status):
+        os._exit(128 + os.WTERMSIG(status))
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else EXIT_CRASH)
+
+
+def _request(msg: dict, fds: list[int], cfg: dict, zygote: int) -> None:
+    """C: runs in the zygote's fork; never returns."""
     try:
         os.setsid()
+        jail.set_parent_death_signal()
+        if os.getppid() != zygote:
+            os._exit(1)
+        _place_descriptors(fds)
+        alive_w = _pipe_to_alive()
         null = os.open(os.devnull, os.O_RDWR)
         os.dup2(null, 0)
-        os.dup2(null, 1)  # fd 1 is the zygote's protocol pipe: the child must not write to it
-        err = os.open(msg["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(err, 2)
+        os.dup2(null, 1)
+        os.dup2(FD_LOG, 2)
         os.close(null)
-        os.close(err)
-        sys.stdout = open(os.devnull, "w")
-        sys.stderr = os.fdopen(2, "w", buffering=1)
-        limits = msg.get("limits") or {}
-        if limits.get("address_space"):
-            # Bound new allocations: what the zygote already maps plus the allowance.
-            resource.setrlimit(resource.RLIMIT_AS, (limits["address_space"], limits["address_space"]))
-        if limits.get("file_size"):
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_size"], limits["file_size"]))
-        from inspector.worker import handle
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if cfg["jail"]:
+            jail.enter_request_namespaces()
+        child = os.fork()
+        if child == 0:
+            os.close(alive_w)
+            os.close(FD_INFO)
+            (_init if cfg["jail"] else _worker)(msg, cfg)
+        info = {"pgid": os.getpid(), "ns": jail.pid_namespace(child) if cfg["jail"] else None,
+                "worker": None if cfg["jail"] else child}
+        os.write(FD_INFO, (json.dumps(info) + "\n").encode())
+        for fd in (FD_REQUEST, FD_RESULT, FD_PROGRESS, FD_LOG, FD_INFO):
+            os.close(fd)
+        os.write(alive_w, b"g")  # the child may go on: the info line is out first
+        _, status = os.waitpid(child, 0)
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+        if code > 128 and code - 128 in signal.valid_signals():
+            signal.signal(code - 128, signal.SIG_DFL)
+            os.kill(os.getpid(), code - 128)
+        os._exit(code)
+    except BaseException:  # noqa: BLE001
+        traceback.print_exc()
+        os._exit(EXIT_CRASH)
 
-        result = handle(msg["request"])
-        payload = json.dumps(result)
-        tmp = msg["result"] + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(payload)
-        os.replace(tmp, msg["result"])
+
+def _wait_for_parent() -> None:
+    """After PR_SET_PDEATHSIG: carry on only if the parent is alive and has sent its go-ahead."""
+    jail.set_parent_death_signal()
+    if os.read(FD_ALIVE, 1) != b"g":
+        os._exit(1)
+    os.close(FD_ALIVE)
+
+
+def _init(msg: dict, cfg: dict) -> None:
+    """G: PID 1 of the request's namespace; never returns."""
+    try:
+        _wait_for_parent()
+        limits = msg["limits"]
+        jail.build_root(cfg["expose"] + msg.get("expose", []), msg.get("hide", []), limits["tmp"])
+        jail.cap_processes(limits.get("processes") or 0)
+        jail.drop_privileges()
+        alive_w = _pipe_to_alive()
+        worker = os.fork()
+        if worker == 0:
+            os.close(alive_w)
+            _worker(msg, cfg)
+        for fd in (FD_REQUEST, FD_RESULT, FD_PROGRESS, FD_ALIVE):
+            os.close(fd)
+        os.write(alive_w, b"g")
+        while True:  # PID 1 reaps every orphan of the namespace until the worker is done
+            pid, status = os.wait()
+            if pid == worker:
+                _exit_like(status)
+    except BaseException:  # noqa: BLE001
+        traceback.print_exc()
+        os._exit(EXIT_CRASH)
+
+
+def _set_limits(limits: dict, in_jail: bool) -> None:
+    if limits.get("address_space"):
+        # Bound new allocations: what the zygote already maps plus the allowance.
+        resource.setrlimit(resource.RLIMIT_AS, (limits["address_space"], limits["address_space"]))
+    if limits.get("file_size"):
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_size"], limits["file_size"]))
+    if in_jail and limits.get("processes"):
+        # Counted per user namespace, so only in the jail (outside it would count every process
+        # of the server's user). Not enforced for root; the sandbox counts too.
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits["processes"], limits["processes"]))
+
+
+def _worker(msg: dict, cfg: dict) -> None:
+    """W: runs the request; never returns."""
+    code = 0
+    try:
+        _wait_for_parent()
+        me = os.getpid()
+        limits = msg["limits"]
+        if cfg["jail"]:
+            os.environ.update(HOME="/tmp", TMPDIR="/tmp")
+            tempfile.tempdir = None
+            os.chdir("/tmp")
+        from inspector import progress
+
+        progress._fd = FD_PROGRESS
+        faulthandler.register(signal.SIGUSR1, file=2, all_threads=True)  # where a timeout struck
+        size = os.fstat(FD_REQUEST).st_size
+        request = json.loads(os.pread(FD_REQUEST, size, 0))
+        os.close(FD_REQUEST)
+        _set_limits(limits, cfg["jail"])
+        result = _handle(request)
+        if os.getpid() != me:  # a fork made by the user's code came back here: not the result
+            os._exit(0)
+        payload = json.dumps(result).encode()
+        if limits.get("file_size") and len(payload) > limits["file_size"]:
+            os._exit(EXIT_OUTPUT)
+        view = memoryview(struct.pack(">Q", len(payload)) + payload)
+        while view:
+            view = view[os.write(FD_RESULT, view):]
     except MemoryError:
-        code = 86
+        code = EXIT_MEMORY
     except OSError as e:
-        code = 87 if e.errno == errno.EFBIG else 3  # 87: the result itself exceeds the output limit
-        if code == 3:
+        code = EXIT_OUTPUT if e.errno == errno.EFBIG else EXIT_CRASH
+        if code == EXIT_CRASH:
             traceback.print_exc()
-    except BaseException:  # noqa: BLE001 - report anything, even SystemExit from user code
+    except BaseException:  # noqa: BLE001 - report anything
         try:
             traceback.print_exc()
             sys.stderr.flush()
         except Exception:  # noqa: BLE001
             pass
-        code = 3
+        code = EXIT_CRASH
     os._exit(code)
 
 
-def _send(obj: dict) -> None:
-    sys.__stdout__.write(json.dumps(obj) + "\n")
-    sys.__stdout__.flush()
+def _handle(request: dict) -> dict:
+    """`inspector.worker.handle`, with a KeyboardInterrupt from the user's code reported as the
+    user's exception (the worker lets it through)."""
+    from inspector.worker import handle
 
+    try:
+        return handle(request)
+    except KeyboardInterrupt as e:
+        from inspector.errors import error_info
+        from inspector.record import Inspection
 
-def main() -> None:
-    # Preload what every child needs, so a fork is all a request costs.
-    import torch  # noqa: F401
-    import triton  # noqa: F401
-
-    import inspector.worker
-
-    if "--no-warm-up" not in sys.argv:
-        inspector.worker.warm_up()
-    vm = _vm_size()
-    _send({"event": "ready", "pid": os.getpid(), "vm_bytes": vm})
-    children: dict[int, str] = {}
-    stdin = sys.stdin.fileno()
-    buf = b""
-    open_input = True
-    while open_input or children:
-        if open_input:
-            ready, _, _ = select.select([stdin], [], [], 0.02)
-            if ready:
-                chunk = os.read(stdin, 1 << 16)
-                if not chunk:
-                    open_input = False
-                buf += chunk
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
-                    if not line.strip():
-                        continue
-                    msg = json.loads(line)
-                    limits = msg.get("limits") or {}
-                    if limits.get("memory"):
-                        limits["address_space"] = vm + int(limits["memory"])
-                    pid = os.fork()
-                    if pid == 0:
-                        _child(msg)
-                    children[pid] = msg["id"]
-                    _send({"id": msg["id"], "event": "started", "pid": pid})
-        else:
-            select.select([], [], [], 0.02)
-        while children:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-            rid = children.pop(pid, None)
-            if rid is not None:
-                code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-                _send({"id": rid, "event": "exited", "status": code})
+        path = os.path.abspath(request.get("file") or "<kernel>")
+        info = error_info(e, path, [], stage=getattr(e, "_inspector_stage", "example"))
+        return Inspection.failure(info, file=path, source=request.get("source") or "",
+                                  target=str(request.get("target") or ""), kernel=request.get("kernel") or "").to_dict()
 
 
 def _vm_size() -> int:
@@ -136,6 +236,83 @@ def _vm_size() -> int:
     return 0
 
 
+def main() -> None:
+    cfg = json.loads(sys.argv[sys.argv.index("--config") + 1])
+    if not cfg["bwrap"]:  # under bwrap, --die-with-parent does this
+        jail.set_parent_death_signal()
+        if os.getppid() != cfg["parent"]:
+            os._exit(1)
+    if cfg.get("uncover"):
+        jail.uncover_proc()
+    ctl = socket.socket(fileno=cfg["control"])
+    # Preload what every child needs, so a fork is all a request costs.
+    import torch  # noqa: F401
+    import triton  # noqa: F401
+
+    import inspector.worker
+
+    if cfg.get("warm_up"):
+        inspector.worker.warm_up()
+    cfg["expose"] = [*jail.SYSTEM_DIRS, *jail.python_paths(), REPO_ROOT]
+    vm = _vm_size()
+    zygote = os.getpid()
+
+    def send(obj: dict) -> None:
+        ctl.send(json.dumps(obj).encode())
+
+    send({"event": "ready", "vm_bytes": vm})
+    children: dict[int, str] = {}
+    by_id: dict[str, int] = {}
+    while True:
+        ready, _, _ = select.select([ctl], [], [], 0.02 if children else None)
+        if ready:
+            try:
+                data, fds, _, _ = socket.recv_fds(ctl, 1 << 16, 8)
+            except OSError:
+                data, fds = b"", []
+            if not data:
+                break  # the server closed the socket, or is gone
+            msg = json.loads(data)
+            if msg.get("op") == "run" and len(fds) == 5:
+                limits = msg.setdefault("limits", {})
+                if limits.get("memory"):
+                    limits["address_space"] = vm + int(limits["memory"])
+                pid = os.fork()
+                if pid == 0:
+                    _request(msg, fds, cfg, zygote)
+                children[pid] = msg["id"]
+                by_id[msg["id"]] = pid
+                send({"id": msg["id"], "event": "started"})
+            elif msg.get("op") == "kill" and msg.get("id") in by_id:
+                _kill(by_id[msg["id"]])
+            for fd in fds:
+                os.close(fd)
+        while children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            rid = children.pop(pid, None)
+            if rid is not None:
+                by_id.pop(rid, None)
+                code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+                send({"id": rid, "event": "exited", "status": code})
+    for pid in children:
+        _kill(pid)
+    os._exit(0)
+
+
+def _kill(pid: int) -> None:
+    """Kill a request: its C (whose death takes G, and with G the namespace) and its session."""
+    for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        try:
+            kill()
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 if __name__ == "__main__":
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server decides when we stop
     main()

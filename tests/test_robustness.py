@@ -204,7 +204,8 @@ def test_cache_has_no_torn_entries_under_concurrent_writers(tmp_path):
 
 def test_output_limit_stops_a_worker_that_writes_too_much(tmp_path, sandbox):
     path = tmp_path / "writer.py"
-    path.write_text(fuzz_cases.GOOD + f"\nwith open({str(tmp_path / 'big.bin')!r}, 'wb') as f:\n"
+    # Into the worker's own /tmp (private in the jail): the kernel may not write anywhere else.
+    path.write_text(fuzz_cases.GOOD + f"\nwith open(__import__('tempfile').gettempdir() + '/{tmp_path.name}.bin', 'wb') as f:\n"
                     "    f.write(b'x' * (64 * 2**20))\n")
     limits = Limits(timeout=60, output=8 * 2**20)
     result = sandbox.run({"kind": "inspect", "file": str(path), "target": "sm_90"}, limits)
