@@ -12,7 +12,7 @@ import streamlit as st
 from inspector.ui import state, targets
 from inspector.ui.autotune_panel import autotune_panel
 from inspector.ui.bench_panel import bench_panel
-from inspector.ui.compiling import compile_with_status
+from inspector.ui.compiling import compile_with_status, take_cancelled
 from inspector.ui.diff_panel import diff_panel
 from inspector.ui.downloads import downloads
 from inspector.ui.editor import editor
@@ -20,6 +20,7 @@ from inspector.ui.error_view import show_error
 from inspector.ui.insight_panel import insight_panel
 from inspector.ui.occupancy_panel import occupancy_panel
 from inspector.ui.resources_panel import resources_card
+from inspector.ui.sandbox_banner import sandbox_banner, sandbox_note
 from inspector.ui.settings import VIEWS
 from inspector.ui.sidebar import call, pick
 from inspector.ui.stages_panel import stages_panel
@@ -33,6 +34,7 @@ st.set_page_config(page_title="Triton Kernel Inspector", layout="wide")
 targets.start_probe()
 state.init(targets.default_target)
 ss = st.session_state
+sandbox_banner()
 
 with st.sidebar:
     st.subheader("Triton Kernel Inspector")
@@ -47,10 +49,14 @@ if ss[state.WANT_COMPILE]:
     s = state.settings()
     state.remember(compile_with_status(state.workspace_of_session().source_path(kf), s.request(),
                                        f"{kf.file_name} for {targets.label(s.target)}"))
+cancelled = take_cancelled()
+if cancelled is not None:
+    state.remember(cancelled)
 rec = state.record()
 
 with st.sidebar:
     call(rec)
+    sandbox_note()
 
 if rec is not None:
     show_error(rec)

@@ -216,3 +216,18 @@ def test_benchmarks_show_recorded_curves_labelled_as_such(home):
     assert "Recorded, not live" in info and "H200" in info and "assets/bench/add.json" in info
     charts = [e for e in at.main if getattr(e, "type", "") == "plotly_chart"]
     assert len(charts) == 4
+
+
+def test_a_server_without_a_sandbox_says_so_loudly(home, monkeypatch):
+    at = open_app()
+    assert not any("not sandboxed" in e.value for e in at.error)
+    assert any(c.value.startswith("Sandbox: ") for c in at.sidebar.caption)
+    from inspector.ui import sandbox_banner
+
+    monkeypatch.setattr(sandbox_banner, "sandbox_status", lambda: {
+        "isolated": False, "mode": "off", "missing": "bubblewrap (bwrap) is not installed",
+        "how": "NOT sandboxed: kernel files run with this user's rights"})
+    at = open_app()
+    banner = [e.value for e in at.error if "not sandboxed" in e.value]
+    assert banner and "bubblewrap (bwrap) is not installed" in banner[0]
+    assert record(at).ok  # the app still works, with today's limits

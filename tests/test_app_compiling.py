@@ -52,3 +52,40 @@ def test_the_same_request_in_flight_is_shared():
     release.set()
     assert a.result(5) == "sm_90" and c.result(5) == "sm_80"
     executor.shutdown()
+
+
+class _HeldPool:
+    """A pool whose jobs wait for their cancel event (or a release), as a long compile would."""
+
+    def __init__(self) -> None:
+        self.executor = ThreadPoolExecutor(4)
+        self.release = threading.Event()
+        self.events: list[threading.Event] = []
+
+    def submit(self, fn, path, cancel=None, **request) -> Future:
+        self.events.append(cancel)
+
+        def run():
+            while not (cancel.is_set() or self.release.is_set()):
+                cancel.wait(0.01)
+            return "cancelled" if cancel.is_set() else request["target"]
+
+        return self.executor.submit(run)
+
+
+def test_cancel_stops_a_request_only_when_every_session_gave_it_up():
+    comp = _Compiler()
+    comp.pool = pool = _HeldPool()
+    a = comp.submit(KERNELS / "add.py", {"target": "sm_90"}, waiter="session a")
+    b = comp.submit(KERNELS / "add.py", {"target": "sm_90"}, waiter="session b")
+    assert a is b and len(pool.events) == 1
+    assert comp.cancel([a], "session a") == 0 and not pool.events[0].is_set()  # b still waits for it
+    assert comp.cancel([a], "session b") == 1 and pool.events[0].is_set()
+    assert a.result(5) == "cancelled"
+    # A new request after a cancel starts a compile of its own, never joins the cancelled one.
+    c = comp.submit(KERNELS / "add.py", {"target": "sm_90"}, waiter="session a")
+    assert c is not a and len(pool.events) == 2 and not pool.events[1].is_set()
+    pool.release.set()
+    assert c.result(5) == "sm_90"
+    assert comp.cancel([c], "session a") == 0  # done: nothing to cancel
+    pool.executor.shutdown()

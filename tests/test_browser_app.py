@@ -252,3 +252,28 @@ def test_eight_sessions_compiling_at_once_get_their_own_results(browser, server)
     finally:
         for ctx in contexts:
             ctx.close()
+
+
+def test_cancel_a_running_compile(page, server, tmp_path):
+    """A kernel whose example() never returns: the Cancel button stops it at once (not at the
+    timeout), the page says "Cancelled", and the next compile works."""
+    url, _ = server
+    slow = tmp_path / "slow_example.py"
+    slow.write_text((REPO / "kernels" / "add.py").read_text().replace(
+        'def example(device):\n', 'def example(device):\n    import time\n    time.sleep(600)\n', 1))
+    page.goto(f"{url}/?kernel=add&target=sm_90")
+    page.get_by_text("Registers / thread").first.wait_for()
+    wait_idle(page)
+    page.locator("[data-testid=stFileUploaderDropzoneInput]").set_input_files(str(slow))
+    cancel = page.get_by_role("button", name="Cancel")
+    cancel.wait_for()
+    page.get_by_text("Compiling slow_example.py").first.wait_for()
+    start = time.monotonic()
+    cancel.click()
+    page.locator("[data-testid=stAlertContentError]", has_text="Cancelled").wait_for(timeout=20_000)
+    took = time.monotonic() - start
+    assert took < 15, f"the cancel took {took:.1f} s"
+    assert page.get_by_role("button", name="Cancel").count() == 0
+    page.screenshot(path=str(SHOTS / "compile-cancelled.png"), full_page=True)
+    choose(page, "Kernel", "Vector add")
+    page.get_by_text("Compiled add.py for sm_90").first.wait_for()

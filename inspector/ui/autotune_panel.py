@@ -41,6 +41,8 @@ def autotune_panel(rec: Inspection) -> None:
     request["passes"] = False
     key = _grid_key(path, request)
     grids: dict[str, list[Inspection]] = st.session_state.setdefault(GRIDS, {})
+    if compiling.take_cancelled("grid") is not None:
+        st.warning("The grid's compile was cancelled.")
     if st.button(f"Compile all {n} configs", type="primary", key="w.grid.compile"):
         bar = st.progress(0.0, text=f"0 of {n} configs compiled")
         records = compiling.compile_many(

@@ -15,7 +15,7 @@ KIND_TITLES = {
     "out_of_resources": "Out of resources on this target", "unknown_target": "Unknown target",
     "missing_constexpr": "A constexpr has no value", "bad_argument": "Bad argument", "no_kernel": "No kernel found",
     "timeout": "Timed out", "memory": "Out of memory", "output_limit": "Output too large",
-    "crashed": "The worker crashed", "internal": "Internal error",
+    "crashed": "The worker crashed", "internal": "Internal error", "cancelled": "Cancelled",
 }
 
 
