@@ -40,6 +40,7 @@ import inspect
 import os
 import re
 import sys
+import textwrap
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -219,16 +220,22 @@ def kernels_in(module: types.ModuleType, path: str) -> list[KernelInfo]:
     return found
 
 
+def _names_used(src: str) -> set[str]:
+    """Names a function's code refers to (comments and docstrings excluded)."""
+    try:
+        tree = ast.parse(textwrap.dedent(src))
+    except SyntaxError:
+        return set(re.findall(r"\w+", src))
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | \
+        {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+
+
 def entry_kernels(kernels: list[KernelInfo]) -> list[KernelInfo]:
     """Kernels no other kernel of the file uses (helpers are called, or passed as a combine
     function to `tl.reduce` / `tl.associative_scan`; entries are not)."""
-    sources = {k.name: k.jit.src for k in kernels}
-    used = {
-        k.name
-        for k in kernels
-        for other, src in sources.items()
-        if other != k.name and re.search(rf"\b{re.escape(k.jit.__name__)}\b", src.split(":", 1)[-1])
-    }
+    used_by = {k.name: _names_used(k.jit.src) for k in kernels}
+    used = {k.name for k in kernels for other, names in used_by.items()
+            if other != k.name and k.jit.__name__ in names}
     return [k for k in kernels if k.name not in used] or kernels
 
 
@@ -288,14 +295,17 @@ def signature_call(info: KernelInfo, overrides: dict[str, Any], ran: str = "") -
     from .kernel_params import parameter_usage
 
     usage = parameter_usage(info.jit)
-    args: list[Any] = []
+    # Constexprs every autotune config sets, or a heuristic computes, are not the caller's to give.
+    configs = tc.autotune_configs(info.obj)
+    supplied = set.intersection(*(set(c) for c in configs)) if configs else set()
+    supplied |= tc.heuristic_names(info.obj)
     kwargs: dict[str, Any] = {}
     missing: list[str] = []
     for p in tc.signature_params(info.jit):
         name = p.name
         if p.is_constexpr:
-            if name in overrides:
-                continue  # applied by compile_launch
+            if name in overrides or name in supplied:
+                continue  # applied by compile_launch, the autotuner or a heuristic
             if p.has_default and p.default is not inspect.Parameter.empty:
                 kwargs[name] = p.default
             else:
@@ -316,7 +326,7 @@ def signature_call(info: KernelInfo, overrides: dict[str, Any], ran: str = "") -
             value = default
         else:
             value = int(default) if isinstance(default, int) else DEFAULT_INT
-        args.append(value)
+        kwargs[name] = value  # by name: constexprs may sit between runtime parameters
     if missing:
         raise KernelFileError(
             "missing_constexpr",
@@ -328,7 +338,7 @@ def signature_call(info: KernelInfo, overrides: dict[str, Any], ran: str = "") -
             info.line,
             {"missing": [{"name": n, "kind": "constexpr", "suggested": suggested_value(n)} for n in missing]},
         )
-    return tc.Launch(info.obj, tuple(args), kwargs, (1,))
+    return tc.Launch(info.obj, (), kwargs, (1,))
 
 
 def suggested_value(name: str) -> str:

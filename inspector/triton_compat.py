@@ -601,6 +601,16 @@ def ptxas_error_type() -> type | None:
         return None
 
 
+def heuristic_names(obj: Any) -> set[str]:
+    """The arguments `triton.heuristics` wrappers around a kernel compute."""
+    names: set[str] = set()
+    while not isinstance(obj, JITFunction) and obj is not None:
+        if isinstance(obj, Heuristics):
+            names |= set(obj.values)
+        obj = getattr(obj, "fn", None)
+    return names
+
+
 def autotune_configs(obj: Any) -> list[dict[str, Any]]:
     """An autotuner's configs as plain dicts (kwargs plus num_warps/num_stages/...)."""
     if not isinstance(obj, Autotuner):

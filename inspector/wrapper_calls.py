@@ -29,9 +29,9 @@ from . import triton_compat as tc
 TENSOR_ATTRIBUTES = {"shape", "stride", "view", "reshape", "dtype", "numel", "contiguous", "device", "size", "dim",
                      "is_contiguous", "element_size", "T", "transpose", "unsqueeze", "squeeze", "ndim", "flatten",
                      "new_empty", "expand", "is_cuda", "data_ptr", "float", "to", "permute", "clone", "detach"}
-# Shapes by rank; every family shares its last dimension across ranks.
+# Shapes by rank; the second family shares its last dimension across every rank.
 SHAPE_FAMILIES = (
-    {1: [4096], 2: [1024, 4096], 3: [4, 256, 4096], 4: [2, 8, 256, 4096]},
+    {1: [4096], 2: [1024, 4096], 3: [4, 256, 4096], 4: [2, 8, 256, 128]},  # 4-D: attention heads
     {1: [128], 2: [256, 128], 3: [4, 256, 128], 4: [2, 8, 256, 128]},
 )
 MAX_ATTEMPTS = 4
@@ -146,6 +146,32 @@ def _tensor_ranks(node: ast.FunctionDef) -> dict[str, int]:
     return ranks
 
 
+INDEX_NAMES = ("target", "targets", "label", "labels", "index", "indices", "idx", "ids", "position_ids")
+
+
+def _kernel_roles(node: ast.FunctionDef, kernel_names: set[str], kernel: Any) -> dict[str, str]:
+    """What the wrapper's parameters become in its launch of the kernel: "index" (a pointer whose
+    loaded values are indices: int64), or "scalar" (a runtime scalar the kernel does not load from)."""
+    from .kernel_params import parameter_usage
+
+    jit = tc.innermost_jit(kernel)
+    usage = parameter_usage(jit)
+    params = tc.signature_params(jit)
+    scalars = {p.name for p in params if not p.is_constexpr and p.name not in usage.pointers}
+    out: dict[str, str] = {}
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and isinstance(n.func.value, ast.Name) \
+                and n.func.value.id in kernel_names:
+            passed = list(zip([p.name for p in params], n.args)) + [(k.arg, k.value) for k in n.keywords if k.arg]
+            for name, arg in passed:
+                if isinstance(arg, ast.Name):
+                    if name in usage.index_pointers:
+                        out[arg.id] = "index"
+                    elif name in scalars:
+                        out[arg.id] = "scalar"
+    return out
+
+
 def _scalar(param: inspect.Parameter) -> Any:
     """A value for a parameter that is not a tensor, from its annotation or name; None if neither says."""
     from .kernel_file import FLOAT_NAMES
@@ -165,8 +191,10 @@ def _scalar(param: inspect.Parameter) -> Any:
 
 
 def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[int]], dtype: Any,
-               takes_ctx: bool) -> list[Any] | None:
+               takes_ctx: bool, kernel: Any = None) -> list[Any] | None:
     import torch
+
+    from .kernel_file import FLOAT_NAMES
 
     node = _source_ast(fn)
     if node is None:
@@ -176,6 +204,8 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
     optional = {n.left.id for n in ast.walk(node) if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
                 and any(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops)
                 and any(isinstance(c, ast.Constant) and c.value is None for c in n.comparators)}
+    names = {n for n, v in vars(module).items() if v is kernel} if kernel is not None else set()
+    roles = _kernel_roles(node, names, kernel) if names else {}
     args: list[Any] = []
     params = list(inspect.signature(fn).parameters.values())
     for i, p in enumerate(params):
@@ -190,9 +220,17 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
             args.append(strings[p.name])
         elif p.name in optional:  # `if weight is not None:`: the wrapper does without it
             args.append(None)
+        elif roles.get(p.name) == "scalar" and p.name not in ranks:
+            value = _scalar(p)
+            args.append(value if value is not None else (1.0 if FLOAT_NAMES.match(p.name) else -100
+                                                         if "ignore" in p.name.lower() else 1))
         elif p.name in ranks or (value := _scalar(p)) is None:
             rank = min(max(ranks.get(p.name, 0) or 2, 1), 4)
-            args.append(torch.empty(family[rank], dtype=dtype, device="meta"))
+            if roles.get(p.name) == "index" or p.name.lower() in INDEX_NAMES:  # labels, positions: one index per row
+                args.append(torch.zeros(family[max(rank - 1, 1)][:1] if rank <= 2 else family[rank - 1][:-1],
+                                        dtype=torch.int64, device="meta"))
+            else:
+                args.append(torch.empty(family[rank], dtype=dtype, device="meta"))
         else:
             args.append(value)
     return args
@@ -239,7 +277,7 @@ def _call_wrappers(module: types.ModuleType, kernel: Any) -> tuple[str | None, E
                 if attempts >= MAX_ATTEMPTS * 2:
                     return None, last
                 attempts += 1
-                args = _arguments(module, fn, family, dtype, takes_ctx)
+                args = _arguments(module, fn, family, dtype, takes_ctx, kernel)
                 if args is None:
                     break
                 try:
