@@ -10,7 +10,7 @@ import torch
 
 import kernels
 from inspector.kernel_file import run_example
-from inspector.triton_compat import innermost_jit, is_kernel_object
+from inspector.triton_compat import capture_launches, innermost_jit, is_kernel_object
 
 NAMES = kernels.bundled_names()
 REQUIRED = ("TITLE", "KERNEL", "launch", "example", "make_inputs", "reference", "baseline", "flops",
@@ -47,7 +47,8 @@ def test_file_defines_the_protocol(name):
 def test_example_launches_on_meta_tensors(name):
     """The inspector's example call records launches of this file's kernels and runs nothing."""
     module = kernels.load(name)
-    launches = run_example(module)
+    with capture_launches() as launches:
+        assert run_example(module, module.__file__) is None  # nothing stopped it
     jits = {id(innermost_jit(v)) for v in vars(module).values() if is_kernel_object(v)}
     assert launches and all(id(l.jit) in jits for l in launches)
     main = innermost_jit(getattr(module, module.KERNEL))
