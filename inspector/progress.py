@@ -42,7 +42,7 @@ def describe(marker: dict | None, user_line: int | None = None, user_function: s
     `marker`: the last `phase` record; `user_line`/`user_function`: the innermost frame of the
     user's file in a stack dump; `in_compiler`: the dump's innermost frame was in Triton."""
     name = (marker or {}).get("phase") or ("compile" if in_compiler and not user_line else None)
-    line = (marker or {}).get("line") or user_line
+    line = user_line or (marker or {}).get("line")
     at = f" at line {line}" if line else ""
     if name == "compile":
         return "in the compiler" + (f" (compiling the launch at line {line})" if line else "")

@@ -20,7 +20,8 @@ Design (decided for issue 12; `inspector.jail` has the namespace details):
   comes back length-prefixed on a pipe that only that request's worker holds, read here; only
   this (server-side) process writes the cache (`inspector.api`).
 - **Limits**, watched from here every 0.1 s: the timeout; the resident memory summed over every
-  process of the request's namespace; the number of those processes (a fork bomb is stopped and
+  process of the request's namespace (pages shared with the warm manager counted once, so a fork
+  bomb's copies are not mistaken for memory); the number of those processes (a fork bomb is stopped and
   named as one; RLIMIT_NPROC and the namespace's pid_max also bound it where the kernel allows);
   the size of the result. Per process: RLIMIT_AS and RLIMIT_FSIZE. On a stop the worker is first
   asked for a stack dump (faulthandler on SIGUSR1), so a timeout says where it struck
@@ -256,6 +257,18 @@ def _rss(pid: int) -> int:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return 0
+
+
+def _pss(pid: int) -> int:
+    """Proportional resident bytes: each shared page split among the processes that map it."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def _ns_pid(pid: int) -> int | None:
@@ -534,7 +547,6 @@ class Sandbox:
               request: dict[str, Any]) -> dict[str, Any]:
         deadline = run.t0 + limits.timeout
         next_look = 0.0
-        peak = 0
         while not run.complete():
             if run.fds:
                 ready, _, _ = select.select(list(run.fds), [], [], POLL / 2)
@@ -577,7 +589,10 @@ class Sandbox:
                                        {"processes": len(members), "limit": limits.processes})
                 if limits.memory:
                     rss = sum(_rss(p) for p in members)
-                    peak = max(peak, rss)
+                    if rss > limits.memory:
+                        # Forks of the warm worker manager each show its pages as their own: count
+                        # shared pages once (proportional set size; slower, so only when needed).
+                        rss = sum(_pss(p) for p in members)
                     if rss > limits.memory:
                         self._stop(run, pending)
                         raise SandboxError("memory", f"the worker used {rss / 2**20:.0f} MiB, more than the "
