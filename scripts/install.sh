@@ -4,6 +4,17 @@
 set -e
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+# The compile sandbox runs its worker manager under bubblewrap (Debian package bubblewrap);
+# without it each compile is still jailed in namespaces of its own (see inspector/sandbox.py).
+if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then
+        (apt-get update -q >/dev/null && apt-get install -y -q bubblewrap >/dev/null) || echo "install.sh: could not install bubblewrap" >&2
+    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+        (sudo apt-get update -q >/dev/null && sudo apt-get install -y -q bubblewrap >/dev/null) || echo "install.sh: could not install bubblewrap" >&2
+    else
+        echo "install.sh: bubblewrap (bwrap) is not installed and there is no root to install it: apt-get install bubblewrap" >&2
+    fi
+fi
 if ! $PY -c "import torch, triton" 2>/dev/null; then
     $PY -m pip install -q -r requirements-torch.txt
 fi
