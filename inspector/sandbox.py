@@ -223,8 +223,9 @@ def _warn_once(status: dict[str, Any]) -> None:
     global _warned
     if not status["isolated"] and not _warned:
         _warned = True
-        sys.stderr.write(f"triton-inspector: WARNING: compiles are {status['how']}. Missing: {status['missing']}. "
-                         "Install bubblewrap (scripts/install.sh) or allow unprivileged user namespaces.\n")
+        hint = "" if status["missing"].startswith("TRITON_INSPECTOR_SANDBOX") else (
+            " Install bubblewrap (scripts/install.sh) and allow unprivileged user namespaces.")
+        sys.stderr.write(f"triton-inspector: WARNING: compiles are {status['how']}. Missing: {status['missing']}.{hint}\n")
         sys.stderr.flush()
 
 

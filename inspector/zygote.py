@@ -83,6 +83,8 @@ def _exit_like(status: int) -> None:
 def _request(msg: dict, fds: list[int], cfg: dict, zygote: int) -> None:
     """C: runs in the zygote's fork; never returns."""
     try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.setsid()
         jail.set_parent_death_signal()
         if os.getppid() != zygote:
@@ -260,12 +262,23 @@ def main() -> None:
     def send(obj: dict) -> None:
         ctl.send(json.dumps(obj).encode())
 
+    # A child's exit wakes the loop at once (SIGCHLD through a wake-up pipe).
+    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
     send({"event": "ready", "vm_bytes": vm})
     children: dict[int, str] = {}
     by_id: dict[str, int] = {}
     while True:
-        ready, _, _ = select.select([ctl], [], [], 0.02 if children else None)
-        if ready:
+        ready, _, _ = select.select([ctl, wake_r], [], [], 1.0 if children else None)
+        if wake_r in ready:
+            while True:
+                try:
+                    if not os.read(wake_r, 4096):
+                        break
+                except BlockingIOError:
+                    break
+        if ctl in ready:
             try:
                 data, fds, _, _ = socket.recv_fds(ctl, 1 << 16, 8)
             except OSError:
