@@ -173,10 +173,13 @@ def _worker(msg: dict, cfg: dict) -> None:
         _wait_for_parent()
         me = os.getpid()
         limits = msg["limits"]
-        if cfg["jail"]:
-            os.environ.update(HOME="/tmp", TMPDIR="/tmp")
+        if cfg["jail"]:  # the only writable place is the private /tmp: every scratch and cache path goes there
+            os.environ.update(HOME="/tmp", TMPDIR="/tmp", TRITON_HOME="/tmp", TRITON_CACHE_DIR="/tmp/.triton/cache")
             tempfile.tempdir = None
             os.chdir("/tmp")
+            import triton
+
+            triton.knobs.cache.dir = "/tmp/.triton/cache"  # an explicit value set in the zygote wins over the env
         from inspector import progress
 
         progress._fd = FD_PROGRESS
