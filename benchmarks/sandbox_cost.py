@@ -5,9 +5,9 @@ For each kernel and sandbox mode, a warm worker manager (`Sandbox`, warm-up comp
 and min-max wall time per compile, seen from the caller. Modes, as $TRITON_INSPECTOR_SANDBOX takes
 them: "bwrap" (worker manager under bubblewrap, a namespace jail per compile), "unshare" (the jail
 without bubblewrap), "off" (no jail: a process group with limits, for debugging). Modes this
-machine cannot run are left out. The last row is the sandbox alone: a request the worker
-rejects at once (the forks, the jail, the exit and the status back, no compile). The modes take turns, compile by compile, so that a drift in the
-machine's load falls on all of them alike.
+machine cannot run are left out. The modes take turns, compile by compile, so that a drift in the
+machine's load falls on all of them alike. The last row is the sandbox alone: a request the
+worker rejects at once (the forks, the jail, the exit and the status back; no compile).
 
 Run: python benchmarks/sandbox_cost.py [--kernels add,matmul] [--target sm_90] [--repeat 15]
 Prints a markdown table; say which machine it ran on.

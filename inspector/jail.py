@@ -162,7 +162,8 @@ def build_root(expose: list[str], hide: list[str], tmp_bytes: int) -> None:
     mount("tmpfs", new + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={tmp_bytes}")
     mount("tmpfs", new + "/dev", "tmpfs", MS_NOSUID, "mode=0755,size=64k")
     for name in devices:
-        mount(f"/dev/{name}", _mountpoint(new, f"/dev/{name}", os.path.isdir(f"/dev/{name}")), None, MS_BIND | MS_REC)
+        target = _mountpoint(new, f"/dev/{name}", os.path.isdir(f"/dev/{name}"))
+        mount(f"/dev/{name}", target, None, MS_BIND | MS_REC)
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                          ("stderr", "/proc/self/fd/2")):
         os.symlink(target, f"{new}/dev/{name}")

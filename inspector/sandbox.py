@@ -129,8 +129,9 @@ def hidden_paths() -> list[str]:
 
 def request_paths(request: dict[str, Any]) -> list[str]:
     """What a request may read besides the system and Python: its project root (the request's
-    `project_root`, else `root`, else `project_root(file)`), and its file. A root that is /, the home folder or one above it would
-    show the whole home: then only the file's folder, or if that is the home too, the file."""
+    `project_root`, else `root`, else `project_root(file)`), and its file. A root that is /, the
+    home folder or one above it would show the whole home: then only the file's folder, or if that
+    is the home too, the file."""
     file = request.get("file")
     if not file:
         return []
@@ -171,7 +172,9 @@ def _probe(command: list[str], env: dict[str, str]) -> str | None:
         out = subprocess.run(command, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
         return str(e)
-    return None if out.returncode == 0 else (out.stderr.strip().splitlines() or [f"status {out.returncode}"])[-1]
+    if out.returncode == 0:
+        return None
+    return (out.stderr.strip().splitlines() or [f"status {out.returncode}"])[-1]
 
 
 def isolation(mode: str | None = None) -> dict[str, Any]:
@@ -225,7 +228,8 @@ def _warn_once(status: dict[str, Any]) -> None:
         _warned = True
         hint = "" if status["missing"].startswith("TRITON_INSPECTOR_SANDBOX") else (
             " Install bubblewrap (scripts/install.sh) and allow unprivileged user namespaces.")
-        sys.stderr.write(f"triton-inspector: WARNING: compiles are {status['how']}. Missing: {status['missing']}.{hint}\n")
+        sys.stderr.write(f"triton-inspector: WARNING: compiles are {status['how']}. "
+                         f"Missing: {status['missing']}.{hint}\n")
         sys.stderr.flush()
 
 
@@ -289,7 +293,6 @@ _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+
 
 class _Pending:
     def __init__(self) -> None:
-        self.started = threading.Event()
         self.exited = threading.Event()
         self.status: int | None = None
         self.gone = False  # the worker manager died
@@ -448,9 +451,7 @@ class Sandbox:
                 pending = self._pending.get(msg.get("id", ""))
             if pending is None:
                 continue
-            if msg["event"] == "started":
-                pending.started.set()
-            elif msg["event"] == "exited":
+            if msg.get("event") == "exited":
                 pending.status = msg["status"]
                 pending.exited.set()
         # The zygote is gone: wake every waiter.
@@ -459,7 +460,6 @@ class Sandbox:
                 self._ctl = None
             for p in self._pending.values():
                 p.gone = True
-                p.started.set()
                 p.exited.set()
         ready.set()
 

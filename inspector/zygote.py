@@ -173,8 +173,9 @@ def _worker(msg: dict, cfg: dict) -> None:
         _wait_for_parent()
         me = os.getpid()
         limits = msg["limits"]
-        if cfg["jail"]:  # the only writable place is the private /tmp: every scratch and cache path goes there
-            os.environ.update(HOME="/tmp", TMPDIR="/tmp", TRITON_HOME="/tmp", TRITON_CACHE_DIR="/tmp/.triton/cache")
+        if cfg["jail"]:  # the private /tmp is the only writable place: every scratch and cache path there
+            os.environ.update(HOME="/tmp", TMPDIR="/tmp", TRITON_HOME="/tmp",
+                              TRITON_CACHE_DIR="/tmp/.triton/cache")
             tempfile.tempdir = None
             os.chdir("/tmp")
             import triton
@@ -226,8 +227,9 @@ def _handle(request: dict) -> dict:
 
         path = os.path.abspath(request.get("file") or "<kernel>")
         info = error_info(e, path, [], stage=getattr(e, "_inspector_stage", "example"))
-        return Inspection.failure(info, file=path, source=request.get("source") or "",
-                                  target=str(request.get("target") or ""), kernel=request.get("kernel") or "").to_dict()
+        rec = Inspection.failure(info, file=path, source=request.get("source") or "",
+                                 target=str(request.get("target") or ""), kernel=request.get("kernel") or "")
+        return rec.to_dict()
 
 
 def _vm_size() -> int:

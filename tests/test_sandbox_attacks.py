@@ -503,8 +503,8 @@ def test_memory_cap_covers_every_process(box, tmp_path):
     marker = f"7{int(uuid.uuid4().hex[:6], 16) % 10**6:06d}"
     path = kernel(tmp_path, "hogs", """
         for i in range(4):
-            subprocess.Popen([sys.executable, "-c", "import time; b = b'x' * (400 * 2**20); time.sleep(" + {m} + ")"],
-                             start_new_session=True)
+            hog = "import time; b = b'x' * (400 * 2**20); time.sleep(" + {m} + ")"
+            subprocess.Popen([sys.executable, "-c", hog], start_new_session=True)
         while True:
             time.sleep(0.05)
     """, m=marker)
@@ -518,7 +518,8 @@ def test_keyboard_interrupt_is_the_users_exception(box, tmp_path):
     rec = inspect_kernel(path, target="sm_90", sandbox=box, use_cache=False)
     assert rec.error is not None and rec.error.kind not in ("crashed", "internal"), rec.error
     assert "KeyboardInterrupt" in rec.error.message
-    assert rec.error.line == next(i for i, l in enumerate(path.read_text().splitlines(), 1) if "KeyboardInterrupt" in l)
+    lines = path.read_text().splitlines()
+    assert rec.error.line == next(i for i, text in enumerate(lines, 1) if "KeyboardInterrupt" in text)
 
 
 @pytest.mark.parametrize("where", ["example", "import"])
