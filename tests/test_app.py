@@ -9,7 +9,7 @@ import json
 import re
 
 import pytest
-from streamlit.testing.v1 import AppTest
+AppTest = pytest.importorskip("streamlit.testing.v1").AppTest  # the GPU machine has no streamlit
 
 from conftest import KERNELS, REPO
 from inspector.ui import workspace
