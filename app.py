@@ -1,7 +1,7 @@
 """Triton Kernel Inspector, the web app: `streamlit run app.py`.
 
 Page config, routing and layout only. Each panel is a function in `inspector/ui/` that takes
-plain records; compiling goes through `inspector.api.inspect_kernel`, which runs the user's file
+plain records; compiling goes through `inspector.compile.api.inspect_kernel`, which runs the user's file
 in a sandboxed worker process, never in this server.
 """
 

@@ -34,8 +34,8 @@ from inspector.analysis.locations import (
     sass_locations,
     stage_lines,
 )
-from inspector.api import inspect_kernel, triton_version
-from inspector.record import Inspection
+from inspector.compile.api import inspect_kernel, triton_version
+from inspector.compile.record import Inspection
 
 PARSERS = {"ttir": mlir_locations, "ttgir": mlir_locations, "llir": llvm_locations, "ptx": ptx_locations,
            "amdgcn": amdgcn_locations}

@@ -103,7 +103,7 @@ def _fmt(s: dict[str, float], unit: str = "ms") -> str:
 
 def write_unrolled(folder: Path) -> tuple[Path, int, int]:
     """The unrolled kernel with REPEAT grown until its PTX has TARGET_LINES lines; (file, repeat, lines)."""
-    from inspector.api import inspect_kernel
+    from inspector.compile.api import inspect_kernel
 
     repeat = 360
     while True:
@@ -131,7 +131,7 @@ def measure(repeat: int) -> dict:
         os.environ["TRITON_INSPECTOR_CACHE"] = cache
         print("compiling the unrolled kernel until its PTX has 20,000 lines ...", flush=True)
         big, big_repeat, big_lines = write_unrolled(tmp_path)
-        from inspector.api import inspect_kernel
+        from inspector.compile.api import inspect_kernel
 
         big_ptx = inspect_kernel(big, target="sm_90").stages["ptx"]
         t = time.perf_counter()

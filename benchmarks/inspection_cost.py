@@ -35,7 +35,7 @@ t_start = time.perf_counter()
 sys.path.insert(0, {repo!r})
 warnings.simplefilter("ignore")
 import torch, triton
-from inspector import kernel_file as kf, triton_compat as tc, worker
+from inspector.compile import kernel_file as kf, triton_compat as tc, worker
 from inspector.targets import parse_target
 if {warm!r}:
     worker.warm_up()
@@ -70,9 +70,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ns = ap.parse_args()
 
-    from inspector.api import inspect_kernel, triton_version
-    from inspector.cache import Cache
-    from inspector.sandbox import Sandbox
+    from inspector.compile.api import inspect_kernel, triton_version
+    from inspector.compile.cache import Cache
+    from inspector.compile.sandbox import Sandbox
 
     kernels = sorted(p for p in (REPO / "kernels").glob("*.py") if not p.name.startswith("_"))
     if ns.kernels:

@@ -35,8 +35,8 @@ def main() -> None:
     ap.add_argument("--modes", default="bwrap,unshare,off")
     ns = ap.parse_args()
 
-    from inspector.api import inspect_kernel, triton_version
-    from inspector.sandbox import Sandbox, SandboxError, isolation
+    from inspector.compile.api import inspect_kernel, triton_version
+    from inspector.compile.sandbox import Sandbox, SandboxError, isolation
 
     modes = [m for m in ns.modes.split(",") if m == "off" or isolation(m)["mode"] == m]
     boxes = {m: Sandbox(mode=m, warm_up_worker=True) for m in modes}

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any, Sequence
 
-from .record import STAGE_TITLES, Inspection
+from .compile.record import STAGE_TITLES, Inspection
 
 
 def _pairs(values: list[str] | None, flag: str) -> dict[str, str]:
@@ -49,7 +49,7 @@ def add_compile_options(p: argparse.ArgumentParser) -> None:
 
 
 def compile_request(ns: argparse.Namespace, **extra: Any) -> dict[str, Any]:
-    """Keyword arguments for `inspector.api.inspect_kernel` from parsed compile options."""
+    """Keyword arguments for `inspector.compile.api.inspect_kernel` from parsed compile options."""
     options = _pairs(ns.option, "--option")
     if ns.num_warps is not None:
         options["num_warps"] = str(ns.num_warps)
@@ -137,7 +137,7 @@ def write_out_dir(rec: Inspection, out: str) -> list[str]:
 
 
 def cmd_compile(ns: argparse.Namespace) -> int:
-    from .api import inspect_kernel
+    from .compile.api import inspect_kernel
 
     rec = inspect_kernel(**compile_request(ns, passes=ns.passes))
     if ns.out and rec.stages:
@@ -183,7 +183,7 @@ def cmd_compile(ns: argparse.Namespace) -> int:
 
 
 def cmd_targets(ns: argparse.Namespace) -> int:
-    from .api import list_targets
+    from .compile.api import list_targets
 
     info = list_targets()
     if ns.json:

@@ -3,7 +3,7 @@
 A target is what Triton calls a `GPUTarget(backend, arch, warp_size)`: NVIDIA targets are a
 compute capability (`sm_90` -> arch 90, warp 32), AMD targets an architecture name (`gfx942`,
 wave 64 on CDNA, 32 on RDNA). Which candidates the installed Triton really builds is found by
-compiling a tiny kernel for each (see `inspector.api.list_targets`), not assumed.
+compiling a tiny kernel for each (see `inspector.compile.api.list_targets`), not assumed.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ class OfflineUtils:
     `_offline_init_handles` instead."""
 
     def __init__(self, target: Target):
-        from .stand_in_device import device_properties
+        from .compile.stand_in_device import device_properties
 
         self._props = device_properties(target)
 
@@ -116,10 +116,10 @@ class OfflineDriver:
     def get_device_interface(self):
         import torch
 
-        return torch.cuda  # answered for the target by inspector.stand_in_device
+        return torch.cuda  # answered for the target by inspector.compile.stand_in_device
 
     def get_benchmarker(self):
-        from .stand_in_device import bench_once
+        from .compile.stand_in_device import bench_once
 
         return bench_once
 

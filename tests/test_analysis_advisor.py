@@ -11,7 +11,7 @@ from conftest import KERNELS
 
 from inspector.analysis import advise, explain, instruction_mix, layout_report
 from inspector.analysis.locations import stage_lines
-from inspector.api import inspect_kernel
+from inspector.compile.api import inspect_kernel
 
 
 def compiled(sandbox, path, **kw):

@@ -12,7 +12,7 @@ from analysis_kernels import write_kernel
 from conftest import KERNELS, REPO
 
 from inspector.analysis import diff_inspections, stage_diff
-from inspector.api import inspect_kernel
+from inspector.compile.api import inspect_kernel
 from inspector.cli import add_compile_options
 from inspector.commands.diff import vs_namespace
 

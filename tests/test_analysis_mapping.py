@@ -10,7 +10,7 @@ from conftest import KERNELS
 
 from inspector.analysis import line_map
 from inspector.analysis.locations import ptx_locations, sass_locations, stage_lines
-from inspector.api import inspect_kernel
+from inspector.compile.api import inspect_kernel
 
 BUNDLED = sorted(p for p in KERNELS.glob("*.py") if not p.name.startswith("_"))
 NVIDIA_STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")

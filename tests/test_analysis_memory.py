@@ -7,7 +7,7 @@ from analysis_kernels import ACCESS, ACCESS_LINES, SPILL, write_kernel
 from conftest import KERNELS
 
 from inspector.analysis import memory_report
-from inspector.api import inspect_kernel
+from inspector.compile.api import inspect_kernel
 
 ADD = KERNELS / "add.py"
 

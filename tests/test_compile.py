@@ -13,7 +13,7 @@ import pytest
 
 import fuzz_cases
 from conftest import KERNELS, REPO
-from inspector.api import inspect_kernel
+from inspector.compile.api import inspect_kernel
 
 BUNDLED = sorted(p for p in KERNELS.glob("*.py") if not p.name.startswith("_"))
 CORE_TARGETS = ["sm_80", "sm_90", "sm_120", "gfx942"]
@@ -279,7 +279,7 @@ def test_passes_are_captured_by_name(sandbox):
 
 
 def test_cache_hit_is_served_without_compiling(tmp_path, sandbox):
-    from inspector.cache import Cache
+    from inspector.compile.cache import Cache
 
     store = Cache(tmp_path / "c")
     first = inspect_kernel(ADD, target="sm_80", cache=store, sandbox=sandbox)

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import KERNELS
 from inspector import highlight as hl
-from inspector.api import inspect_kernel
+from inspector.compile.api import inspect_kernel
 
 ROW = re.compile(r'<div class="r" id="(\w+)-L(\d+)">(.*?)</div>')
 CHUNK = re.compile(r'<div class="k" style="counter-reset:ln (\d+)">')

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import kernels
-from inspector.kernel_file import run_example
+from inspector.compile.kernel_file import run_example
 from inspector.triton_compat import capture_launches, innermost_jit, is_kernel_object
 
 NAMES = kernels.bundled_names()

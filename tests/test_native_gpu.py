@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import KERNELS
-from inspector.api import inspect_kernel, native_gpu
+from inspector.compile.api import inspect_kernel, native_gpu
 
 BUNDLED = sorted(p for p in KERNELS.glob("*.py") if not p.name.startswith("_"))
 

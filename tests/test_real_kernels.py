@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.api import inspect_kernel
+from inspector.compile.api import inspect_kernel
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "corpus"

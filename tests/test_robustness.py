@@ -21,9 +21,9 @@ import pytest
 
 import fuzz_cases
 from conftest import KERNELS, REPO
-from inspector.api import inspect_kernel
-from inspector.cache import Cache
-from inspector.sandbox import Limits, SandboxError
+from inspector.compile.api import inspect_kernel
+from inspector.compile.cache import Cache
+from inspector.compile.sandbox import Limits, SandboxError
 
 CASES = fuzz_cases.all_cases()
 OUTCOMES: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
@@ -126,7 +126,7 @@ def test_fuzz_cli(case, tmp_path):
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=case.timeout + 120)
     assert out.returncode == 1, out.stderr[-2000:]
     assert "Traceback" not in out.stderr
-    from inspector.record import ErrorInfo
+    from inspector.compile.record import ErrorInfo
 
     check_error(case, ErrorInfo(**json.loads(out.stdout)["error"]), path)
 
@@ -176,7 +176,7 @@ def test_eight_clients_at_once_get_their_own_results(sandbox):
 _WRITER = r"""
 import json, os, sys
 sys.path.insert(0, {repo!r})
-from inspector.cache import Cache
+from inspector.compile.cache import Cache
 cache = Cache({root!r})
 me = int(sys.argv[1])
 payload = {{"writer": me, "blob": "x" * 200_000, "n": list(range(2000))}}

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..record import Inspection
+from ..compile.record import Inspection
 from .context import context
 from .layouts import layout_report
 from .memory import MemoryAccess, memory_report

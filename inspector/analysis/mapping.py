@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ..record import Inspection
+from ..compile.record import Inspection
 from .context import Context, context
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..record import Inspection
+from ..compile.record import Inspection
 from .context import Context, context
 from .instructions import MEMORY_CLASSES, amdgcn_instruction, ptx_instruction, sass_instruction
 from .layouts import contiguous_per_thread, parse_params

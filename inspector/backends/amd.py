@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from ..record import Resources
+from ..compile.record import Resources
 
 STAGES = ("ttir", "ttgir", "llir", "amdgcn")
 

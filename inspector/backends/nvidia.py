@@ -24,7 +24,7 @@ import subprocess
 import tempfile
 
 from .. import triton_compat as tc
-from ..record import Resources
+from ..compile.record import Resources
 
 STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
 SASS_LEGEND = (

@@ -20,7 +20,7 @@ import os
 import tempfile
 from typing import Any
 
-from inspector.cache import default_cache_dir
+from inspector.compile.cache import default_cache_dir
 
 from .records import Ceilings, DeviceInfo
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from inspector.analysis import diff_inspections
 from inspector.cli import add_compile_options, compile_request, report_error
-from inspector.record import STAGE_TITLES
+from inspector.compile.record import STAGE_TITLES
 
 
 def register(subparsers: Any) -> None:
@@ -110,7 +110,7 @@ def format_diff(d) -> list[str]:
 
 def run(ns: argparse.Namespace) -> int:
     """Handler for `diff`."""
-    from inspector.api import inspect_kernel
+    from inspector.compile.api import inspect_kernel
 
     try:
         ns_b = vs_namespace(ns)

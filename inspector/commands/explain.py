@@ -22,7 +22,7 @@ from typing import Any
 from inspector.analysis import explain
 from inspector.analysis.advisor import SEVERITIES
 from inspector.cli import add_compile_options, compile_request, report_error, summary_line
-from inspector.record import STAGE_TITLES, Inspection
+from inspector.compile.record import STAGE_TITLES, Inspection
 
 
 def register(subparsers: Any) -> None:
@@ -104,7 +104,7 @@ def explanation_json(rec: Inspection) -> dict[str, Any]:
 
 def run(ns: argparse.Namespace) -> int:
     """Handler for `explain`."""
-    from inspector.api import inspect_kernel
+    from inspector.compile.api import inspect_kernel
 
     rec = inspect_kernel(**compile_request(ns))
     if ns.json:

@@ -13,7 +13,7 @@ import hashlib
 import streamlit as st
 
 from inspector.bench import BenchResult, recorded_result, run_benchmark
-from inspector.record import Inspection
+from inspector.compile.record import Inspection
 from inspector.ui import state, targets
 
 LIVE = "bench_live"  # session state: {(kernel id, file digest): BenchResult}

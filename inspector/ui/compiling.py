@@ -1,6 +1,6 @@
 """Running compiles for the app: off the script thread, with a live status, shared between sessions.
 
-The server never imports the user's file: every compile is `inspector.api.inspect_kernel`, which
+The server never imports the user's file: every compile is `inspector.compile.api.inspect_kernel`, which
 runs it in the sandbox's worker processes and caches the record on disk (a repeat is instant).
 Compiles run on a thread pool shared by all sessions; the script thread only polls, so the
 status shows the elapsed time, and a rerun that interrupts the page does not lose the compile:
@@ -26,8 +26,8 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from inspector.api import inspect_kernel
-from inspector.record import ErrorInfo, Inspection
+from inspector.compile.api import inspect_kernel
+from inspector.compile.record import ErrorInfo, Inspection
 
 POLL_SECONDS = 0.1
 # Threads waiting on workers (each compile is a separate process): enough for the 8 concurrent

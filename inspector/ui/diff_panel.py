@@ -11,7 +11,7 @@ import streamlit as st
 
 from inspector.analysis import InspectionDiff, diff_inspections
 from inspector.highlight import render_rows
-from inspector.record import STAGE_TITLES, Inspection
+from inspector.compile.record import STAGE_TITLES, Inspection
 from inspector.ui import state
 from inspector.ui.panes import Pane, panes_document
 

@@ -7,7 +7,7 @@ import os
 
 import streamlit as st
 
-from inspector.record import Inspection
+from inspector.compile.record import Inspection
 
 KIND_TITLES = {
     "syntax": "Syntax error", "import": "The file could not be imported", "example": "The example() call failed",

@@ -1,6 +1,6 @@
 """How compiles are isolated on this server, said where nobody can miss it when they are not.
 
-`inspector.api.sandbox_status()` is probed once per server process. Without isolation (no user
+`inspector.compile.api.sandbox_status()` is probed once per server process. Without isolation (no user
 namespaces, no bubblewrap), the file in the editor runs with the server's user's rights: a red
 banner on every page says so, and what is missing. With it, one quiet line in the sidebar."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from inspector.api import sandbox_status
+from inspector.compile.api import sandbox_status
 
 
 def _status() -> dict[str, Any]:

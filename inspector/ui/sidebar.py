@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inspector.record import Inspection
+from inspector.compile.record import Inspection
 from inspector.ui import state, targets
 from inspector.ui.editor import save_pending
 from inspector.ui.settings import STAGES_CHOICES, WARPS_CHOICES

@@ -12,7 +12,7 @@ import difflib
 import streamlit as st
 
 from inspector.highlight import language_of, render_rows
-from inspector.record import STAGE_TITLES, Inspection, PassSnapshot
+from inspector.compile.record import STAGE_TITLES, Inspection, PassSnapshot
 from inspector.ui import state
 from inspector.ui.linking import stage_line_maps
 from inspector.ui.panes import Pane, panes_document

@@ -6,10 +6,10 @@ import errno
 import os
 import traceback
 
-from . import triton_compat as tc
+from .. import triton_compat as tc
 from .kernel_file import KernelFileError
 from .record import ErrorInfo
-from .targets import UnknownTargetError
+from ..targets import UnknownTargetError
 
 MAX_MESSAGE = 8000
 

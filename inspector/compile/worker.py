@@ -20,16 +20,16 @@ import torch
 import triton
 
 from . import kernel_file as kf
-from . import triton_compat as tc
-from .archs import max_shared_per_block
-from .backends import for_backend
+from .. import triton_compat as tc
+from ..archs import max_shared_per_block
+from ..backends import for_backend
 from .errors import error_info
 from .passes import split_pass_dump
 from .record import ErrorInfo, Inspection, Parameter
 from .reproduce import standalone_file
 from .stand_in_device import stand_in_device
 from .wrapper_calls import call_wrappers
-from .targets import Target, parse_target
+from ..targets import Target, parse_target
 
 MAX_LOG = 20_000
 MAX_PASS_DUMP_BYTES = 200 * 1024 * 1024  # a pass dump beyond this is cut (huge kernels)
@@ -438,7 +438,7 @@ def native_info() -> dict[str, Any]:
         return {"available": False, "reason": f"{type(e).__name__}: {e}"}
 
 
-if __name__ == "__main__":  # debugging aid: python -m inspector.worker FILE [TARGET]
+if __name__ == "__main__":  # debugging aid: python -m inspector.compile.worker FILE [TARGET]
     import json
 
     req = {"file": sys.argv[1], "target": sys.argv[2] if len(sys.argv) > 2 else "sm_90"}

@@ -1,10 +1,10 @@
 """Running requests in jailed worker processes, with time, memory, process and output limits.
 
 The caller (app server, CLI) never imports the user's file. A `Sandbox` keeps one warm worker
-manager (`inspector.zygote`, torch and Triton imported once) and forks a jailed worker per
+manager (`inspector.compile.zygote`, torch and Triton imported once) and forks a jailed worker per
 request, so a request costs a few forks instead of a Python start-up.
 
-Design (decided for issue 12; `inspector.jail` has the namespace details):
+Design (decided for issue 12; `inspector.compile.jail` has the namespace details):
 
 - **The worker manager** runs under bubblewrap when `bwrap` is installed (own user, PID,
   network, IPC, UTS namespaces; `/` read-only; a clean environment: PATH, LANG, PYTHONPATH and the
@@ -18,7 +18,7 @@ Design (decided for issue 12; `inspector.jail` has the namespace details):
   process it started dies with it (setsid and double forks included).
 - **Results only through the trusted side**: the request's JSON goes in by a memfd, the record
   comes back length-prefixed on a pipe that only that request's worker holds, read here; only
-  this (server-side) process writes the cache (`inspector.api`).
+  this (server-side) process writes the cache (`inspector.compile.api`).
 - **Limits**, watched from here every 0.1 s: the timeout; the resident memory summed over every
   process of the request's namespace (pages shared with the warm manager counted once, so a fork
   bomb's copies are not mistaken for memory); the number of those processes (a fork bomb is stopped and
@@ -26,12 +26,12 @@ Design (decided for issue 12; `inspector.jail` has the namespace details):
   the size of the result. Per process: RLIMIT_AS and RLIMIT_FSIZE. On a stop the worker is first
   asked for a stack dump (faulthandler on SIGUSR1), so a timeout says where it struck
   ("in the user's example() at line 12"), with the phase the worker last announced
-  (`inspector.progress`).
+  (`inspector.compile.progress`).
 - **Cancel**: `run(..., cancel=event)` kills the request's whole namespace when the event is set.
 
 Where the OS cannot build the jail (no user namespaces, e.g. a default Docker seccomp profile),
 the sandbox falls back to a process group with the same limits and says so loudly: on stderr once
-per process, and in `Sandbox.isolation()` (`inspector.api.sandbox_status()`), which the app shows.
+per process, and in `Sandbox.isolation()` (`inspector.compile.api.sandbox_status()`), which the app shows.
 `TRITON_INSPECTOR_SANDBOX=off` forces that fallback (for debugging only); `=unshare` skips
 bubblewrap (what a machine without it gets). Several threads may call `run` at once.
 """
@@ -58,7 +58,7 @@ from typing import Any
 
 from . import jail, progress
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MEMORY = 4 * 1024**3  # bytes a child may add to what the zygote maps / its resident set
@@ -186,7 +186,7 @@ def isolation(mode: str | None = None) -> dict[str, Any]:
         if mode in _isolation:
             return dict(_isolation[mode])
         env = clean_environment()
-        probe = [sys.executable, "-m", "inspector.jail"]
+        probe = [sys.executable, "-m", "inspector.compile.jail"]
         missing = ""
         result: dict[str, Any] | None = None
         if mode == "off":
@@ -392,7 +392,7 @@ class Sandbox:
         bwrap = status["mode"] == "bwrap"
         cfg = {"control": theirs.fileno(), "jail": status["isolated"], "bwrap": bwrap, "parent": os.getpid(),
                "warm_up": self._warm_up_worker, "uncover": bwrap and os.geteuid() == 0}
-        command = [sys.executable, "-m", "inspector.zygote", "--config", json.dumps(cfg)]
+        command = [sys.executable, "-m", "inspector.compile.zygote", "--config", json.dumps(cfg)]
         if bwrap:
             env["TMPDIR"] = "/dev/shm"  # the manager's own scratch space (its warm-up compile)
             command = jail.outer_command(command, env)
@@ -487,7 +487,7 @@ class Sandbox:
 
     def active(self) -> list[dict[str, Any]]:
         """The requests running now: {"id", "seconds", "phase", "line"} each (phase from
-        `inspector.progress.phase` in the worker, None before the first one)."""
+        `inspector.compile.progress.phase` in the worker, None before the first one)."""
         with self._lock:
             runs = list(self._active.values())
         now = time.monotonic()
@@ -497,7 +497,7 @@ class Sandbox:
     # -- requests ------------------------------------------------------------------------------
     def run(self, request: dict[str, Any], limits: Limits | None = None,
             cancel: threading.Event | None = None) -> dict[str, Any]:
-        """Run `inspector.worker.handle(request)` in a fresh jailed worker; return its result.
+        """Run `inspector.compile.worker.handle(request)` in a fresh jailed worker; return its result.
 
         When `cancel` is set, the request's processes are all killed and SandboxError("cancelled")
         is raised. Raises SandboxError when the worker is stopped or dies without a result.

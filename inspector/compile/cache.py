@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .files import atomic_write_text
+from ..files import atomic_write_text
 
 
 ENTRY_FORMAT = 2  # bump when the entry's envelope changes

@@ -18,13 +18,12 @@ from .cache import Cache, cache_key
 from .project import fingerprint, locate, module_file
 from .record import ErrorInfo, Inspection, SCHEMA_VERSION
 from .sandbox import Limits, Sandbox, SandboxError, default_sandbox
-from .targets import UnknownTargetError, candidate_targets, parse_target
+from ..targets import UnknownTargetError, candidate_targets, parse_target
 
-PACKAGE_DIR = Path(__file__).resolve().parent
-# The modules whose code decides what a record contains: a change to them invalidates the cache.
-_RECORD_CODE = ("worker.py", "triton_compat.py", "kernel_file.py", "passes.py", "errors.py", "record.py",
-                "archs.py", "targets.py", "backends/__init__.py", "backends/nvidia.py", "backends/amd.py",
-                "project.py", "kernel_params.py", "stand_in_device.py", "reproduce.py", "gpus.py")
+PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the inspector package
+# The code that decides what a record contains (the pipeline and what it imports from beside it):
+# a change to any of it invalidates the cache.
+_RECORD_CODE = ("compile/*.py", "backends/*.py", "triton_compat.py", "archs.py", "targets.py", "gpus.py")
 # Errors that the same inputs always reproduce; others (timeouts, crashes) are never cached.
 _CACHEABLE_ERRORS = {"out_of_resources"}
 
@@ -41,11 +40,9 @@ def triton_version() -> str:
 @functools.lru_cache(maxsize=None)
 def _code_digest() -> str:
     h = hashlib.sha256()
-    for rel in _RECORD_CODE:
-        try:
-            h.update((PACKAGE_DIR / rel).read_bytes())
-        except OSError:
-            pass
+    for pattern in _RECORD_CODE:
+        for path in sorted(PACKAGE_DIR.glob(pattern)):
+            h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -92,7 +89,7 @@ def inspect_kernel(
 
     The file is read once, here: that text is hashed for the cache and sent to the worker as
     `request["source"]`, so what is compiled is what the key names; the compile sees the project
-    folder read-only and nothing else of the user's (`inspector.sandbox`). Setting `cancel` (a
+    folder read-only and nothing else of the user's (`inspector.compile.sandbox`). Setting `cancel` (a
     `threading.Event`) stops the compile with every process it started; the record's error kind
     is then "cancelled".
     """
@@ -195,7 +192,7 @@ def sandbox_status(sandbox: Sandbox | None = None) -> dict[str, Any]:
 
 def _finish(rec: Inspection, sandbox: Sandbox | None = None) -> Inspection:
     """Derived facts computed in the caller (cheap, so never cached)."""
-    from .kernel_occupancy import occupancy_of
+    from ..kernel_occupancy import occupancy_of
 
     native = native_gpu(sandbox).get("properties") if rec.mode == "native" else None
     rec.occupancy = occupancy_of(rec, native)

@@ -24,7 +24,7 @@ import textwrap
 import types
 from typing import Any, Callable
 
-from . import triton_compat as tc
+from .. import triton_compat as tc
 
 TENSOR_ATTRIBUTES = {"shape", "stride", "view", "reshape", "dtype", "numel", "contiguous", "device", "size", "dim",
                      "is_contiguous", "element_size", "T", "transpose", "unsqueeze", "squeeze", "ndim", "flatten",

@@ -1,6 +1,6 @@
 """The worker manager: imports torch and Triton once, then forks a jailed worker per request.
 
-Started by `inspector.sandbox.Sandbox` as `python -m inspector.zygote --config JSON` (under
+Started by `inspector.compile.sandbox.Sandbox` as `python -m inspector.compile.zygote --config JSON` (under
 bubblewrap when it is installed). It talks to the server over one AF_UNIX SOCK_SEQPACKET socket
 (the descriptor number is in the config), one JSON message per packet:
 
@@ -14,12 +14,12 @@ bubblewrap when it is installed). It talks to the server over one AF_UNIX SOCK_S
 A request is three processes, so that each has one job:
 
     C  the zygote's fork: a session of its own; in jail mode enters new user, PID, mount,
-       network, IPC and UTS namespaces (`inspector.jail`); writes the request's identity on the
+       network, IPC and UTS namespaces (`inspector.compile.jail`); writes the request's identity on the
        info pipe; waits for its child and exits with its status. Killing C kills the request.
     G  PID 1 of the new PID namespace (jail mode only): builds the request's root, drops its
        capabilities, forks W and reaps everything until W is done. When G exits or dies, the
        kernel kills every process left in the namespace (setsid and double forks included).
-    W  the worker: limits, then `inspector.worker.handle(request)`, the user's code. Its result
+    W  the worker: limits, then `inspector.compile.worker.handle(request)`, the user's code. Its result
        goes back, length-prefixed, on the request's own result pipe, which no other request holds.
 
 Each of them dies with its parent (PR_SET_PDEATHSIG), so killing the server or the zygote kills
@@ -44,9 +44,9 @@ import sys
 import tempfile
 import traceback
 
-from inspector import jail
+from inspector.compile import jail
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Where the request's descriptors sit in C, G and W.
 FD_REQUEST, FD_RESULT, FD_PROGRESS, FD_LOG, FD_INFO, FD_ALIVE = 3, 4, 5, 6, 7, 8
 EXIT_MEMORY, EXIT_OUTPUT, EXIT_CRASH = 86, 87, 3
@@ -181,7 +181,7 @@ def _worker(msg: dict, cfg: dict) -> None:
             import triton
 
             triton.knobs.cache.dir = "/tmp/.triton/cache"  # an explicit value set in the zygote wins over the env
-        from inspector import progress
+        from inspector.compile import progress
 
         progress._fd = FD_PROGRESS
         faulthandler.register(signal.SIGUSR1, file=2, all_threads=True)  # where a timeout struck
@@ -215,15 +215,15 @@ def _worker(msg: dict, cfg: dict) -> None:
 
 
 def _handle(request: dict) -> dict:
-    """`inspector.worker.handle`, with a KeyboardInterrupt from the user's code reported as the
+    """`inspector.compile.worker.handle`, with a KeyboardInterrupt from the user's code reported as the
     user's exception (the worker lets it through)."""
-    from inspector.worker import handle
+    from inspector.compile.worker import handle
 
     try:
         return handle(request)
     except KeyboardInterrupt as e:
-        from inspector.errors import error_info
-        from inspector.record import Inspection
+        from inspector.compile.errors import error_info
+        from inspector.compile.record import Inspection
 
         path = os.path.abspath(request.get("file") or "<kernel>")
         info = error_info(e, path, [], stage=getattr(e, "_inspector_stage", "example"))
@@ -256,10 +256,10 @@ def main() -> None:
     import torch  # noqa: F401
     import triton  # noqa: F401
 
-    import inspector.worker
+    import inspector.compile.worker
 
     if cfg.get("warm_up"):
-        inspector.worker.warm_up()
+        inspector.compile.worker.warm_up()
     cfg["expose"] = [*jail.SYSTEM_DIRS, *jail.python_paths(), REPO_ROOT]
     vm = _vm_size()
     zygote = os.getpid()

@@ -17,7 +17,7 @@ pick num_warps and block sizes per vendor; they create tensors with `device="cud
 - timing does not run: `do_bench` calls the function once (its launches are recorded, not run)
   and answers 1 ms; a `perf_report` benchmark runs its first configuration only, each provider
   once. Code that needs real data (`.item()` on a result) raises there, which stops the file's run
-  without losing the launches recorded before it (see `inspector.kernel_file`).
+  without losing the launches recorded before it (see `inspector.compile.kernel_file`).
 
 Triton's own driver is stood in for by `triton_compat.OfflineDriver`, which reads the same
 properties from `device_properties`. Only used in forked worker children: nothing is restored
@@ -34,9 +34,9 @@ import tempfile
 import types
 from typing import Any, Callable, Iterator
 
-from .archs import AMD_LIMITS, nvidia_limits
-from .gpus import GPUS, REPRESENTATIVE, gpu_for_target
-from .targets import Target
+from ..archs import AMD_LIMITS, nvidia_limits
+from ..gpus import GPUS, REPRESENTATIVE, gpu_for_target
+from ..targets import Target
 
 # What the installed torch's version strings say on a machine of each vendor (a CUDA 12.8 and a
 # ROCm 6.4 build: current releases; wrappers only test them for None or compare major versions).
@@ -135,7 +135,7 @@ def first_configuration(mark: Any, *args: Any, **kwargs: Any) -> None:
     (line value) once, as the tutorials' `benchmark.run(...)` would start. A provider that fails
     (torch.compile, a missing library) does not stop the others; the first failure is raised only
     when no provider got as far as a launch."""
-    from . import triton_compat as tc
+    from .. import triton_compat as tc
 
     benches = mark.benchmarks if isinstance(mark.benchmarks, list) else [mark.benchmarks]
     first_error: BaseException | None = None

@@ -17,7 +17,7 @@ import math
 import textwrap
 from typing import Any
 
-from . import triton_compat as tc
+from .. import triton_compat as tc
 
 HEADER = '''"""Reproduces {kernel} as the inspector compiled it{origin}.
 
