@@ -75,6 +75,18 @@ def _tensor(value: Any) -> str | None:
     return None
 
 
+def _jit_function(value: Any) -> Any:
+    """A `@triton.jit` helper as a JITFunction (under TRITON_INTERPRET=1 `triton.jit` makes an
+    InterpretedFunction; a run captured that way is written out like any other), else None."""
+    if isinstance(value, tc.JITFunction):
+        return value
+    if type(value).__name__ == "InterpretedFunction":
+        from ..capture.hooks import as_jit
+
+        return as_jit(value)
+    return None
+
+
 class _Writer:
     """Collects the definitions the kernel needs, each once, in an order that defines before use."""
 
@@ -90,8 +102,9 @@ class _Writer:
         if name in self.done or name in ("tl", "triton", "torch"):
             return
         self.done.add(name)
-        if isinstance(value, tc.JITFunction):
-            self.function(value, name)
+        jit = _jit_function(value)
+        if jit is not None:
+            self.function(jit, name)
             return
         if isinstance(value, types.ModuleType):
             line = f"import {value.__name__}" if value.__name__.rpartition(".")[2] == name and "." not in \

@@ -1,0 +1,298 @@
+"""The recorder: turns what the hooks report into kernel entries, one per specialisation.
+
+The hot path (a launch of a kernel already seen) is a dictionary lookup and a counter; everything
+else (arguments, launch site, source files, the standalone reproducer) is done once per new
+specialisation, or at the end of the run for kernels seen only through Triton's compile and launch
+hooks (Inductor's).
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import sys
+import textwrap
+import time
+import traceback
+from typing import Any
+
+from . import hooks
+from .store import Capture, KernelEntry
+from .synthetic import synthetic_call
+
+_OWN_DIR = os.path.dirname(os.path.abspath(__file__))
+_TRITON_DIR = os.path.dirname(os.path.abspath(hooks.triton.__file__))
+
+
+class Recorder:
+    """Collects kernels while installed (`start`/`stop`); `stop` returns the Capture."""
+
+    def __init__(self, time: bool = False, program: list[str] | None = None):
+        self.capture = Capture(program=list(program if program is not None else sys.argv),
+                               cwd=os.getcwd(), timed=bool(time))
+        self._hooks = hooks.TritonHooks(self, time=time)
+        self._by_key: dict[Any, KernelEntry] = {}
+        self._keep: list[Any] = []  # kernels and functions keyed by id(): kept alive so ids stay unique
+        self._grids: dict[int, set] = {}  # id(entry) -> distinct grids (first 64)
+        self._compiles: dict[str, dict[str, Any]] = {}  # hash -> what the listener saw
+        self._hash_of_function: dict[Any, str] = {}
+        self._hook_launches: dict[Any, int] = {}
+        self._times: list[tuple[Any, Any, Any]] = []
+        self._entry_by_function: dict[Any, KernelEntry] = {}
+        self._t0 = 0.0
+        self.interpreted = False
+        self.errors: list[str] = []
+
+    # ---- lifetime ---------------------------------------------------------------------------
+
+    def start(self) -> "Recorder":
+        self._t0 = time.perf_counter()
+        self._hooks.install()
+        return self
+
+    def stop(self) -> Capture:
+        self._hooks.uninstall()
+        cap = self.capture
+        cap.seconds = round(time.perf_counter() - self._t0, 4)
+        self._finish_compiles()
+        self._finish_times()
+        cap.created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        cap.triton_version = hooks.TRITON_VERSION
+        cap.python_version = platform.python_version()
+        torch = sys.modules.get("torch")
+        cap.torch_version = getattr(torch, "__version__", "") if torch else ""
+        launched_on_gpu = any((e.compiled or {}).get("source") == "driver" for e in cap.kernels)
+        if self.interpreted:
+            cap.mode, cap.device = "interpreter", "CPU (Triton interpreter, TRITON_INTERPRET=1)"
+        elif launched_on_gpu or any(e.launches for e in cap.kernels):
+            cap.mode = "gpu"
+            try:
+                cap.device = torch.cuda.get_device_name() if torch is not None else ""
+            except Exception:  # noqa: BLE001 - no CUDA context
+                cap.device = ""
+        else:
+            cap.mode, cap.device = "compile-only", "none (kernels compiled, none launched)"
+        cap.notes.extend(self.errors)
+        return cap
+
+    # ---- what the hooks report --------------------------------------------------------------
+
+    def jit_launch(self, fn: Any, args: tuple, kwargs: dict, grid: Any, kernel: Any, tuner: Any,
+                   benchmarking: bool, interpreted: bool) -> None:
+        try:
+            if interpreted:
+                self.interpreted = True
+                jit = hooks.as_jit(fn)
+                spec = hooks.launch_specialization(jit, args, kwargs)
+                key: Any = (id(fn), spec["key"])
+            else:
+                jit, spec = fn, None
+                key = id(kernel)
+            entry = self._by_key.get(key)
+            if entry is None:
+                self._keep.append(kernel if kernel is not None else fn)
+                if spec is None:
+                    spec = hooks.kernel_specialization(kernel)
+                entry = self._new_entry(fn, jit, args, kwargs, grid, kernel, tuner, spec)
+                self._by_key[key] = entry
+            if benchmarking:
+                entry.benchmark_launches += 1
+                return
+            entry.launches += 1
+            if entry.autotune is not None and entry.autotune["chosen"] is None and tuner is not None:
+                chosen = getattr(tuner, "best_config", None)  # set before the tuner launches
+                entry.autotune["chosen"] = next((i for i, c in enumerate(tuner.configs) if c is chosen), None)
+            grids = self._grids[id(entry)]
+            if len(grids) < 64 and not callable(grid):
+                grids.add(tuple(grid))
+                entry.grids = len(grids)
+            if entry.compiled is not None and "registers" not in entry.compiled and kernel is not None:
+                entry.compiled.update(hooks.compiled_facts(kernel))  # loaded by this launch
+        except Exception as e:  # noqa: BLE001 - recording must never break the program
+            self.errors.append(f"{getattr(fn, '__name__', fn)}: not recorded ({type(e).__name__}: {e})")
+
+    def compiled(self, src: Any, metadata: dict, cache_hit: bool) -> None:
+        h = metadata.get("hash")
+        if h and h not in self._compiles and hasattr(src, "fn"):
+            self._compiles[h] = {"src": src, "metadata": metadata, "cache_hit": cache_hit}
+
+    def loaded(self, function: Any, hash: str) -> None:
+        self._hash_of_function[function] = hash
+
+    def hooked_launch(self, function: Any) -> None:
+        self._hook_launches[function] = self._hook_launches.get(function, 0) + 1
+
+    def timed(self, function: Any, start: Any, end: Any) -> None:
+        self._times.append((function, start, end))
+
+    # ---- building entries -------------------------------------------------------------------
+
+    def _new_entry(self, fn: Any, jit: Any, args: tuple, kwargs: dict, grid: Any, kernel: Any, tuner: Any,
+                   spec: dict[str, Any]) -> KernelEntry:
+        names = jit.arg_names
+        bound = jit.signature.bind(*args, **{k: v for k, v in kwargs.items() if k in names})
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        options = {k: v for k, v in kwargs.items() if k not in names and k not in hooks.INTERNAL_KWARGS}
+        grid_list = _grid(grid, values)
+        entry = KernelEntry(name=jit.__name__, kind="autotuned" if tuner is not None else "jit",
+                            module=getattr(jit, "module", "") or "", source=_dedent(jit.src),
+                            signature=spec["signature"], constexprs=spec["constexprs"],
+                            attributes=spec["attributes"], options=_plain_options({**spec["options"], **options}),
+                            arguments=[_describe(n, values[n]) for n in names if n in values], grid=grid_list)
+        self._place(entry, jit)
+        entry.launch_site = _launch_site()
+        if tuner is not None:
+            configs = [_plain_dict(c.all_kwargs()) for c in tuner.configs]
+            entry.autotune = {"configs": configs, "chosen": None, "keys": list(getattr(tuner, "keys", []) or [])}
+        if kernel is not None:
+            entry.compiled = hooks.compiled_facts(kernel)
+            function = getattr(kernel, "function", None)
+            if function:
+                self._entry_by_function[function] = entry
+        self._grids[id(entry)] = set()
+        entry.reproducer = self._reproducer(jit, values, options, grid_list, entry)
+        self.capture.kernels.append(entry)
+        return entry
+
+    def _place(self, entry: KernelEntry, jit: Any) -> None:
+        """File, line and the module's text (Inductor's generated modules live only in its cache)."""
+        from .. import triton_compat as tc
+
+        path = getattr(getattr(jit, "fn", None), "__code__", None)
+        path = path.co_filename if path is not None else ""
+        entry.file = os.path.abspath(path) if path and not path.startswith("<") else path
+        try:
+            entry.line = tc.kernel_def_line(jit)
+        except Exception:  # noqa: BLE001
+            entry.line = 0
+        if "torchinductor" in entry.file or entry.module.startswith("torch._inductor"):
+            entry.kind = "inductor"
+        try:
+            with open(entry.file, encoding="utf-8", errors="replace") as f:
+                entry.file_id = self.capture.add_file(entry.file, f.read())
+        except OSError:
+            entry.notes.append(f"its file {entry.file} could not be read; only the kernel's source is kept")
+
+    def _reproducer(self, jit: Any, values: dict, options: dict, grid: list[int] | None, entry: KernelEntry) -> str:
+        from ..compile.reproduce import standalone_file
+        from .. import triton_compat as tc
+
+        final = tc.FinalCall(args=values, options=options, grid=grid)
+        try:
+            return standalone_file(jit, final, grid, entry.file or entry.module)
+        except Exception as e:  # noqa: BLE001 - a kernel we cannot write out is still listed
+            entry.notes.append(f"no standalone file ({type(e).__name__}: {e})")
+            return ""
+
+    def _finish_compiles(self) -> None:
+        """Kernels seen compiling but not through `kernel[grid](...)` (Inductor's, or direct
+        `triton.compile` calls): an entry each, its launches counted by the launch hook."""
+        linked = {(e.compiled or {}).get("hash") for e in self.capture.kernels}
+        launches_by_hash: dict[str, int] = {}
+        functions_by_hash: dict[str, Any] = {}
+        for function, count in self._hook_launches.items():
+            h = self._hash_of_function.get(function)
+            if h is not None:
+                launches_by_hash[h] = launches_by_hash.get(h, 0) + count
+                functions_by_hash[h] = function
+        for h, info in self._compiles.items():
+            if h in linked:
+                continue
+            try:
+                self._compiled_entry(h, info, launches_by_hash.get(h, 0), functions_by_hash.get(h))
+            except Exception as e:  # noqa: BLE001
+                self.errors.append(f"compile {info['metadata'].get('name')}: not recorded ({type(e).__name__}: {e})")
+
+    def _compiled_entry(self, h: str, info: dict[str, Any], launches: int, function: Any) -> None:
+        from ..compile.reproduce import standalone_file
+
+        src, meta = info["src"], info["metadata"]
+        jit = src.fn
+        names = list(jit.arg_names)
+        signature = {str(k): str(v) for k, v in (src.signature or {}).items()}
+        constants = {hooks._path_name(names, p): hooks._plain(v) for p, v in (src.constants or {}).items()}
+        attributes = {hooks._path_name(names, p): [f"{a}={b}" for a, b in v] for p, v in (src.attrs or {}).items() if v}
+        options = {k: meta[k] for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if meta.get(k) is not None}
+        entry = KernelEntry(name=jit.__name__, kind="compiled", module=getattr(jit, "module", "") or "",
+                            source=_dedent(jit.src), signature=signature, constexprs=constants, attributes=attributes,
+                            options=options, launches=launches)
+        self._place(entry, jit)
+        entry.compiled = {"hash": h, "target": hooks._target_name(meta.get("target")),
+                          "shared": int(meta.get("shared", 0) or 0), "num_warps": meta.get("num_warps"),
+                          "num_stages": meta.get("num_stages"), "cache_hit": info["cache_hit"]}
+        if function:
+            self._entry_by_function[function] = entry
+            res = hooks.driver_resources(function) if entry.compiled["target"].startswith("sm_") else {}
+            if "registers" in res:
+                entry.compiled.update(registers=res["registers"], local_bytes=res.get("local_bytes"),
+                                      source="driver")
+        final = synthetic_call(jit, signature, src.constants or {}, src.attrs or {}, options)
+        entry.arguments = [_describe(n, final.args[n]) for n in names if n in final.args]
+        entry.notes.append("arguments made from the compiled specialisation (the launch's own were not seen)")
+        try:
+            entry.reproducer = standalone_file(jit, final, None, entry.file or entry.module)
+        except Exception as e:  # noqa: BLE001
+            entry.notes.append(f"no standalone file ({type(e).__name__}: {e})")
+        self.capture.kernels.append(entry)
+
+    def _finish_times(self) -> None:
+        if not self._times:
+            return
+        import torch
+
+        torch.cuda.synchronize()
+        by_hash = {(e.compiled or {}).get("hash"): e for e in self.capture.kernels if e.compiled}
+        for function, start, end in self._times:
+            entry = self._entry_by_function.get(function) or by_hash.get(self._hash_of_function.get(function))
+            if entry is not None:
+                entry.time_ms = round((entry.time_ms or 0.0) + start.elapsed_time(end), 6)
+
+
+def _grid(grid: Any, values: dict[str, Any]) -> list[int] | None:
+    try:
+        if callable(grid):
+            grid = grid(values)
+        return [int(g) for g in grid]
+    except Exception:  # noqa: BLE001 - a grid we cannot evaluate is left out
+        return None
+
+
+def _launch_site() -> str:
+    """file:line of the innermost frame outside Triton and this package."""
+    for frame in reversed(traceback.extract_stack()[:-3]):
+        path = os.path.abspath(frame.filename)
+        if path.startswith(_OWN_DIR) or path.startswith(_TRITON_DIR):
+            continue
+        return f"{frame.filename}:{frame.lineno}"
+    return ""
+
+
+def _dedent(src: str) -> str:
+    return textwrap.dedent(src)
+
+
+def _plain_options(options: dict[str, Any]) -> dict[str, Any]:
+    return {k: hooks._plain(v) for k, v in options.items() if v is not None}
+
+
+def _plain_dict(d: dict[str, Any]) -> dict[str, Any]:
+    return {str(k): hooks._plain(v) for k, v in d.items()}
+
+
+def _describe(name: str, value: Any) -> dict[str, Any]:
+    """An argument as data: tensors by dtype, shape, stride, storage offset and device."""
+    try:
+        import torch
+
+        if isinstance(value, torch.Tensor):
+            return {"name": name, "kind": "tensor", "dtype": str(value.dtype).replace("torch.", ""),
+                    "shape": list(value.shape), "stride": list(value.stride()),
+                    "offset": int(value.storage_offset()), "device": str(value.device)}
+    except ImportError:  # pragma: no cover
+        pass
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return {"name": name, "kind": "value", "value": value}
+    plain = hooks._plain(value)
+    return {"name": name, "kind": type(value).__name__, "value": plain}
