@@ -1,0 +1,420 @@
+// The workbench: the kernel editor (CodeMirror 6) and one to three stage panes side by side, as one
+// Streamlit component (inspector/ui/workbench.py mounts it). Everything a click does happens here,
+// with no server round trip: a source line lights the lines it became in every pane, a pane line its
+// source line. The server is told only what it must act on: the text after a pause in typing
+// ("change"), Ctrl+Enter ("submit"), a new choice of panes ("panes").
+//
+// Streamlit's component protocol (v1) is spoken directly: "componentReady" once, then "render"
+// messages carrying the arguments; "setComponentValue" sends an event back.
+import { EditorView, keymap, lineNumbers, gutter, GutterMarker, Decoration, drawSelection,
+  highlightActiveLine, highlightActiveLineGutter } from "@codemirror/view";
+import { EditorState, StateField, StateEffect, RangeSetBuilder, Annotation } from "@codemirror/state";
+import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
+import { python } from "@codemirror/lang-python";
+import { syntaxHighlighting, defaultHighlightStyle, indentUnit, bracketMatching } from "@codemirror/language";
+import { searchKeymap, highlightSelectionMatches } from "@codemirror/search";
+
+const SEVERITY_RANK = { error: 3, performance: 2, info: 1 };
+const DEBOUNCE_MS = 300;
+
+// ---- talking to Streamlit ------------------------------------------------------------------------
+function post(type, extra) {
+  window.parent.postMessage(Object.assign({ isStreamlitMessage: true, type: type }, extra), "*");
+}
+const mountId = Math.random().toString(36).slice(2, 10);
+let eventCount = 0;
+function send(event) {
+  eventCount += 1;
+  event.id = mountId + "-" + eventCount;
+  post("streamlit:setComponentValue", { value: event, dataType: "json" });
+}
+
+// ---- state ---------------------------------------------------------------------------------------
+let args = null;          // the last render's arguments
+let gen = null;           // the editor generation whose seed the editor holds
+let panesSig = null;      // the panes' signature last drawn
+let MAPS = {}, REV = {}, MARKS = {};
+let marked = [];
+let pending = null;       // debounce timer of an unsent change
+let sourceHits = [];      // editor lines lit by a pane click
+const root = document.getElementById("root");
+root.innerHTML = '<div class="bar"><span class="file"></span><span class="hint">Ctrl+Enter compiles · ' +
+  'click a line to see what it became</span><span class="grow"></span>' +
+  '<button class="btn add" title="Add a stage pane">+ Pane</button>' +
+  '<button class="btn share" title="A link holding this text, target, options and panes">Share</button>' +
+  '<button class="btn compile primary" title="Compile (Ctrl+Enter)">Compile</button></div>' +
+  '<div class="cols"><section class="pane source" data-pane="source"><header><span class="title">Source</span>' +
+  '<span class="meta"></span><span class="count"></span><button class="icon max" title="Full width">⤢</button>' +
+  '</header><div class="cm"></div></section></div><div class="sharebox" hidden><input readonly>' +
+  '<button class="btn copy">Copy</button><button class="btn close">Close</button></div>' +
+  '<div class="tip" hidden></div>';
+const cols = root.querySelector(".cols");
+const tip = root.querySelector(".tip");
+
+// ---- the editor ----------------------------------------------------------------------------------
+class Mark extends GutterMarker {
+  constructor(items) { super(); this.items = items; }
+  eq(other) { return other.items === this.items; }
+  toDOM() {
+    const el = document.createElement("span");
+    el.className = "mk sev-" + worst(this.items);
+    el.dataset.tip = tipText(this.items);
+    el.dataset.kinds = this.items.map(function (i) { return i.kind; }).join(" ");
+    return el;
+  }
+}
+function worst(items) {
+  let best = "info";
+  for (const i of items) if ((SEVERITY_RANK[i.severity] || 0) > SEVERITY_RANK[best]) best = i.severity;
+  return best;
+}
+function tipText(items) {
+  return items.map(function (i) { return "[" + i.severity + "] " + i.text; }).join("\n");
+}
+const setMarks = StateEffect.define();
+const marksField = StateField.define({
+  create() { return {}; },
+  update(value, tr) {
+    for (const e of tr.effects) if (e.is(setMarks)) return e.value;
+    return value;
+  },
+});
+const markGutter = gutter({
+  class: "cm-marks",
+  markers(view) {
+    const marks = view.state.field(marksField);
+    const b = new RangeSetBuilder();
+    const n = view.state.doc.lines;
+    Object.keys(marks).map(Number).sort(function (a, c) { return a - c; }).forEach(function (line) {
+      if (line >= 1 && line <= n) { const at = view.state.doc.line(line).from; b.add(at, at, new Mark(marks[line])); }
+    });
+    return b.finish();
+  },
+  initialSpacer() { return new Mark([{ severity: "info", kind: "", text: "" }]); },
+});
+const setHits = StateEffect.define();
+const hitLine = Decoration.line({ class: "cm-hit" });
+const hitsField = StateField.define({
+  create() { return Decoration.none; },
+  update(deco, tr) {
+    deco = deco.map(tr.changes);
+    for (const e of tr.effects) if (e.is(setHits)) {
+      const b = new RangeSetBuilder();
+      const n = tr.state.doc.lines;
+      for (const l of e.value) if (l >= 1 && l <= n) { const at = tr.state.doc.line(l).from; b.add(at, at, hitLine); }
+      deco = b.finish();
+    }
+    return deco;
+  },
+  provide(f) { return EditorView.decorations.from(f); },
+});
+
+const fromServer = Annotation.define();  // a change the server made, not the user
+
+function flush() {
+  if (pending === null) return;
+  clearTimeout(pending);
+  pending = null;
+  send({ type: "change", text: view.state.doc.toString() });
+}
+let lastLine = null;
+const view = new EditorView({
+  parent: root.querySelector(".cm"),
+  state: EditorState.create({
+    doc: "",
+    extensions: [
+      lineNumbers(), markGutter, highlightActiveLineGutter(), history(), drawSelection(), highlightActiveLine(),
+      bracketMatching(), highlightSelectionMatches(), indentUnit.of("    "), EditorState.tabSize.of(4),
+      python(), syntaxHighlighting(defaultHighlightStyle, { fallback: true }), marksField, hitsField,
+      keymap.of([{ key: "Mod-Enter", run() { submit(); return true; } }, indentWithTab,
+                 ...defaultKeymap, ...historyKeymap, ...searchKeymap]),
+      EditorView.updateListener.of(function (u) {
+        if (u.docChanged && !u.transactions.some(function (t) { return t.annotation(fromServer); })) {
+          if (pending !== null) clearTimeout(pending);
+          pending = setTimeout(flush, DEBOUNCE_MS);
+          document.body.dataset.dirty = "1";
+        }
+        if (u.selectionSet && !u.transactions.some(function (t) { return t.annotation(fromServer); })) {
+          const line = u.state.doc.lineAt(u.state.selection.main.head).number;
+          if (line !== lastLine && u.transactions.some(function (t) { return t.isUserEvent("select"); })) {
+            lastLine = line;
+            select("source", line, false);
+          }
+        }
+      }),
+      EditorView.domEventHandlers({ blur() { flush(); } }),
+    ],
+  }),
+});
+function submit() {
+  if (pending !== null) clearTimeout(pending);
+  pending = null;
+  send({ type: "submit", text: view.state.doc.toString() });
+}
+root.querySelector(".compile").addEventListener("click", submit);
+// For the browser tests and the benchmark: the editor's text, and a way to replace it as typing does.
+window.tkiEditor = {
+  text: function () { return view.state.doc.toString(); },
+  line: function (n) { return view.state.doc.line(n).text; },
+};
+
+// ---- stage panes ---------------------------------------------------------------------------------
+function paneEl(key) { return cols.querySelector('.pane[data-pane="' + key + '"]'); }
+function row(pane, n) {
+  const el = paneEl(pane);
+  return el ? document.getElementById(el.dataset.anchor + "-L" + n) : null;
+}
+function clear() {
+  for (const el of marked) el.classList.remove("hit", "sel");
+  marked = [];
+  cols.querySelectorAll(".pane .count").forEach(function (c) { c.textContent = ""; });
+}
+function mark(el, cls) { if (el) { el.classList.add(cls); marked.push(el); } }
+function reveal(code, el) {
+  const delta = el.getBoundingClientRect().top - code.getBoundingClientRect().top;
+  if (delta < 0 || delta > code.clientHeight - 24) code.scrollTop += delta - code.clientHeight / 3;
+}
+function linesFor(pane, sources) {
+  const fwd = MAPS[pane];
+  if (!fwd) return [];
+  const out = [];
+  for (const s of sources) for (const l of (fwd[s] || [])) out.push(l);
+  return out;
+}
+function select(pane, n, fromPane) {
+  const t0 = performance.now();
+  clear();
+  const sources = pane === "source" ? [n] : ((REV[pane] || {})[n] || []);
+  cols.querySelectorAll(".pane.stage").forEach(function (el) {
+    const p = el.dataset.pane;
+    const lines = linesFor(p, sources);
+    let first = null;
+    for (const l of lines) { const r = row(p, l); mark(r, "hit"); first = first || r; }
+    el.querySelector(".count").textContent = sources.length ? lines.length + " lines" : "";
+    if (first && p !== pane) reveal(el.querySelector(".code"), first);
+  });
+  if (pane !== "source") {
+    mark(row(pane, n), "sel");
+    sourceHits = sources;
+    view.dispatch({ effects: setHits.of(sources), annotations: fromServer.of(true) });
+    if (sources.length) {
+      const at = view.state.doc.line(Math.min(sources[0], view.state.doc.lines)).from;
+      view.dispatch({ effects: EditorView.scrollIntoView(at, { y: "nearest" }), annotations: fromServer.of(true) });
+    }
+  } else if (sourceHits.length) {
+    sourceHits = [];
+    view.dispatch({ effects: setHits.of([]), annotations: fromServer.of(true) });
+  }
+  document.body.dataset.selected = pane + ":" + n;
+  document.body.dataset.sources = sources.join(",");
+  document.body.dataset.selectMs = (performance.now() - t0).toFixed(1);
+  try { localStorage.setItem(args.storage_key, JSON.stringify({ pane: pane, line: n })); } catch (e) { /* private mode */ }
+}
+cols.addEventListener("click", function (e) {
+  const r = e.target.closest(".r");
+  if (!r || window.getSelection().toString()) return;  // a drag that selects text is not a click
+  const pane = r.closest(".pane").dataset.pane;
+  select(pane, +r.id.slice(r.id.lastIndexOf("-L") + 2), true);
+});
+
+function stageOptions(current) {
+  return args.available.map(function (a) {
+    return '<option value="' + a.key + '"' + (a.key === current ? " selected" : "") + ">" + esc(a.title) + "</option>";
+  }).join("");
+}
+function esc(s) { return String(s).replace(/[&<>"]/g, function (c) { return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]; }); }
+
+function drawPanes() {
+  cols.querySelectorAll(".pane.stage, .split").forEach(function (el) { el.remove(); });
+  const widths = loadWidths(args.panes.length);
+  paneEl("source").style.flex = widths[0] + " 1 0";
+  args.panes.forEach(function (p, i) {
+    const split = document.createElement("div");
+    split.className = "split";
+    split.dataset.index = String(i);
+    cols.appendChild(split);
+    const sec = document.createElement("section");
+    sec.className = "pane stage";
+    sec.dataset.pane = p.key;
+    sec.dataset.anchor = p.anchor;
+    sec.style.flex = widths[i + 1] + " 1 0";
+    sec.innerHTML = '<header><select class="stage-pick" title="Stage shown in this pane">' + stageOptions(p.key) +
+      '</select><span class="meta">' + esc(p.meta) + '</span><span class="count"></span>' +
+      '<button class="icon max" title="Full width">⤢</button>' +
+      (args.panes.length > 1 ? '<button class="icon close" title="Remove this pane">×</button>' : "") +
+      '</header><div class="code hl">' + (p.rows || '<div class="empty">' + esc(p.empty_note) + "</div>") + "</div>";
+    cols.appendChild(sec);
+  });
+  // Rows that map somewhere get a coloured number, so the user sees what is clickable.
+  Object.keys(REV).forEach(function (p) {
+    Object.keys(REV[p]).forEach(function (l) { const el = row(p, +l); if (el) el.classList.add("mapped"); });
+  });
+  drawPaneMarks();
+  root.querySelector(".add").disabled = args.panes.length >= args.max_panes;
+}
+function drawPaneMarks() {
+  cols.querySelectorAll(".pane.stage .r .mk").forEach(function (el) { el.remove(); });
+  Object.keys(MARKS).forEach(function (pane) {
+    if (pane === "source") return;
+    Object.keys(MARKS[pane]).forEach(function (l) {
+      const r = row(pane, +l);
+      if (!r) return;
+      const items = MARKS[pane][l];
+      const el = document.createElement("span");
+      el.className = "mk sev-" + worst(items);
+      el.dataset.tip = tipText(items);
+      el.dataset.kinds = items.map(function (i) { return i.kind; }).join(" ");
+      r.prepend(el);
+    });
+  });
+}
+function sendPanes(keys) { send({ type: "panes", panes: keys }); }
+cols.addEventListener("change", function (e) {
+  if (!e.target.classList.contains("stage-pick")) return;
+  const keys = args.panes.map(function (p) { return p.key; });
+  const i = Array.prototype.indexOf.call(cols.querySelectorAll(".pane.stage"), e.target.closest(".pane"));
+  keys[i] = e.target.value;
+  sendPanes(keys);
+});
+cols.addEventListener("click", function (e) {
+  const btn = e.target.closest("button.icon");
+  if (!btn) return;
+  const pane = btn.closest(".pane");
+  if (btn.classList.contains("max")) {
+    const on = !pane.classList.contains("maxed");
+    cols.querySelectorAll(".pane").forEach(function (p) { p.classList.remove("maxed"); });
+    cols.classList.toggle("has-max", on);
+    if (on) pane.classList.add("maxed");
+  } else if (btn.classList.contains("close")) {
+    sendPanes(args.panes.map(function (p) { return p.key; }).filter(function (k) { return k !== pane.dataset.pane; }));
+  }
+});
+root.querySelector(".add").addEventListener("click", function () {
+  const keys = args.panes.map(function (p) { return p.key; });
+  const next = args.available.map(function (a) { return a.key; }).find(function (k) { return keys.indexOf(k) < 0; });
+  if (next) sendPanes(keys.concat([next]));
+});
+
+// Resizing: drag a splitter; the widths (flex ratios) are kept per number of panes.
+function loadWidths(n) {
+  try {
+    const w = JSON.parse(localStorage.getItem("tki:widths:" + n) || "null");
+    if (Array.isArray(w) && w.length === n + 1) return w;
+  } catch (e) { /* none kept */ }
+  return [n === 1 ? 1 : 1.1].concat(Array(n).fill(n === 1 ? 1.1 : 1));
+}
+cols.addEventListener("mousedown", function (e) {
+  const split = e.target.closest(".split");
+  if (!split) return;
+  e.preventDefault();
+  const left = split.previousElementSibling, right = split.nextElementSibling;
+  const x0 = e.clientX, lw = left.getBoundingClientRect().width, rw = right.getBoundingClientRect().width;
+  const lf = parseFloat(left.style.flexGrow || "1"), rf = parseFloat(right.style.flexGrow || "1");
+  function move(ev) {
+    const dx = Math.max(-lw + 120, Math.min(rw - 120, ev.clientX - x0));
+    left.style.flexGrow = String(lf * (lw + dx) / lw);
+    right.style.flexGrow = String(rf * (rw - dx) / rw);
+  }
+  function up() {
+    document.removeEventListener("mousemove", move);
+    document.removeEventListener("mouseup", up);
+    const w = Array.prototype.map.call(cols.querySelectorAll(".pane"), function (p) { return parseFloat(p.style.flexGrow); });
+    try { localStorage.setItem("tki:widths:" + args.panes.length, JSON.stringify(w)); } catch (err) { /* private mode */ }
+  }
+  document.addEventListener("mousemove", move);
+  document.addEventListener("mouseup", up);
+});
+
+// ---- hover reasons -------------------------------------------------------------------------------
+document.addEventListener("mouseover", function (e) {
+  const el = e.target.closest("[data-tip]");
+  if (!el) { tip.hidden = true; return; }
+  tip.textContent = el.dataset.tip;
+  tip.hidden = false;
+  const box = el.getBoundingClientRect();
+  tip.style.left = Math.min(box.right + 6, window.innerWidth - 420) + "px";
+  tip.style.top = Math.min(box.top, window.innerHeight - tip.offsetHeight - 4) + "px";
+});
+
+// ---- share ---------------------------------------------------------------------------------------
+async function deflate(text) {
+  // zlib format (RFC 1950): the server decodes it with zlib.decompress.
+  const stream = new Blob([new TextEncoder().encode(text)]).stream().pipeThrough(new CompressionStream("deflate"));
+  const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+  let bin = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+  return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+function pageUrl() {
+  try { return window.top.location.origin + window.top.location.pathname; } catch (e) { return document.referrer.split("?")[0]; }
+}
+root.querySelector(".share").addEventListener("click", async function () {
+  const q = new URLSearchParams(args.share_query);
+  q.set("name", args.file_name);
+  q.set("src", await deflate(view.state.doc.toString()));
+  const link = pageUrl() + "?" + q.toString();
+  const box = root.querySelector(".sharebox");
+  box.querySelector("input").value = link;
+  box.hidden = false;
+  box.querySelector("input").select();
+  document.body.dataset.shareLink = link;
+  try { await navigator.clipboard.writeText(link); } catch (e) { /* the field is selected for Ctrl+C */ }
+});
+root.querySelector(".sharebox .copy").addEventListener("click", function () {
+  const input = root.querySelector(".sharebox input");
+  input.select();
+  try { navigator.clipboard.writeText(input.value); } catch (e) { document.execCommand("copy"); }
+});
+root.querySelector(".sharebox .close").addEventListener("click", function () {
+  root.querySelector(".sharebox").hidden = true;
+});
+
+// ---- render --------------------------------------------------------------------------------------
+function render(a) {
+  args = a;
+  root.style.height = a.height + "px";
+  root.querySelector(".file").textContent = a.file_name;
+  if (a.gen !== gen) {
+    gen = a.gen;
+    if (pending !== null) { clearTimeout(pending); pending = null; }
+    view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: a.seed }, annotations: fromServer.of(true) });
+    delete document.body.dataset.dirty;
+  }
+  root.querySelector(".pane.source .meta").textContent = a.source_meta || "";
+  MARKS = a.markers || {};
+  view.dispatch({ effects: setMarks.of(MARKS.source || {}), annotations: fromServer.of(true) });
+  if (a.panes_sig !== panesSig) {
+    panesSig = a.panes_sig;
+    MAPS = a.maps || {};
+    REV = {};
+    Object.keys(MAPS).forEach(function (pane) {
+      const rev = {};
+      Object.keys(MAPS[pane]).forEach(function (src) {
+        MAPS[pane][src].forEach(function (line) { (rev[line] = rev[line] || []).push(+src); });
+      });
+      REV[pane] = rev;
+    });
+    drawPanes();
+    let initial = a.initial;
+    if (!initial) {
+      try { initial = JSON.parse(localStorage.getItem(a.storage_key) || "null"); } catch (e) { initial = null; }
+    }
+    if (initial && (initial.pane === "source" || row(initial.pane, initial.line))) {
+      select(initial.pane, initial.line, true);
+      if (initial.pane === "source" && initial.line <= view.state.doc.lines) {
+        const at = view.state.doc.line(initial.line).from;
+        view.dispatch({ effects: EditorView.scrollIntoView(at, { y: "center" }), annotations: fromServer.of(true) });
+      }
+    }
+  } else {
+    drawPaneMarks();
+  }
+  document.body.dataset.gen = String(gen);
+  document.body.dataset.ready = "1";
+  document.body.dataset.panes = a.panes.map(function (p) { return p.key; }).join(",");
+  post("streamlit:setFrameHeight", { height: a.height + 4 });
+}
+window.addEventListener("message", function (e) {
+  if (e.data && e.data.type === "streamlit:render") render(e.data.args);
+});
+post("streamlit:componentReady", { apiVersion: 1 });

@@ -1,0 +1,119 @@
+"""Verdicts where the eye is: the markers the workbench draws in the editor's gutter and at the
+left edge of stage-pane rows, each with the reason shown on hover.
+
+    {pane: {line: [{"severity": "error" | "performance" | "info", "kind": ..., "text": ...}]}}
+
+pane "source" is the editor (kernel-file lines); the others are stage keys (their own lines).
+Severities mean one thing each: `error` is something that stops the kernel (the compile error's
+line), `performance` a verdict or finding that costs speed (a memory access narrower than 128 bits,
+local-memory spills, a layout conversion through shared memory, the advisor's findings), `info`
+a fact worth seeing (a 128-bit access, a TMA copy, a conversion in registers or shuffles).
+No Streamlit here.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from inspector.compile.record import Inspection
+
+log = logging.getLogger(__name__)
+
+Markers = dict[str, dict[int, list[dict[str, str]]]]
+VERDICT_SEVERITY = {"vectorised": "info", "tma": "info", "partial": "performance", "scalar": "performance"}
+VERDICT_WORDS = {"vectorised": "128-bit", "partial": "partly vectorised", "scalar": "scalar", "tma": "TMA bulk copy"}
+# The advisor ranks its findings high / medium / low by expected cost; all of them are about speed.
+FINDING_SEVERITY = {"high": "performance", "medium": "performance", "low": "performance", "info": "info"}
+
+
+def _add(out: Markers, pane: str, line: int | None, severity: str, kind: str, text: str) -> None:
+    if not line or line < 1:
+        return
+    items = out.setdefault(pane, {}).setdefault(int(line), [])
+    item = {"severity": severity, "kind": kind, "text": text}
+    if item not in items:
+        items.append(item)
+
+
+def access_text(a: Any) -> str:
+    """One memory access in words: what it is, how wide, and why it is not 128-bit."""
+    what = f"{a.op.replace('tt.', '')}{' of ' + a.pointer if a.pointer else ''} ({a.dtype})"
+    verdict = VERDICT_WORDS.get(a.verdict, a.verdict)
+    text = f"{verdict} {a.direction}: {what}"
+    if a.summary:
+        text += f" - {a.summary}"
+    if a.reasons:
+        text += "\nwhy: " + "; ".join(a.reasons)
+    return text
+
+
+def error_markers(rec: Inspection | None) -> Markers:
+    """The failed compile's line in the editor."""
+    out: Markers = {}
+    if rec is not None and rec.error is not None and rec.error.line:
+        first = (rec.error.message or rec.error.kind).strip().splitlines()
+        _add(out, "source", rec.error.line, "error", rec.error.kind, first[0] if first else rec.error.kind)
+    return out
+
+
+def record_markers(rec: Inspection) -> Markers:
+    """Memory verdicts, spills, layout conversions and advisor findings of a successful record."""
+    out: Markers = {}
+    if not rec.ok or not rec.stages:
+        return out
+    try:
+        from inspector.analysis import explain
+        from inspector.analysis.context import context
+        from inspector.analysis.memory import machine_memory
+    except ImportError:
+        return out
+    try:
+        ex = explain(rec)
+        if ex.memory is not None:
+            for a in ex.memory.accesses:
+                severity = VERDICT_SEVERITY.get(a.verdict)
+                if severity is None:
+                    continue
+                text = access_text(a)
+                _add(out, "source", a.line, severity, f"memory-{a.verdict}", text)
+                for stage, instrs in a.instructions.items():
+                    for i in instrs:
+                        _add(out, stage, i.line, severity, f"memory-{a.verdict}", f"{i.opcode}: {text}")
+            for s in ex.memory.spills:
+                _add(out, "source", s.line, "performance", "spill",
+                     f"local memory (spills) in {s.stage}: {s.count} {s.kind.replace('_', ' ')}s, "
+                     f"{s.bytes_per_thread} bytes per thread")
+            ctx = context(rec)
+            for stage in rec.stage_names():
+                if stage not in ("ptx", "sass", "amdgcn"):
+                    continue
+                for i in machine_memory(ctx, stage):
+                    if i.kind in ("local_load", "local_store"):
+                        _add(out, stage, i.line, "performance", "spill", f"{i.opcode}: local memory (a spill)")
+        if ex.layouts is not None:
+            for c in ex.layouts.conversions:
+                severity = "performance" if c.lowering == "shared memory" else "info"
+                text = (f"layout conversion {c.src} -> {c.dst} ({'x'.join(map(str, c.shape))} {c.dtype}) through "
+                        f"{c.lowering}{', inside a loop' if c.in_loop else ''}")
+                _add(out, "ttgir", c.line, severity, "layout-conversion", text)
+                for line in c.source_lines[:1]:
+                    _add(out, "source", line, severity, "layout-conversion", text)
+        for f in ex.findings:
+            severity = FINDING_SEVERITY.get(f.severity, "info")
+            text = f.title + (f"\n{f.suggestion}" if f.suggestion else "")
+            for line in (f.lines or ([f.line] if f.line else [])):
+                _add(out, "source", line, severity, f"advisor-{f.code}", text)
+    except Exception:  # noqa: BLE001 - markers are a convenience; the panes still show
+        log.exception("markers failed for %s", rec.kernel)
+    return out
+
+
+def merge(*parts: Markers) -> Markers:
+    out: Markers = {}
+    for part in parts:
+        for pane, lines in part.items():
+            for line, items in lines.items():
+                for item in items:
+                    _add(out, pane, line, item["severity"], item["kind"], item["text"])
+    return out

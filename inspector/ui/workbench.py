@@ -1,0 +1,114 @@
+"""The workbench: the kernel editor beside one to three stage panes, one custom component.
+
+The component (`inspector/ui/frontend/`, CodeMirror 6 bundled offline with esbuild; the built
+`dist/` is part of the package, so installing needs no npm) holds the editor and the panes and does
+all linking and hovering in the browser. This module only feeds it (the text to seed, the panes'
+highlighted rows, the line maps, the markers) and acts on what it sends back:
+
+- "change" (a pause in typing) and "blur": save the text to the workspace (a new version);
+- "submit" (Ctrl+Enter or the Compile button): save, then compile;
+- "panes": the stage panes chosen in the pane headers.
+
+A mounted editor keeps its own text: the seed is applied only when the editor generation
+(`state.EDITOR_GEN`) changes (another kernel, a restore, an upload), so a rerun carrying an older
+saved text never overwrites a keystroke. Each event is handled once (its id is remembered).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import streamlit as st
+import streamlit.components.v1 as components
+
+from inspector.compile.record import Inspection
+from inspector.ui import state
+from inspector.ui.markers import Markers, error_markers, merge, record_markers
+from inspector.ui.settings import MAX_PANES
+from inspector.ui.stages_panel import PANE_TITLES, available_panes, effective_panes, pane_of
+
+DIST = Path(__file__).resolve().parent / "frontend" / "dist"
+_component = components.declare_component("workbench", path=str(DIST))
+LAST_EVENT = "workbench_last_event"
+HEIGHT = 640
+
+
+def key() -> str:
+    """The mounted workbench's component key (one per kernel: another kernel mounts a new one)."""
+    return f"workbench-{state.settings().kernel}"
+
+
+def handle(event: dict | None) -> str | None:
+    """Act on an event the component sent, once; returns its type (None when already handled)."""
+    ss = st.session_state
+    if not event or not event.get("id") or event["id"] == ss.get(LAST_EVENT):
+        return None
+    ss[LAST_EVENT] = event["id"]
+    kind = event.get("type")
+    if kind in ("change", "submit", "blur") and isinstance(event.get("text"), str):
+        text = event["text"]
+        result = state.workspace_of_session().save_source(state.current_kernel(), text,
+                                                         base=ss.get(state.EDITOR_BASE))
+        state.saved(text, result)
+        if kind == "submit":
+            state.request_compile()
+    elif kind == "panes":
+        panes = [p for p in event.get("panes") or [] if isinstance(p, str)]
+        if panes:
+            state.settings().panes = panes[:MAX_PANES]
+    return kind
+
+
+def save_pending() -> None:
+    """Save what the mounted workbench sent last, if not seen yet: called by the callbacks that
+    replace the editor (another kernel, an upload), which run before the script."""
+    handle(st.session_state.get(key()))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _record_markers(cache_key: str, _rec: Inspection) -> Markers:
+    return record_markers(_rec)
+
+
+def _stage_panes(rec: Inspection | None) -> tuple[list[dict], dict, list[dict], str]:
+    """(panes, maps, available, signature) for the shown record; empty panes before the first one."""
+    wanted = state.settings().panes
+    if rec is None:
+        note = "Compiling… the stages appear here."
+        panes = [{"key": p, "title": PANE_TITLES.get(p, p), "meta": "", "anchor": p, "rows": "",
+                  "empty_note": note} for p in wanted]
+        return panes, {}, [{"key": p, "title": PANE_TITLES.get(p, p)} for p in wanted], "none:" + ",".join(wanted)
+    available = [p for p in available_panes(rec) if p != "source"]
+    chosen = effective_panes(wanted, available)
+    record_key = rec.cache_key or f"{rec.kernel}:{rec.target}"
+    built = [pane_of(rec, p, record_key) for p in chosen]
+    from inspector.ui.stages_panel import maps_of
+
+    maps = maps_of(record_key, rec)
+    panes = [{"key": b.key, "title": b.title, "meta": b.meta, "anchor": b.anchor, "rows": b.rows,
+              "empty_note": b.empty_note} for b in built]
+    sig = hashlib.sha256("\0".join([record_key, *chosen, *(b.meta for b in built),
+                                    *(str(len(b.rows)) for b in built)]).encode()).hexdigest()[:16]
+    return panes, maps, [{"key": p, "title": PANE_TITLES.get(p, p)} for p in available], sig
+
+
+def workbench(rec: Inspection | None, last: Inspection | None) -> str | None:
+    """Draw the editor and the panes of `rec` (the shown record; None before the first compile),
+    with the markers of `rec` and the error line of `last` (the latest record). Returns the type
+    of the event handled on this run, if any."""
+    ss = st.session_state
+    kf = state.current_kernel()
+    panes, maps, available, sig = _stage_panes(rec)
+    markers = merge(_record_markers(rec.cache_key or rec.kernel, rec) if rec is not None else {},
+                    error_markers(last))
+    share = {k: v for k, v in state.settings().to_query().items() if k != "kernel"}
+    initial = ss.pop(state.FOCUS, None)
+    text = ss[state.EDITOR_SEED]
+    event = _component(
+        gen=f"{kf.id}:{ss[state.EDITOR_GEN]}", seed=text, file_name=kf.file_name,
+        source_meta=f"{text.count(chr(10)) + 1:,} lines", panes=panes, maps=maps, available=available,
+        panes_sig=sig + (":" + str(initial) if initial else ""), markers=markers, height=HEIGHT,
+        max_panes=MAX_PANES, storage_key=f"tki:{state.settings().kernel}:{rec.target if rec else ''}",
+        initial=initial, share_query=share, key=key(), default=None)
+    return handle(event)
