@@ -74,6 +74,7 @@ def inspect_kernel(
     sandbox: Sandbox | None = None,
     root: str | os.PathLike | None = None,
     cancel: threading.Event | None = None,
+    source: str | None = None,
 ) -> Inspection:
     """Compile `kernel` from `file` for `target` in a worker process and return the record.
 
@@ -92,15 +93,19 @@ def inspect_kernel(
     folder read-only and nothing else of the user's (`inspector.compile.sandbox`). Setting `cancel` (a
     `threading.Event`) stops the compile with every process it started; the record's error kind
     is then "cancelled".
+
+    `source`, when given, is compiled in place of the file's own text, as that file (inside its
+    package): an edited copy of a package's kernel keeps its relative imports.
     """
     if timeout is None:
         timeout = default_timeout()
     path = resolve_kernel_file(file)
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            source = f.read()
-    except OSError as e:
-        return Inspection.failure(ErrorInfo("import", f"cannot read {path}: {e}", path), file=path)
+    if source is None:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                source = f.read()
+        except OSError as e:
+            return Inspection.failure(ErrorInfo("import", f"cannot read {path}: {e}", path), file=path)
 
     target_key = target
     if target == "native":
