@@ -96,17 +96,61 @@ def synthetic_call(jit: Any, signature: dict, constants: dict, attrs: dict, opti
     return tc.FinalCall(args=args, options={k: v for k, v in options.items() if v is not None}, grid=None)
 
 
+# Imports a reproducer keeps from a whole module's text: only what any machine with Triton has.
+SAFE_IMPORT_ROOTS = ("triton", "torch", "math", "numpy")
+
+
+def _is_jit(fn: ast.FunctionDef) -> bool:
+    return any("jit" in ast.unparse(d) for d in fn.decorator_list)
+
+
+def _module_parts(code: str, name: str) -> tuple[ast.FunctionDef, list[str], list[str]]:
+    """From a whole module's text: the kernel's def, the `@triton.jit` helpers it calls (each
+    once, callees first) and the module's imports of Triton/torch/math/numpy."""
+    text = textwrap.dedent(code)
+    tree = ast.parse(text)
+    lines = text.splitlines()
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    kernel = functions[name]
+    helpers: list[str] = []
+    seen = {name}
+
+    def visit(fn: ast.FunctionDef) -> None:
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name) and node.id in functions and node.id not in seen:
+                seen.add(node.id)
+                helper = functions[node.id]
+                if _is_jit(helper):
+                    visit(helper)
+                    helpers.append("@triton.jit\n" + "\n".join(lines[helper.lineno - 1:helper.end_lineno]))
+    visit(kernel)
+    imports = []
+    for node in tree.body:
+        if isinstance(node, ast.Import) and all(a.name.split(".")[0] in SAFE_IMPORT_ROOTS for a in node.names):
+            imports.append(ast.unparse(node))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in SAFE_IMPORT_ROOTS:
+            imports.append(ast.unparse(node))
+    return kernel, helpers, imports
+
+
 def text_reproducer(code: str, name: str, signature: dict[str, str], constants: dict[str, Any],
                     attrs: dict[str, Any], options: dict[str, Any], grid: list[int] | None,
-                    origin: str) -> str:
+                    origin: str, whole_module: bool = False) -> str:
     """A standalone kernel file from text alone (a trace): the kernel's code under a plain
-    `@triton.jit` and an example() whose launch compiles to the recorded specialisation."""
+    `@triton.jit` and an example() whose launch compiles to the recorded specialisation. With
+    `whole_module` (`code` is the kernel's whole file), the `@triton.jit` helpers it calls and the
+    file's Triton/torch imports come along."""
     from ..compile.reproduce import _literal, _tensor
 
-    tree = ast.parse(textwrap.dedent(code))
-    fn = next(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    helpers: list[str] = []
+    imports: list[str] = []
+    if whole_module:
+        fn, helpers, imports = _module_parts(code, name)
+    else:
+        fn = next(n for n in ast.parse(textwrap.dedent(code)).body if isinstance(n, (ast.FunctionDef,
+                                                                                   ast.AsyncFunctionDef)))
     lines = textwrap.dedent(code).splitlines()
-    body = "\n".join(lines[fn.lineno - 1:])
+    body = "\n".join(lines[fn.lineno - 1:fn.end_lineno])
     constexpr = {a.arg for a in fn.args.args
                  if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)}
     example = ["def example(device):"]
@@ -129,7 +173,10 @@ def text_reproducer(code: str, name: str, signature: dict[str, str], constants: 
     example.append(f"    {name}[{tuple(grid) if grid else (1,)!r}](")
     example += [f"        {c}," for c in call]
     example.append("    )")
-    header = (f'"""Reproduces {name} as {origin} recorded it.\n\nWritten by Triton Kernel Inspector; '
-              'helpers the kernel calls are not in the trace unless it kept the whole file."""\n'
-              "import torch\nimport triton\nimport triton.language as tl\n")
-    return f"{header}\n\n@triton.jit\n{body.rstrip()}\n\n\n" + "\n".join(example) + "\n"
+    header = (f'"""Reproduces {name} as {origin} recorded it.\n\nWritten by Triton Kernel Inspector'
+              + ('."""\n' if whole_module else '; the trace holds only the kernel\'s own source, so helpers it '
+                 'calls are missing (record with TRITON_FULL_PYTHON_SOURCE=1 to keep its whole file)."""\n')
+              + "\n".join(dict.fromkeys(["import torch", "import triton", "import triton.language as tl",
+                                         *imports])) + "\n")
+    parts = [header, *helpers, f"@triton.jit\n{body.rstrip()}", "\n".join(example)]
+    return "\n\n\n".join(p.rstrip() for p in parts) + "\n"
