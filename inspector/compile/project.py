@@ -78,10 +78,23 @@ def module_file(name: str, search: list[str] | None = None) -> str | None:
     return None
 
 
+_content_digests: dict[tuple[str, int, int], str] = {}
+
+
+def _content_digest(path: str, st: os.stat_result) -> str:
+    """A file's SHA-256, read once per (path, size, mtime) in this process."""
+    key = (path, st.st_size, st.st_mtime_ns)
+    if key not in _content_digests:
+        with open(path, "rb") as f:
+            _content_digests[key] = hashlib.sha256(f.read()).hexdigest()
+    return _content_digests[key]
+
+
 def fingerprint(loc: ModuleLocation, limit: int = 5000) -> str:
-    """A digest of the names, sizes and modification times of the Python files the module can
-    import from its package (or its folder, for a file outside a package), so that a change to a
-    package's utilities recompiles a kernel that imports them."""
+    """A digest of the names and contents of the Python files the module can import from its
+    package (or its folder, for a file outside a package), so that a change to a package's
+    utilities recompiles a kernel that imports them. Contents, not modification times: a fresh
+    checkout of the same commit (a CI run) finds the records the previous run cached."""
     top = os.path.join(loc.import_root, loc.name.split(".")[0]) if loc.package else loc.import_root
     h = hashlib.sha256()
     n = 0
@@ -90,11 +103,12 @@ def fingerprint(loc: ModuleLocation, limit: int = 5000) -> str:
         for name in sorted(files):
             if not name.endswith(".py"):
                 continue
+            full = os.path.join(folder, name)
             try:
-                st = os.stat(os.path.join(folder, name))
+                digest = _content_digest(full, os.stat(full))
             except OSError:
                 continue
-            h.update(f"{os.path.relpath(os.path.join(folder, name), top)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+            h.update(f"{os.path.relpath(full, top)}:{digest}\n".encode())
             n += 1
             if n >= limit:
                 return h.hexdigest()
