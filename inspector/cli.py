@@ -46,6 +46,9 @@ def add_compile_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds before the worker is stopped (default $TRITON_INSPECTOR_TIMEOUT, else 60)")
     p.add_argument("--no-cache", action="store_true", help="compile again even if the result is cached")
+    p.add_argument("--triton", metavar="VERSION",
+                   help="compile with this Triton release (default: the installed one); others come from side "
+                        "environments: python -m inspector versions add 3.6.0")
 
 
 def compile_request(ns: argparse.Namespace, **extra: Any) -> dict[str, Any]:
@@ -66,6 +69,7 @@ def compile_request(ns: argparse.Namespace, **extra: Any) -> dict[str, Any]:
         timeout=ns.timeout,
         use_cache=not ns.no_cache,
         root=ns.root,
+        triton=getattr(ns, "triton", None),
         **extra,
     )
 

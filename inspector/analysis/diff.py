@@ -181,6 +181,8 @@ def describe(rec: Inspection, other: Inspection | None = None) -> str:
             parts.append(f"config {rec.autotune_index}")
         if rec.file != other.file:
             parts.insert(0, rec.file)
+        if rec.triton_version != other.triton_version:
+            parts.insert(0, f"Triton {rec.triton_version}")
     else:
         parts += [f"num_warps={rec.options.get('num_warps')}"]
     return f"{rec.kernel} [{', '.join(str(p) for p in parts)}]"
@@ -188,6 +190,8 @@ def describe(rec: Inspection, other: Inspection | None = None) -> str:
 
 def _settings(a: Inspection, b: Inspection) -> list[Change]:
     out = [Change("target", a.target, b.target)] if a.target != b.target else []
+    if a.triton_version != b.triton_version:
+        out.insert(0, Change("triton", a.triton_version, b.triton_version))
     if a.file != b.file:
         out.append(Change("file", a.file, b.file))
     if a.kernel != b.kernel:
@@ -225,6 +229,11 @@ def _memory_changes(a: Inspection, b: Inspection) -> list[AccessChange]:
                     not same_file and j >= i):
                 match = j
                 break
+        if match is None and same_file:
+            # Triton releases place an op's column differently (3.6: the call, 3.9: the
+            # statement): the same line and direction, in order, is the same access.
+            match = next((j for j, y in enumerate(rb) if j not in used and y.direction == x.direction
+                          and y.line == x.line), None)
         if match is None:
             out.append(AccessChange(x.line, None, x.op, x.verdict, None, x.summary, "", []))
             continue

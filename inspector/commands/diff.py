@@ -6,13 +6,16 @@
     diff kernels/matmul.py --vs "--target gfx942"              NVIDIA vs AMD (TTIR/TTGIR/LLIR text)
     diff kernels/matmul.py --autotune-config 0 --vs "--autotune-config 4" --json
     diff a.py --vs "b.py --kernel other"                       another file (first word of --vs)
+    diff kernels/matmul.py --triton 3.6.0 --vs-triton 3.9.0    two Triton releases (versions add 3.6.0 first)
 
 The first side takes the compile options given; the second takes the same, changed by the
 options in --vs (a quoted string of compile options; --arg/--const/--option entries there
 replace those of the same name). Prints what differs: settings, resources, occupancy, the
 memory-access verdicts, the instruction mix per stage, and per stage how many lines changed
-(ignoring renumbered SSA names and registers); --stage prints that stage's diff. Exit status: 0,
-1 when either side did not compile, 2 on usage errors.
+(ignoring renumbered SSA names and registers); --stage prints that stage's diff. Between two
+Triton releases the first line sums up what changed (a guard's log line per kernel), and the
+TTGIR layouts are compared too. Exit status: 0, 1 when either side did not compile, 2 on usage
+errors.
 """
 
 from __future__ import annotations
@@ -35,8 +38,10 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("diff", help="compare two compiles of a kernel (options, targets, configs)",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_compile_options(p)
-    p.add_argument("--vs", required=True, metavar="OPTIONS",
+    p.add_argument("--vs", metavar="OPTIONS",
                    help='the second side\'s changes, as compile options in one string: "--num-warps 8"')
+    p.add_argument("--vs-triton", metavar="VERSION",
+                   help="the second side's Triton release (the first side's is --triton, default the installed one)")
     p.add_argument("--stage", action="append", choices=[s for s in STAGE_TITLES if s != "source"] + ["all"],
                    help="print this stage's text diff (repeatable; 'all' for every stage)")
     p.add_argument("--context", type=int, default=3, help="lines of context in stage diffs (default 3)")
@@ -48,7 +53,9 @@ def vs_namespace(ns: argparse.Namespace) -> argparse.Namespace:
     """The second side's options: the first side's, changed by those in --vs."""
     vs = argparse.ArgumentParser(prog="--vs", add_help=False, argument_default=argparse.SUPPRESS)
     add_compile_options(vs)
-    tokens = shlex.split(ns.vs)
+    for action in vs._actions:  # only what --vs names (--target has a default of its own)
+        action.default = argparse.SUPPRESS
+    tokens = shlex.split(ns.vs or "")
     other_file = tokens.pop(0) if tokens and not tokens[0].startswith("-") else None
     given = vars(vs.parse_args(["-"] + tokens))  # the positional FILE is read above, or kept
     given.pop("file", None)
@@ -62,6 +69,8 @@ def vs_namespace(ns: argparse.Namespace) -> argparse.Namespace:
             setattr(out, key, value)
     if "file" in given and "kernel" not in given:
         out.kernel = None  # another file: its own default kernel unless --kernel is given in --vs
+    if getattr(ns, "vs_triton", None):
+        out.triton = ns.vs_triton
     return out
 
 
@@ -112,6 +121,9 @@ def run(ns: argparse.Namespace) -> int:
     """Handler for `diff`."""
     from inspector.compile.api import inspect_kernel
 
+    if not ns.vs and not ns.vs_triton:
+        print("error: give the second side: --vs OPTIONS and/or --vs-triton VERSION", file=sys.stderr)
+        return 2
     try:
         ns_b = vs_namespace(ns)
     except SystemExit:
@@ -128,15 +140,28 @@ def run(ns: argparse.Namespace) -> int:
         return 1
     wanted = None if not ns.stage or "all" in ns.stage else ns.stage
     d = diff_inspections(a, b, context=ns.context)
+    versus = None
+    if a.triton_version != b.triton_version:
+        from inspector.versions.compare import compare
+
+        versus = compare(a, b, context=ns.context)
     if ns.json:
         data = dataclasses.asdict(d)
+        if versus is not None:
+            data["summary"] = versus.summary
+            data["layouts"] = [dataclasses.asdict(c) for c in versus.layouts]
         if wanted is not None:
             for stage, sd in data["stages"].items():
                 if stage not in wanted:
                     sd["hunks"] = []
         print(json.dumps(data, indent=1))
     else:
+        if versus is not None:
+            print(versus.summary)
         print("\n".join(format_diff(d)))
+        if versus is not None:
+            print("layouts:    " + "; ".join(f"{c.name} {_fmt(c.a)} -> {_fmt(c.b)}" if c.changed
+                                             else f"{c.name} {_fmt(c.a)}" for c in versus.layouts))
         for stage, sd in d.stages.items():
             if ns.stage and ("all" in ns.stage or stage in ns.stage):
                 print(f"\n--- a/{a.kernel}.{stage}\n+++ b/{b.kernel}.{stage}")

@@ -19,6 +19,7 @@ from .project import fingerprint, locate, module_file
 from .record import ErrorInfo, Inspection, SCHEMA_VERSION
 from .sandbox import Limits, Sandbox, SandboxError, default_sandbox
 from ..targets import UnknownTargetError, candidate_targets, parse_target
+from ..versions.support import VersionError
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the inspector package
 # The code that decides what a record contains (the pipeline and what it imports from beside it):
@@ -75,6 +76,7 @@ def inspect_kernel(
     root: str | os.PathLike | None = None,
     cancel: threading.Event | None = None,
     source: str | None = None,
+    triton: str | None = None,
 ) -> Inspection:
     """Compile `kernel` from `file` for `target` in a worker process and return the record.
 
@@ -96,6 +98,10 @@ def inspect_kernel(
 
     `source`, when given, is compiled in place of the file's own text, as that file (inside its
     package): an edited copy of a package's kernel keeps its relative imports.
+
+    `triton` names the Triton release to compile with ("3.6.0"): the installed one by default,
+    another from its side environment (`inspector.versions`; the worker starts from that
+    environment's interpreter). The record's `triton_version` names it and the cache keys it.
     """
     if timeout is None:
         timeout = default_timeout()
@@ -106,6 +112,12 @@ def inspect_kernel(
                 source = f.read()
         except OSError as e:
             return Inspection.failure(ErrorInfo("import", f"cannot read {path}: {e}", path), file=path)
+
+    try:
+        version, sandbox = triton_sandbox(triton, sandbox)
+    except VersionError as e:
+        return Inspection.failure(ErrorInfo("triton_version", str(e), path), file=path, source=source,
+                                  target=str(target), kernel=kernel or "")
 
     target_key = target
     if target == "native":
@@ -138,7 +150,7 @@ def inspect_kernel(
         "passes": bool(passes),
     }
     key = cache_key({
-        "source": source, "path": path, "target": target_key, "triton": triton_version(),
+        "source": source, "path": path, "target": target_key, "triton": version,
         "schema": SCHEMA_VERSION, "code": _code_digest(), "package": fingerprint(location),
         **{k: v for k, v in request.items() if k not in ("file", "target", "source")},
     })
@@ -164,11 +176,34 @@ def inspect_kernel(
     except (TypeError, ValueError, KeyError, AttributeError) as e:  # a result that is no record
         rec = Inspection.failure(ErrorInfo("crashed", f"the worker returned a malformed record: {e}", path),
                                  file=path, source=source, target=str(target), kernel=kernel or "")
+    if rec.triton_version and rec.triton_version != version:  # never cache one release under another's key
+        rec = Inspection.failure(ErrorInfo("triton_version", f"the worker ran Triton {rec.triton_version}, not "
+                                           f"{version}: its environment is broken; remove and add it again", path),
+                                 file=path, source=source, target=str(target), kernel=kernel or "")
     # The record describes the text hashed here, whatever the worker says.
     rec.file, rec.source, rec.cache_key = path, source, key
     if use_cache and (rec.error is None or rec.error.kind in _CACHEABLE_ERRORS):
         store.put(key, rec.to_dict())
     return _finish(rec, sandbox)
+
+
+def triton_sandbox(triton: str | None, sandbox: Sandbox | None = None) -> tuple[str, Sandbox | None]:
+    """(version, sandbox) a compile asking for Triton `triton` runs with: the installed release
+    and `sandbox` for None, "" or "default" (or the installed release's own number when no side
+    environment holds it), else the ready side environment's sandbox. Raises VersionError saying
+    how to add a release that is missing."""
+    base = triton_version()
+    wanted = (triton or "").strip()
+    if wanted in ("", "default"):
+        return base, sandbox
+    from ..versions import environments
+
+    if wanted == base and environments.get(wanted) is None:
+        return base, sandbox
+    python = environments.python_for(wanted)
+    if sandbox is not None and os.path.abspath(sandbox.python) == os.path.abspath(python):
+        return wanted, sandbox
+    return wanted, default_sandbox(python)
 
 
 def resolve_kernel_file(file: str | os.PathLike) -> str:
@@ -221,11 +256,14 @@ def native_gpu(sandbox: Sandbox | None = None) -> dict[str, Any]:
     return _native_cache[id(box)]
 
 
-def list_targets(sandbox: Sandbox | None = None, cache: Cache | None = None) -> dict[str, Any]:
-    """Targets this Triton builds (probed by compiling a tiny kernel for each, cached per version)."""
+def list_targets(sandbox: Sandbox | None = None, cache: Cache | None = None,
+                 triton: str | None = None) -> dict[str, Any]:
+    """Targets this Triton (or release `triton`, from its side environment) builds (probed by
+    compiling a tiny kernel for each, cached per version)."""
     store = cache or Cache()
     names = [t.name for t in candidate_targets()]
-    key = cache_key({"targets": names, "triton": triton_version(), "code": _code_digest()})
+    version, sandbox = triton_sandbox(triton, sandbox)
+    key = cache_key({"targets": names, "triton": version, "code": _code_digest()})
     probed = store.get(key)
     if probed is None:
         box = sandbox or default_sandbox()
@@ -233,7 +271,7 @@ def list_targets(sandbox: Sandbox | None = None, cache: Cache | None = None) -> 
         store.put(key, probed)
     native = native_gpu(sandbox)
     return {
-        "triton_version": triton_version(),
+        "triton_version": version,
         "buildable": probed["buildable"],
         "failed": probed["failed"],
         "native": native.get("target") if native.get("available") else None,

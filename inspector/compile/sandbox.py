@@ -346,13 +346,16 @@ class Sandbox:
     """One warm worker manager plus the bookkeeping to run requests in jailed children."""
 
     def __init__(self, env: dict[str, str] | None = None, warm_up_worker: bool | None = None,
-                 mode: str | None = None):
+                 mode: str | None = None, python: str | None = None):
         """`warm_up_worker`: let the zygote do a compile per vendor before forking (a few seconds
         once, then every request is faster). Worth it for a server; a one-shot CLI call skips it.
         Default: the environment variable TRITON_INSPECTOR_PREWARM ("0" or "1", default "1").
         `mode`: "auto" (bubblewrap when installed), "unshare" or "off"; default
-        $TRITON_INSPECTOR_SANDBOX, else "auto". `env`: the environment to pass on (cleaned)."""
+        $TRITON_INSPECTOR_SANDBOX, else "auto". `env`: the environment to pass on (cleaned).
+        `python`: the interpreter the worker manager runs (a side environment's, for another
+        Triton release: `inspector.versions`); default this one."""
         self._env = env
+        self.python = python or sys.executable
         self._mode = mode
         if warm_up_worker is None:
             warm_up_worker = os.environ.get("TRITON_INSPECTOR_PREWARM", "1") != "0"
@@ -392,7 +395,7 @@ class Sandbox:
         bwrap = status["mode"] == "bwrap"
         cfg = {"control": theirs.fileno(), "jail": status["isolated"], "bwrap": bwrap, "parent": os.getpid(),
                "warm_up": self._warm_up_worker, "uncover": bwrap and os.geteuid() == 0}
-        command = [sys.executable, "-m", "inspector.compile.zygote", "--config", json.dumps(cfg)]
+        command = [self.python, "-m", "inspector.compile.zygote", "--config", json.dumps(cfg)]
         if bwrap:
             env["TMPDIR"] = "/dev/shm"  # the manager's own scratch space (its warm-up compile)
             command = jail.outer_command(command, env)
@@ -692,12 +695,28 @@ def _kill(pid: int) -> None:
 
 _default: Sandbox | None = None
 _default_lock = threading.Lock()
+_by_python: dict[str, Sandbox] = {}  # one sandbox (one warm zygote) per side environment's interpreter
 
 
-def default_sandbox() -> Sandbox:
-    """The process-wide sandbox (one zygote per process that inspects)."""
+def default_sandbox(python: str | None = None) -> Sandbox:
+    """The process-wide sandbox (one zygote per process that inspects); with `python`, the one
+    whose worker manager runs that interpreter (a side environment of another Triton release)."""
     global _default
     with _default_lock:
+        if python is not None and os.path.abspath(python) != os.path.abspath(sys.executable):
+            python = os.path.abspath(python)
+            if python not in _by_python:
+                _by_python[python] = Sandbox(python=python)
+            return _by_python[python]
         if _default is None:
             _default = Sandbox()
         return _default
+
+
+def close_sandbox_for(python: str) -> None:
+    """Stop the worker manager running `python`, if this process has one (its environment is
+    being removed)."""
+    with _default_lock:
+        box = _by_python.pop(os.path.abspath(python), None)
+    if box is not None:
+        box.close()

@@ -1,0 +1,87 @@
+"""`python -m inspector versions list | add VERSION | remove VERSION`: Triton side environments.
+
+    versions list                        the installed Triton (the default) and every side environment
+    versions add 3.6.0                   install Triton 3.6.0 beside it (progress shown; --background returns at once)
+    versions add 3.6.0 --wheel triton-3.6.0-cp312-....whl    from a wheel file (no package index needed)
+    versions remove 3.6.0                delete it, leaving no files behind
+
+A compile uses one with `compile FILE --triton 3.6.0`; `diff FILE --triton 3.6.0 --vs-triton 3.9.0`
+compares two. Exit status: 0, 1 when an add failed, 2 on a bad or unsupported version.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from inspector import versions
+
+
+def register(subparsers: Any) -> None:
+    """Add the `versions` subcommand."""
+    p = subparsers.add_parser("versions", help="list, add or remove Triton releases to compile with",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="versions_command", required=True)
+    q = sub.add_parser("list", help="the default Triton and every side environment")
+    q.add_argument("--json", action="store_true")
+    q = sub.add_parser("add", help="add a Triton release as a side environment")
+    q.add_argument("version", help="a release such as 3.6.0")
+    q.add_argument("--wheel", metavar="PATH", help="install from this wheel file instead of the package index")
+    q.add_argument("--find-links", metavar="DIR", help="a folder of wheels for pip to look in too")
+    q.add_argument("--background", action="store_true", help="start the install and return at once")
+    q.add_argument("--json", action="store_true", help="print the final state as JSON")
+    q = sub.add_parser("remove", help="delete a side environment")
+    q.add_argument("version")
+    p.set_defaults(func=run)
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Handler for `versions`."""
+    try:
+        return {"list": _list, "add": _add, "remove": _remove}[ns.versions_command](ns)
+    except versions.VersionError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def _list(ns: argparse.Namespace) -> int:
+    envs = versions.list_environments()
+    base = versions.base_version()
+    if ns.json:
+        print(json.dumps({"default": base, "side": [e.to_dict() for e in envs]}, indent=1))
+        return 0
+    print(f"{base}  default (installed beside the inspector)")
+    for env in envs:
+        print(env.describe())
+    if not envs:
+        print("no side environments; add one with: python -m inspector versions add 3.6.0", file=sys.stderr)
+    return 0
+
+
+def _add(ns: argparse.Namespace) -> int:
+    warning = versions.check(ns.version)
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
+    env = versions.add(ns.version, wheel=ns.wheel, find_links=ns.find_links)
+    if env.ready:
+        print(f"already there: {env.describe()}", file=sys.stderr)
+    elif not ns.background:
+        env = versions.wait(ns.version, on_progress=lambda e: print(e.describe(), file=sys.stderr, flush=True))
+    if ns.json:
+        print(json.dumps(env.to_dict(), indent=1))
+    elif env.ready:
+        print(env.describe())
+    elif env.state == "installing":
+        print(f"{env.describe()}; `python -m inspector versions list` shows its progress")
+    if env.state == "failed":
+        print(f"error: {env.error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _remove(ns: argparse.Namespace) -> int:
+    freed = versions.remove(ns.version)
+    print(f"removed Triton {ns.version} ({freed / 2**20:.0f} MiB freed)")
+    return 0
