@@ -1,0 +1,155 @@
+"""Where the guard's compiles run: threads on this machine, or tasks on a Ray cluster.
+
+Both run the same thing, `inspector.compile.api.inspect_kernel` (the sandboxed compile, one
+jailed worker per request), and hand back futures of `(Inspection, KernelMetrics)`.
+
+- `LocalEngine`: a thread pool. `inspect_kernel` may be called from several threads at once
+  (`Sandbox.run` is thread-safe); each compile runs in its own jailed process forked from the one
+  warm worker manager, so N threads keep N cores busy.
+- `RayEngine`: one Ray task per compile (`num_cpus=1`), scheduled, placed and retried by Ray
+  (`max_retries` when a worker process dies). The cache is looked up here, in the caller, before
+  anything is sent, and every record that comes back is stored here under the caller's key: the
+  caller's cache is the shared one, so a kernel that has not changed is never sent again, whichever
+  node compiled it. The tasks read the kernel files at the same paths as the caller (the same
+  machine, or a checkout at the same path on every node).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable
+
+from ..compile.api import inspect_kernel
+from ..compile.cache import Cache, default_cache_dir
+from ..compile.record import ErrorInfo, Inspection
+from ..compile.sandbox import SandboxError
+from .metrics import KernelMetrics, metrics_of
+
+Result = tuple[Inspection, KernelMetrics]
+
+
+def compile_and_measure(request: dict[str, Any], cache_dir: str | None = None) -> Result:
+    """Compile one kernel for one target (`request`: inspect_kernel's keyword arguments) and read
+    the guard's figures from the record."""
+    rec = inspect_kernel(**request, cache=Cache(cache_dir) if cache_dir else None)
+    return rec, metrics_of(rec)
+
+
+class LocalEngine:
+    """Compiles on this machine's cores: `jobs` at a time."""
+
+    def __init__(self, jobs: int):
+        self.jobs = max(1, jobs)
+        self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="guard")
+
+    def describe(self) -> str:
+        return f"{self.jobs} local worker{'s' if self.jobs != 1 else ''}"
+
+    def submit(self, request: dict[str, Any]) -> "Future[Result]":
+        return self._pool.submit(compile_and_measure, request)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+
+class _CacheOnly:
+    """A stand-in sandbox that never compiles: `inspect_kernel` with it answers from the cache or
+    returns a record whose error kind is "cancelled" and whose `cache_key` is the caller's key."""
+
+    def run(self, request: dict[str, Any], limits: Any = None, cancel: Any = None) -> dict[str, Any]:
+        raise SandboxError("cancelled", "not in the cache")
+
+
+def _ray_compile(request: dict[str, Any], cache_dir: str | None) -> tuple[dict[str, Any], KernelMetrics]:
+    """The Ray task: the same sandboxed compile, its record as a plain dict."""
+    rec, metrics = compile_and_measure(request, cache_dir)
+    return rec.to_dict(), metrics
+
+
+class RayEngine:
+    """Compiles as Ray tasks on the cluster `ray.init` connects to. Ray is started (or joined) at
+    the first record the cache does not hold: a run served from the cache starts nothing."""
+
+    def __init__(self, address: str | None, jobs: int, max_retries: int = 2):
+        import ray  # only here: Ray is needed for --ray alone
+
+        self._ray = ray
+        self._address = address
+        self._jobs = max(1, jobs)
+        self._max_retries = max_retries
+        self._started_here = False
+        self._task: Any = None
+        self.cache = Cache()
+        self._cache_dir = str(default_cache_dir())
+        self._probe = _CacheOnly()
+        self._lock = threading.Lock()
+        self.start_seconds = 0.0  # what starting or joining Ray cost in this run
+
+    def _start(self) -> Any:
+        with self._lock:
+            if self._task is None:
+                ray, t0 = self._ray, time.monotonic()
+                if not ray.is_initialized():
+                    if self._address in (None, "", "local"):
+                        ray.init(num_cpus=self._jobs, include_dashboard=False, log_to_driver=False)
+                    else:
+                        ray.init(address=self._address, log_to_driver=False)
+                    self._started_here = True
+                self._task = ray.remote(num_cpus=1, max_retries=self._max_retries)(_ray_compile)
+                self.start_seconds = time.monotonic() - t0
+            return self._task
+
+    def describe(self) -> str:
+        if self._task is None:
+            return "Ray (not started: every record came from the cache)"
+        cpus = int(self._ray.cluster_resources().get("CPU", 0))
+        nodes = len([n for n in self._ray.nodes() if n.get("Alive")])
+        return f"Ray, {nodes} node{'s' if nodes != 1 else ''}, {cpus} CPUs"
+
+    def submit(self, request: dict[str, Any]) -> "Future[Result]":
+        out: Future[Result] = Future()
+        use_cache = request.get("use_cache", True)
+        key = ""
+        if use_cache:
+            probe = inspect_kernel(**request, sandbox=self._probe)  # type: ignore[arg-type]
+            if probe.error is None or probe.error.kind != "cancelled":
+                out.set_result((probe, metrics_of(probe)))
+                return out
+            key = probe.cache_key
+        ref = self._start().remote(request, self._cache_dir)
+        ref.future().add_done_callback(lambda done: self._finish(done, out, request, key))
+        return out
+
+    def _finish(self, done: Future, out: "Future[Result]", request: dict[str, Any], key: str) -> None:
+        try:
+            data, metrics = done.result()
+            rec = Inspection.from_dict(data)
+        except Exception as e:  # noqa: BLE001 - a task Ray gave up on becomes a failed record
+            file = os.path.abspath(os.fspath(request["file"]))
+            rec = Inspection.failure(ErrorInfo("crashed", f"the Ray task failed: {type(e).__name__}: {e}", file),
+                                     file=file, target=request.get("target", ""), kernel=request.get("kernel") or "")
+            out.set_result((rec, metrics_of(rec)))
+            return
+        if key and (rec.error is None or rec.error.kind == "out_of_resources"):
+            rec.cache_key = key  # under the caller's key: the next run finds it here
+            with self._lock:
+                self.cache.put(key, rec.to_dict())
+        out.set_result((rec, metrics))
+
+    def close(self) -> None:
+        if self._started_here:
+            self._ray.shutdown()
+
+
+def make_engine(ray: str | None, jobs: int) -> LocalEngine | RayEngine:
+    """A Ray engine when `ray` names a cluster ("auto", an address, "local" to start one here),
+    else the local thread pool."""
+    if ray:
+        return RayEngine(ray, jobs)
+    return LocalEngine(jobs)
+
+
+ProgressCallback = Callable[[int, int, int, bool], None]  # (done, known total, cache hits, discovery over)
