@@ -10,14 +10,16 @@ Figures (median over --repeat runs, min and max alongside):
 2. pick -> PTX visible, bundled matmul, cached: choosing matmul in the kernel picker (after another
    kernel) until its PTX pane is painted; the record comes from the compile cache.
 3. render + highlight, 20,000-line stage: a kernel whose loop is unrolled until its PTX has at
-   least 20,000 lines (compiled beforehand); from adding the PTX pane in the pane picker until it
+   least 20,000 lines (compiled beforehand); from picking PTX in a stage pane's header until it
    is painted, highlighting done on the server (not cached: each run uses a fresh server process).
-4. selection -> highlight: a click on the unrolled loop's source line until the PTX rows it became
-   (thousands) are highlighted and painted; and the script's own time for the same selection.
+4. selection -> highlight: a click on the unrolled loop's source line in the editor until the PTX
+   rows it became (thousands) are highlighted and painted; and the script's own time for the same
+   selection.
 
 Goals (README): render + highlight <= 1.5 s; selection -> highlight <= 200 ms.
-"Painted" is the panes document's first animation frame after its script ran
-(`data-painted-at`, set by inspector/ui/static/panes.js).
+"Painted" is the workbench's first animation frame after it drew its panes (`data-painted-at`,
+set by inspector/ui/frontend/src/workbench.js). The user's file goes into a workspace of its own
+(`$TRITON_INSPECTOR_HOME/workspaces/<key>/files/`, opened with `?ws=<key>`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import secrets
 import statistics
 import sys
 import tempfile
@@ -38,8 +41,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 
-from browser_support import (CHROMIUM, CHROMIUM_ARGS, app_server, browser_missing_reason, choose,  # noqa: E402
-                             editor_frame, srcdoc_frames, wait_idle)
+from browser_support import (CHROMIUM, CHROMIUM_ARGS, WORKBENCH, app_server, browser_missing_reason,  # noqa: E402
+                             choose, editor_frame, wait_idle)
 
 TARGET_LINES = 20_000
 UNROLLED = textwrap.dedent('''\
@@ -78,17 +81,19 @@ def _epoch_ms(page) -> float:
 
 
 def _painted_panes(page, pane: str, not_before: float, timeout: float = 600) -> tuple[object, float]:
-    """The panes frame painted after `not_before` (epoch ms) that has `pane`; (frame, painted-at)."""
+    """The workbench frame once it painted `pane` after `not_before` (epoch ms); (frame, painted-at)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for frame in srcdoc_frames(page):
-            try:
-                at = frame.evaluate(f"""() => document.body && document.body.dataset.paintedAt &&
-                    document.querySelector('.pane[data-pane={pane}] .r') ? +document.body.dataset.paintedAt : 0""")
-            except Exception:  # noqa: BLE001 - replaced while we looked
-                continue
-            if at and at > not_before:
-                return frame, at
+        el = page.query_selector(WORKBENCH)
+        try:
+            frame = el.content_frame() if el else None
+            at = frame.evaluate(f"""() => document.body && document.body.dataset.paintedAt &&
+                document.querySelector('.pane[data-pane={pane}] .r') ? +document.body.dataset.paintedAt : 0""") \
+                if frame else 0
+        except Exception:  # noqa: BLE001 - replaced while we looked
+            at = 0
+        if at and at > not_before:
+            return frame, at
         time.sleep(0.01)
     raise TimeoutError(f"no {pane} pane painted")
 
@@ -142,21 +147,23 @@ def measure(repeat: int) -> dict:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             for run in range(repeat):
                 home = tmp_path / f"home{run}"
-                (home / "workspace" / "files").mkdir(parents=True)
-                (home / "workspace" / "files" / "unrolled.py").write_text(big.read_text())
+                key = secrets.token_hex(16)
+                files = home / "workspaces" / key / "files"
+                files.mkdir(parents=True)
+                (files / "unrolled.py").write_text(big.read_text())
                 with app_server(home, cache=cache) as url:
                     # Tall enough that the panes are on screen: Chromium does not paint off-screen frames.
                     page = browser.new_context(viewport={"width": 1600, "height": 2400}).new_page()
                     page.set_default_timeout(600_000)
 
                     # 1. matmul: an edit, Ctrl+Enter, PTX painted (a real compile: the text is new).
-                    page.goto(f"{url}/?kernel=matmul&target=sm_90&panes=source,ptx")
+                    page.goto(f"{url}/?ws={key}&kernel=matmul&target=sm_90&panes=ptx")
                     _painted_panes(page, "ptx", 0)
                     wait_idle(page)
-                    ed = editor_frame(page).locator(".ace_editor")
-                    ed.evaluate(f"el => {{ const e = ace.edit(el); e.navigateFileEnd(); e.insert('\\n# run {run} {time.time()}\\n'); }}")
+                    editor_frame(page).locator(".cm-content").click()
+                    page.keyboard.press("Control+End")
+                    page.keyboard.type(f"\n# run {run} {time.time()}\n")
                     time.sleep(0.6)  # let the autosave land, as a user's pause would
-                    editor_frame(page).locator(".ace_text-input").focus()
                     t0 = _epoch_ms(page)
                     page.keyboard.press("Control+Enter")
                     _, painted = _painted_panes(page, "ptx", t0)
@@ -174,29 +181,22 @@ def measure(repeat: int) -> dict:
                     wait_idle(page)
 
                     # 3. the 20,000-line PTX pane added to the view.
-                    page.goto(f"{url}/?kernel=file:unrolled.py&target=sm_90&panes=source,ttir")
-                    _painted_panes(page, "ttir", 0)
+                    page.goto(f"{url}/?ws={key}&kernel=file:unrolled.py&target=sm_90&panes=ttir")
+                    frame, _ = _painted_panes(page, "ttir", 0)
                     wait_idle(page)
-                    picker = page.locator("[data-testid=stMultiSelect]").first
-                    picker.locator("input").click()
-                    page.keyboard.type("PTX")
                     t0 = _epoch_ms(page)
-                    page.keyboard.press("Enter")
+                    frame.locator(".pane[data-pane=ttir] select.stage-pick").select_option("ptx")
                     frame, painted = _painted_panes(page, "ptx", t0)
                     results["render_20k"].append(painted - t0)
-                    page.keyboard.press("Escape")
                     wait_idle(page)
                     rows = frame.evaluate("document.querySelectorAll('.pane[data-pane=ptx] .r').length")
                     assert rows >= TARGET_LINES, rows
 
                     # 4. a click on the loop body's load: thousands of PTX rows light up.
-                    frame.evaluate("""() => window.addEventListener('click', e => { const t0 = e.timeStamp;
+                    frame.evaluate("""() => window.addEventListener('mousedown', e => { const t0 = e.timeStamp;
                         requestAnimationFrame(() => setTimeout(() => {
                             document.body.dataset.paintMs = (performance.now() - t0).toFixed(2); }, 0)); }, true)""")
-                    row = frame.locator(".pane[data-pane=source] .r", has_text="x = tl.load(x_ptr")
-                    page.locator("iframe[srcdoc]").first.scroll_into_view_if_needed()
-                    box = row.bounding_box()
-                    page.mouse.click(box["x"] + 48, box["y"] + box["height"] / 2)
+                    frame.locator(".cm-line", has_text="x = tl.load(x_ptr").click()
                     frame.wait_for_function("() => document.body.dataset.paintMs")
                     results["select_paint"].append(float(frame.evaluate("document.body.dataset.paintMs")))
                     results["select_script"].append(float(frame.evaluate("document.body.dataset.selectMs")))

@@ -44,10 +44,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def app_server(home: Path, cache: str | None = None, log: Path | None = None) -> Iterator[str]:
+def app_server(home: Path, cache: str | None = None, log: Path | None = None,
+               env_extra: dict[str, str] | None = None) -> Iterator[str]:
     """`streamlit run app.py` with its own workspace (`home`); yields the base URL."""
     port = free_port()
-    env = dict(os.environ, TRITON_INSPECTOR_HOME=str(home), PYTHONUNBUFFERED="1")
+    env = dict(os.environ, TRITON_INSPECTOR_HOME=str(home), PYTHONUNBUFFERED="1", **(env_extra or {}))
     if cache:
         env["TRITON_INSPECTOR_CACHE"] = cache
     out = open(log, "wb") if log else subprocess.DEVNULL
@@ -91,8 +92,8 @@ def is_local(url: str) -> bool:
 
 
 def srcdoc_frames(page) -> list:
-    """The frames of the page's srcdoc iframes (the stage panes, the diff), from their elements:
-    Playwright's `page.frames` can miss a frame Streamlit creates while the page loads."""
+    """The frames of the page's srcdoc iframes (the diff), from their elements: Playwright's
+    `page.frames` can miss a frame Streamlit creates while the page loads."""
     frames = []
     for el in page.query_selector_all("iframe[srcdoc]"):
         try:
@@ -104,32 +105,46 @@ def srcdoc_frames(page) -> list:
     return frames
 
 
-def panes_frame(page, timeout_ms: int = 60_000):
-    """The stage panes' frame (Playwright Frame), once its script has run."""
+WORKBENCH = 'iframe[title="inspector.ui.workbench.workbench"]'
+
+
+def workbench_frame(page, timeout_ms: int = 120_000, stage_rows: bool = True):
+    """The workbench's frame (editor and stage panes), once it has drawn its panes (with rows,
+    unless `stage_rows` is False)."""
     deadline = time.monotonic() + timeout_ms / 1000
     while time.monotonic() < deadline:
-        for frame in srcdoc_frames(page):
-            try:
-                if frame.evaluate("document.body && document.body.dataset.ready") == "1" \
-                        and frame.query_selector(".pane[data-pane]"):
-                    return frame
-            except Exception:  # noqa: BLE001 - a frame replaced by a rerun while we looked
-                continue
+        el = page.query_selector(WORKBENCH)
+        try:
+            frame = el.content_frame() if el else None
+            if frame is not None and frame.evaluate("document.body && document.body.dataset.ready") == "1" \
+                    and (not stage_rows or frame.query_selector(".pane.stage .r")):
+                return frame
+        except Exception:  # noqa: BLE001 - a frame being replaced while we looked
+            pass
         time.sleep(0.05)
-    raise TimeoutError("the stage panes did not appear")
+    raise TimeoutError("the workbench did not draw its panes")
+
+
+panes_frame = workbench_frame
 
 
 def editor_frame(page):
-    return page.frame_locator('iframe[title="code_editor.code_editor"]')
+    return page.frame_locator(WORKBENCH)
 
 
 def editor_text(page) -> str:
-    """The Ace editor's whole text ("" while the editor is still loading)."""
-    ace = editor_frame(page).locator(".ace_editor")
+    """The editor's whole text ("" while the editor is still loading)."""
     try:
-        return ace.evaluate("el => ace.edit(el).getValue()", timeout=2000)
+        return editor_frame(page).locator(".cm-editor").evaluate("() => window.tkiEditor.text()", timeout=2000)
     except Exception:  # noqa: BLE001 - the editor is loading or being replaced
         return ""
+
+
+def type_at_line_end(page, line_text: str, typed: str) -> None:
+    """Click the editor line holding `line_text`, go to its end and type."""
+    editor_frame(page).locator(".cm-line", has_text=line_text).first.click()
+    page.keyboard.press("End")
+    page.keyboard.type(typed)
 
 
 def wait_idle(page, settle: float = 0.3, timeout: float = 120) -> None:

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 from conftest import KERNELS
 from inspector.ui import workspace
-from inspector.ui.settings import DEFAULT_PANES, Settings
+import pytest
+
+from inspector.ui.settings import DEFAULT_PANES, MAX_SHARED_BYTES, Settings, share_param, shared_text
 
 
 def test_settings_round_trip_through_the_url():
     s = Settings(kernel="matmul", target="gfx942", function="matmul_kernel", num_warps=8, num_stages=2, autotune=3,
-                 consts={"BLOCK_M": "64"}, args={"M": "1000"}, panes=["source", "sass"], view="occupancy",
+                 consts={"BLOCK_M": "64"}, args={"M": "1000"}, panes=["ttgir", "sass"], view="occupancy",
                  passes=True)
     q = s.to_query()
     assert q == {"kernel": "matmul", "target": "gfx942", "fn": "matmul_kernel", "warps": "8", "stages": "2",
-                 "autotune": "3", "c.BLOCK_M": "64", "a.M": "1000", "panes": "source,sass", "view": "occupancy",
+                 "autotune": "3", "c.BLOCK_M": "64", "a.M": "1000", "panes": "ttgir,sass", "view": "occupancy",
                  "passes": "1"}
     assert Settings.from_query(q) == s
     assert s.request() == {"kernel": "matmul_kernel", "target": "gfx942", "args": {"M": "1000"},
@@ -27,11 +29,28 @@ def test_defaults_stay_out_of_the_url():
 
 
 def test_malformed_url_values_fall_back_to_defaults():
-    s = Settings.from_query({"warps": "3", "stages": "x", "autotune": "-1", "panes": "ptx,bogus",
+    s = Settings.from_query({"warps": "3", "stages": "x", "autotune": "-1", "panes": "bogus,source",
                              "view": "nowhere", "c.": "1", "c.B": ""}, default_target="sm_80")
     assert (s.num_warps, s.num_stages, s.autotune) == (None, None, None)
-    assert s.panes == list(DEFAULT_PANES)  # one valid pane is fewer than two
-    assert s.view == "stages" and s.consts == {} and s.target == "sm_80"
+    assert s.panes == list(DEFAULT_PANES)  # no stage pane named: the editor is the source pane
+    assert s.view == "insight" and s.consts == {} and s.target == "sm_80"
+
+
+def test_an_old_link_keeps_its_stage_panes_without_the_source_pane():
+    s = Settings.from_query({"panes": "source,ttgir,ptx", "view": "stages"})
+    assert s.panes == ["ttgir", "ptx"] and s.view == "insight"
+    assert Settings.from_query({"panes": "ttir,ttgir,llir,ptx"}).panes == ["ttir", "ttgir", "llir"]  # three at most
+
+
+def test_shared_source_round_trips_and_bad_links_are_refused():
+    text = '"""A kernel."""\nimport triton\n# ünïcode\n' * 50
+    encoded = share_param(text)
+    assert len(encoded) < len(text) / 4 and "=" not in encoded and "+" not in encoded and "/" not in encoded
+    assert shared_text(encoded) == text
+    with pytest.raises(ValueError, match="damaged"):
+        shared_text(encoded[:-8] + "AAAA")
+    with pytest.raises(ValueError, match="larger than"):
+        shared_text(share_param("x" * (MAX_SHARED_BYTES + 1)))  # a small link that would unpack into too much
 
 
 def test_bundled_kernels_are_listed_by_title_without_importing_them():

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from browser_support import (CHROMIUM, CHROMIUM_ARGS, REPO, app_server, browser_missing_reason, choose,
-                             editor_text, is_local, metric, panes_frame, wait_idle)
+                             editor_text, is_local, metric, panes_frame, type_at_line_end, wait_idle)
 
 pytestmark = pytest.mark.browser
 SHOTS = REPO / "test-artifacts" / "screenshots"
@@ -75,40 +75,57 @@ def click_row(page, row) -> None:
         const d = el.getBoundingClientRect().top - code.getBoundingClientRect().top;
         if (d < 0 || d > code.clientHeight - 24) code.scrollTop += d - code.clientHeight / 3; }""")
     box = row.bounding_box()
-    page.mouse.click(box["x"] + 48, box["y"] + box["height"] / 2)
+    page.mouse.click(box["x"] + 60, box["y"] + box["height"] / 2)
 
 
 def test_pick_vector_add_compile_sm90_and_link_source_to_ptx(page, server):
     url, _ = server
-    page.goto(f"{url}/?kernel=softmax&target=sm_80")
+    page.goto(f"{url}/?kernel=softmax&target=sm_80&panes=ttgir,ptx")
     page.get_by_text("Registers / thread").first.wait_for()
     choose(page, "Kernel", "Vector add")
     choose(page, "Target", "sm_90")
     page.get_by_text("Compiled add.py for sm_90").first.wait_for()
     wait_idle(page)
-    assert "kernel=add" in page.url and "target=sm_90" in page.url
+    assert "kernel=add" in page.url and "target=sm_90" in page.url and "panes=ttgir%2Cptx" in page.url
 
     frame = panes_frame(page)
+    assert frame.evaluate("document.body.dataset.panes") == "ttgir,ptx"
     ptx_loads = frame.locator(".pane[data-pane=ptx] .r", has_text="ld.global.v4.b32")
     assert ptx_loads.count() >= 2
-    page.locator("iframe[srcdoc]").first.scroll_into_view_if_needed()
-    click_row(page, frame.locator(".pane[data-pane=source] .r", has_text="x = tl.load(x_ptr"))
+    frame.locator(".cm-line", has_text="x = tl.load(x_ptr").click()
     hits = frame.locator(".pane[data-pane=ptx] .r.hit")
     hits.first.wait_for()
-    hit_text = hits.all_inner_texts()
-    assert any("ld.global.v4.b32" in t for t in hit_text), hit_text
+    assert any("ld.global.v4.b32" in t for t in hits.all_inner_texts())
     assert frame.locator(".pane[data-pane=ttgir] .r.hit", has_text="tt.load").count() >= 1
-    # The first highlighted PTX line was scrolled into its pane's view.
-    assert frame.evaluate("""() => {
-        const code = document.querySelector('.pane[data-pane=ptx] .code');
-        const hit = code.querySelector('.r.hit').getBoundingClientRect(), box = code.getBoundingClientRect();
-        return hit.top >= box.top && hit.bottom <= box.bottom; }""")
-    # And the other way: a PTX line selects its source line.
+    # And the other way: a PTX line selects its source line in the editor.
     click_row(page, frame.locator(".pane[data-pane=ptx] .r", has_text="st.global.v4.b32").first)
-    assert "tl.store" in frame.locator(".pane[data-pane=source] .r.hit").first.inner_text()
-    click_row(page, frame.locator(".pane[data-pane=source] .r", has_text="x = tl.load(x_ptr"))
+    frame.locator(".cm-line.cm-hit").first.wait_for()
+    assert "tl.store" in frame.locator(".cm-line.cm-hit").first.inner_text()
+    frame.locator(".cm-line", has_text="x = tl.load(x_ptr").click()
     page.screenshot(path=str(SHOTS / "stages-linked.png"))
-    assert_rows_numbered(page, frame, "source")
+    assert_rows_numbered(page, frame, "ptx")
+    # A pane picked in its header replaces that stage (the URL follows); the layout is the page's.
+    frame.locator(".pane[data-pane=ttgir] select.stage-pick").select_option("ttir")
+    frame = wait_until(lambda: _frame_with_panes(page, "ttir,ptx"), "the TTIR pane")
+    assert "panes=ttir%2Cptx" in page.url
+
+
+def _frame_with_panes(page, panes: str):
+    try:
+        frame = panes_frame(page, timeout_ms=2000)
+    except TimeoutError:
+        return None
+    return frame if frame.evaluate("document.body.dataset.panes") == panes else None
+
+
+def wait_until(check, what: str, timeout: float = WAIT_MS / 1000):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
 
 
 def assert_rows_numbered(page, frame, pane: str) -> None:
@@ -120,7 +137,7 @@ def assert_rows_numbered(page, frame, pane: str) -> None:
     gutters = []
     for i in (0, 1, 2, 10):
         box = rows.nth(i).bounding_box()
-        gutters.append(page.screenshot(clip={"x": box["x"], "y": box["y"], "width": 40, "height": box["height"]}))
+        gutters.append(page.screenshot(clip={"x": box["x"], "y": box["y"], "width": 48, "height": box["height"]}))
     assert len(set(gutters)) == 4, "rows show the same line number"
 
 
@@ -134,7 +151,8 @@ def test_what_if_num_warps_slider_changes_occupancy(page, server):
     slider.press("Home")  # 1 warp: 32-thread blocks, capped at 32 blocks per SM
     wait_metric(page, "Occupancy (what-if)", "50%")
     wait_idle(page)
-    assert metric(page, "Occupancy") == "100%"  # the compiled kernel's card is unchanged
+    # The compiled kernel's figures above the editor are unchanged.
+    assert "Occupancy 100%" in page.get_by_text("Registers / thread").first.inner_text()
     page.locator("[data-testid=stPlotlyChart]").first.scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "occupancy-what-if.png"), full_page=True)
 
@@ -143,11 +161,7 @@ def test_broken_syntax_shows_the_error_line_and_keeps_the_text(page, server):
     url, home = server
     page.goto(f"{url}/?kernel=add&target=sm_90")
     page.get_by_text("Registers / thread").first.wait_for()
-    editor = page.frame_locator('iframe[title="code_editor.code_editor"]')
-    line = editor.locator(".ace_line", has_text="mask = offs < n")
-    line.click(force=True)  # Ace puts a transparent layer over its text lines
-    page.keyboard.press("End")
-    page.keyboard.type(")")
+    type_at_line_end(page, "mask = offs < n", ")")
     page.keyboard.press("Control+Enter")
     err = page.locator("[data-testid=stAlertContentError]", has_text="Syntax error")
     err.wait_for()
@@ -178,10 +192,7 @@ def test_text_typed_just_before_switching_kernel_is_kept(page, server):
     page.goto(f"{url}/?kernel=gelu&target=sm_90")
     page.get_by_text("Registers / thread").first.wait_for()
     wait_idle(page)
-    editor = page.frame_locator('iframe[title="code_editor.code_editor"]')
-    editor.locator(".ace_line", has_text="import triton.language as tl").click(force=True)
-    page.keyboard.press("End")
-    page.keyboard.type("  # typed, then straight to another kernel")
+    type_at_line_end(page, "import triton.language as tl", "  # typed, then straight to another kernel")
     choose(page, "Kernel", "Vector add")  # no pause: the debounced save has not fired yet
     page.get_by_text("Compiled add.py for sm_90").first.wait_for()
     wait_idle(page)

@@ -86,7 +86,7 @@ def wait_until(check, what: str, timeout: float = 60) -> None:
 
 def type_after(page, line: str, text: str) -> None:
     """Click at the end of the editor line holding `line` and type `text` there."""
-    editor_frame(page).locator(".ace_line", has_text=line).first.click(force=True)
+    editor_frame(page).locator(".cm-line", has_text=line).first.click()
     page.keyboard.press("End")
     page.keyboard.type(text)
 

@@ -231,3 +231,45 @@ def test_rename_moves_the_file_and_its_history(home):
     ws.save_source(stale, "# the other tab's text\n")
     assert ws.read_source(ws.find(kf.id)) == "# the other tab's text\n"
     assert ws.read_source(renamed) == "# edited\n"
+
+
+CORPUS_SRC = KERNELS.parent / "tests" / "corpus" / "liger_kernel" / "src"
+
+
+def test_open_by_module_or_path_only_under_the_allowed_folders(home, monkeypatch, tmp_path):
+    monkeypatch.setenv(workspace.OPEN_ROOTS_ENV, str(CORPUS_SRC))
+    rms = (CORPUS_SRC / "liger_kernel" / "ops" / "rms_norm.py").resolve()
+    assert CORPUS_SRC.resolve() in workspace.open_roots()
+    assert workspace.resolve_open("liger_kernel.ops.rms_norm") == rms
+    assert workspace.resolve_open("liger_kernel/ops/rms_norm.py") == rms  # relative to an allowed folder
+    assert workspace.resolve_open(str(rms)) == rms
+    with pytest.raises(ValueError, match="outside the folders this server opens"):
+        workspace.resolve_open(str(KERNELS / "add.py"))
+    link = CORPUS_SRC.parent / "escape.py"  # a link inside cannot lead outside
+    outside = tmp_path / "secret.py"
+    outside.write_text("SECRET = 1\n")
+    try:
+        link.symlink_to(outside)
+        with pytest.raises(ValueError, match="outside"):
+            workspace.resolve_open(str(link))
+    finally:
+        link.unlink(missing_ok=True)
+    with pytest.raises(ValueError, match="no module named"):
+        workspace.resolve_open("liger_kernel.ops.nothing_here")
+    with pytest.raises(ValueError, match="only .py"):
+        workspace.resolve_open(str(CORPUS_SRC.parent / "pyproject.toml"))
+
+
+def test_an_opened_file_is_a_copy_that_remembers_its_origin_through_a_rename(home):
+    ws = Workspace(new_key())
+    origin = (CORPUS_SRC / "liger_kernel" / "ops" / "swiglu.py").resolve()
+    kf = ws.open_file(origin)
+    assert kf.file_name == "swiglu.py" and ws.read_source(kf) == origin.read_text()
+    assert ws.origin_of(kf) == origin
+    again = ws.open_file(origin)  # opened twice: two files, neither replaced
+    assert again.file_name == "swiglu-2.py" and ws.origin_of(again) == origin
+    ws.save_source(kf, "edited\n")
+    assert origin.read_text() != "edited\n"  # the package's file is never written
+    renamed = ws.rename(kf, "mine.py")
+    assert ws.origin_of(renamed) == origin and ws.read_source(renamed) == "edited\n"
+    assert ws.origin_of(ws.new_kernel()) is None and ws.origin_of(ws.find("add")) is None

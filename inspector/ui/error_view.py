@@ -1,5 +1,8 @@
 """A failed inspection, shown where the user is looking: kind, the file's line, the message,
-and the lines around it as they were compiled."""
+and the lines around it as they were compiled. When the kernel needs values nothing in the file
+gives (`details["missing"]`: constexprs and arguments with a suggested value each), a small form
+asks for them, one field per name; submitting recompiles with them as the call's overrides (what
+the command line takes as --const / --arg), and the editor's text is left as it is."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import os
 import streamlit as st
 
 from inspector.compile.record import Inspection
+from inspector.ui import state
 
 KIND_TITLES = {
     "syntax": "Syntax error", "import": "The file could not be imported", "example": "The example() call failed",
@@ -36,6 +40,40 @@ def show_error(rec: Inspection) -> None:
     if err.line:
         where = f" at line {err.line}" + (f" of `{os.path.basename(err.file)}`" if err.file else "")
     st.error(f"**{title}**{where}", icon="⚠️")
+    missing = [m for m in (err.details or {}).get("missing") or [] if isinstance(m, dict) and m.get("name")]
+    if missing:
+        missing_form(missing, err.line)
+        return
     st.code(err.message or "(no message)", language=None)
     if err.line and rec.source:
         st.code(excerpt(rec.source, err.line), language=None)
+
+
+def _apply_missing(missing: list[dict]) -> None:
+    """on_click of the form: the typed values become the call's overrides, then compile."""
+    s = state.settings()
+    for m in missing:
+        value = str(st.session_state.get(_field_key(m), "")).strip()
+        table = s.consts if m.get("kind") == "constexpr" else s.args
+        if value:
+            table[m["name"]] = value
+    state.request_compile()
+
+
+def _field_key(m: dict) -> str:
+    return f"w.missing.{state.settings().kernel}.{m.get('kind')}.{m['name']}"
+
+
+def missing_form(missing: list[dict], line: int | None) -> None:
+    """One input per value the kernel needs, prefilled with a suggestion; Compile uses them."""
+    where = f" (the kernel at line {line})" if line else ""
+    st.markdown(f"Nothing in the file launches this kernel{where}, so these values are needed to compile it. "
+                "Edit the suggestions and compile; they are kept as the call's overrides (sidebar, Call).")
+    with st.form(f"w.missing.{state.settings().kernel}", border=True):
+        cols = st.columns(min(len(missing), 4))
+        for i, m in enumerate(missing):
+            kind = "constexpr" if m.get("kind") == "constexpr" else "argument"
+            cols[i % len(cols)].text_input(f"{m['name']} ({kind})", value=str(m.get("suggested") or ""),
+                                           key=_field_key(m))
+        st.form_submit_button("Compile with these values", type="primary", on_click=_apply_missing,
+                              args=(missing,))

@@ -24,7 +24,7 @@ def version_label(v: workspace.Version, current_digest: str) -> str:
 
 def _restore(kernel_id: str, number: int) -> None:
     """on_click: make version `number` the current text, reload the editor, compile."""
-    from inspector.ui.editor import RERUN_APP, save_pending
+    from inspector.ui.editor import save_pending
 
     ss = st.session_state
     save_pending()  # what was typed just before the click is a version too
@@ -40,7 +40,6 @@ def _restore(kernel_id: str, number: int) -> None:
     state.load_editor()
     state.request_compile()
     ss[RESTORED] = number
-    ss[RERUN_APP] = True
 
 
 def history_panel(ws: workspace.Workspace, kf: workspace.KernelFile) -> None:

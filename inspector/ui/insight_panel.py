@@ -1,7 +1,7 @@
 """Insight: the advisor's findings, the memory-access table (128-bit or not, and why), the
 instruction mix, and the TTGIR layouts in words; everything from `inspector.analysis`.
 
-A finding or a table row with a source line links to it: the Stages view opens with that line
+A finding or a table row with a source line links to it: the editor above selects that line
 selected (and the lines it became highlighted in every pane).
 """
 
@@ -24,9 +24,8 @@ VERDICT_WORDS = {"vectorised": "128-bit", "partial": "partly vectorised", "scala
 
 
 def _show_line(line: int) -> None:
-    """on_click: open the Stages view with this source line selected."""
+    """on_click: select this source line in the editor (and the lines it became in the panes)."""
     st.session_state[state.FOCUS] = {"pane": "source", "line": int(line)}
-    state.settings().view = "stages"
 
 
 def _line_button(line: int | None, key: str) -> None:

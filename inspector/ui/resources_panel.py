@@ -1,5 +1,5 @@
-"""The resources card: registers, spills, shared memory, blocks per SM, occupancy and its limiter,
-always on screen under the editor."""
+"""The resources line: registers, spills, shared memory, blocks per SM, occupancy and its limiter,
+one compact line above the workbench (the figures a kernel author checks after every edit)."""
 
 from __future__ import annotations
 
@@ -34,9 +34,48 @@ def card_figures(rec: Inspection) -> dict[str, str]:
         "Shared memory" if not amd else "LDS": kib(r.shared_bytes),
         "Blocks / SM" if not amd else "Workgroups / CU": str(occ.get("blocks_per_sm", "–")),
         "Occupancy": f"{100 * occ['occupancy']:.0f}%" if "occupancy" in occ else "–",
-        "Limited by": " + ".join(LIMITER_WORDS.get(x, x) for x in occ.get("limiters", [])) or "–",
+        "Limited by": limiter_words(occ),
     }
     return out
+
+
+def limiter_words(occ: dict) -> str:
+    """What caps occupancy; at full occupancy nothing does (the limiters then only tie at 100%)."""
+    if occ.get("occupancy") is not None and occ["occupancy"] >= 0.999:
+        return "nothing (full occupancy)"
+    return " + ".join(LIMITER_WORDS.get(x, x) for x in occ.get("limiters", [])) or "–"
+
+
+def waves_words(waves: float) -> str:
+    """A fractional wave count that never reads 0.00 for a small grid: two significant digits."""
+    if waves >= 10:
+        return f"{waves:.1f}"
+    return f"{waves:.2g}" if waves > 0 else "0"
+
+
+def resources_line(rec: Inspection) -> None:
+    """The figures of the shown record in one line, and where they come from in a second one."""
+    if not rec.ok or not rec.stages:
+        return
+    figures = card_figures(rec)
+    st.markdown(" · ".join(f"{label} **{value}**" for label, value in figures.items()),
+                help="From the compiled kernel (ptxas / the AMD backend) and the occupancy model of the target; "
+                     "the Occupancy tab shows the what-if.")
+    st.caption(" · ".join(_context_bits(rec)))
+
+
+def _context_bits(rec: Inspection) -> list[str]:
+    occ = rec.occupancy or {}
+    bits = [f"**{rec.kernel}** for `{rec.target}`" + (f" ({rec.device_name})" if rec.device_name else ""),
+            f"{rec.resources.num_warps} warps × {rec.warp_size} threads, {rec.resources.num_stages} stages"]
+    w = occ.get("waves")
+    if rec.grid:
+        grid = "×".join(map(str, rec.grid))
+        bits.append(f"grid {grid}" + (f" = {waves_words(w['fractional_waves'])} waves on {occ.get('gpu')} "
+                                      f"({w['sm_count']} SMs)" if w else ""))
+    bits.append(f"Triton {rec.triton_version}")
+    bits.append("from the cache" if rec.cached else f"compiled in {rec.compile_seconds:.1f} s")
+    return bits
 
 
 def resources_card(rec: Inspection) -> None:
@@ -47,14 +86,4 @@ def resources_card(rec: Inspection) -> None:
         cols = st.columns([1, 1, 1, 1, 1, 1.8])
         for col, (label, value) in zip(cols, card_figures(rec).items()):
             col.metric(label, value)
-        occ = rec.occupancy or {}
-        bits = [f"**{rec.kernel}** for `{rec.target}`" + (f" ({rec.device_name})" if rec.device_name else ""),
-                f"{rec.resources.num_warps} warps × {rec.warp_size} threads, {rec.resources.num_stages} stages"]
-        w = occ.get("waves")
-        if rec.grid:
-            grid = "×".join(map(str, rec.grid))
-            bits.append(f"grid {grid}" + (f" = {w['fractional_waves']:.2f} waves on {occ.get('gpu')} "
-                                          f"({w['sm_count']} SMs)" if w else ""))
-        bits.append(f"Triton {rec.triton_version}")
-        bits.append("from the cache" if rec.cached else f"compiled in {rec.compile_seconds:.1f} s")
-        st.caption(" · ".join(bits))
+        st.caption(" · ".join(_context_bits(rec)))

@@ -2,22 +2,28 @@
 
 The URL holds exactly this, so a link reopens the same view:
 
-    ?kernel=add&target=sm_90&warps=8&stages=3&c.BLOCK=512&a.n=4095&panes=source,ttgir,ptx&view=stages
+    ?kernel=add&target=sm_90&warps=8&stages=3&c.BLOCK=512&a.n=4095&panes=ttgir,ptx&view=occupancy
 
 `c.<name>` overrides a constexpr and `a.<name>` an argument (as `inspect_kernel`'s consts and
 args take them); `fn` names the kernel function when the file has several; `autotune` is a config
-index; `passes=1` records the IR after every pass. No Streamlit here.
+index; `passes=1` records the IR after every pass; `panes` lists the stage panes beside the editor
+(the editor is the source pane: an old link's `source` entry is dropped); `view` the tab below.
+A shared link adds `src` (the text itself, zlib-compressed, base64url) and `name` (its file
+name): see `shared_text`. No Streamlit here.
 """
 
 from __future__ import annotations
 
+import base64
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-STAGE_PANES = ("source", "ttir", "ttgir", "llir", "ptx", "sass", "amdgcn", "passes")
-DEFAULT_PANES = ("source", "ttgir", "ptx")
-VIEWS = ("stages", "occupancy", "insight", "autotune", "diff", "benchmarks")
-MIN_PANES, MAX_PANES = 2, 4
+STAGE_PANES = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn", "passes")
+DEFAULT_PANES = ("ptx",)
+VIEWS = ("insight", "occupancy", "autotune", "diff", "benchmarks")
+MIN_PANES, MAX_PANES = 1, 3
+MAX_SHARED_BYTES = 1024 * 1024  # the most text a shared link may unpack to
 WARPS_CHOICES = (1, 2, 4, 8, 16, 32)
 STAGES_CHOICES = (1, 2, 3, 4, 5, 6)
 
@@ -45,7 +51,7 @@ class Settings:
     consts: dict[str, str] = field(default_factory=dict)
     args: dict[str, str] = field(default_factory=dict)
     panes: list[str] = field(default_factory=lambda: list(DEFAULT_PANES))
-    view: str = "stages"
+    view: str = "insight"
     passes: bool = False
 
     def options(self) -> dict[str, int]:
@@ -82,7 +88,7 @@ class Settings:
             q[f"a.{name}"] = value
         if list(self.panes) != list(DEFAULT_PANES):
             q["panes"] = ",".join(self.panes)
-        if self.view != "stages":
+        if self.view != VIEWS[0]:
             q["view"] = self.view
         if self.passes:
             q["passes"] = "1"
@@ -112,3 +118,25 @@ class Settings:
             s.view = view
         s.passes = str(query.get("passes") or "") in ("1", "true", "yes")
         return s
+
+
+def shared_text(encoded: str) -> str:
+    """The source a shared link carries (`src`): zlib data in base64url, unpadded, as the page's
+    Share button writes it. ValueError for anything malformed or over MAX_SHARED_BYTES unpacked
+    (a small link cannot unpack into a huge text)."""
+    try:
+        data = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
+        inflater = zlib.decompressobj()
+        raw = inflater.decompress(data, MAX_SHARED_BYTES + 1)
+    except (ValueError, zlib.error) as e:
+        raise ValueError(f"the link's source is damaged ({e}); ask for the link again") from e
+    if len(raw) > MAX_SHARED_BYTES or inflater.unconsumed_tail:
+        raise ValueError(f"the link's source is larger than {MAX_SHARED_BYTES // 1024} KiB")
+    if not inflater.eof:
+        raise ValueError("the link's source is damaged (cut short); ask for the link again")
+    return raw.decode("utf-8", errors="replace")
+
+
+def share_param(text: str) -> str:
+    """`src` for a text (what the page's Share button computes in the browser)."""
+    return base64.urlsafe_b64encode(zlib.compress(text.encode("utf-8"), 9)).decode().rstrip("=")

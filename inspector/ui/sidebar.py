@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector.compile.record import Inspection
-from inspector.ui import state, targets
+from inspector.ui import state, targets, workspace
 from inspector.ui.editor import save_pending
 from inspector.ui.settings import STAGES_CHOICES, WARPS_CHOICES
 
@@ -42,6 +42,23 @@ def _on_upload() -> None:
         return
     st.session_state.pop("upload_error", None)
     state.switch_kernel(kf.id)  # always a file of its own: a name in use gets a distinct one
+
+
+def _on_open() -> None:
+    """Open a kernel by path or module name (see `workspace.resolve_open` for what may be opened)."""
+    ss = st.session_state
+    spec = str(ss.get("w.open", "")).strip()
+    if not spec:
+        return
+    save_pending()
+    try:
+        kf = state.workspace_of_session().open_file(workspace.resolve_open(spec))
+    except (ValueError, OSError) as e:
+        ss["open_error"] = str(e)
+        return
+    ss.pop("open_error", None)
+    ss["w.open"] = ""
+    state.switch_kernel(kf.id)
 
 
 def _on_new() -> None:
@@ -99,6 +116,13 @@ def pick() -> None:
                           "in a sandboxed worker process, never imported by the server.")
     if ss.get("upload_error"):
         st.error(ss["upload_error"])
+    st.text_input("Open by path or module", key="w.open", on_change=_on_open,
+                  placeholder="liger_kernel.ops.rms_norm",
+                  help="A kernel file of an installed package (or of a folder this server allows) by module name or "
+                       "path: it is copied into your workspace to edit, and compiled as the package's own file, so "
+                       "its imports work.")
+    if ss.get("open_error"):
+        st.error(ss["open_error"])
 
     opts = targets.options()
     if s.target not in opts:

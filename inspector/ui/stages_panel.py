@@ -1,8 +1,8 @@
-"""Stages side by side: two to four panes among the source, TTIR, TTGIR, LLVM IR, PTX, SASS,
-AMDGCN and the pass-by-pass view, highlighted, numbered and linked to the source in the browser.
+"""The stage panes' contents for the workbench: TTIR, TTGIR, LLVM IR, PTX, SASS, AMDGCN and the
+pass-by-pass view, highlighted and numbered, with the line maps that link them to the source.
 
 Each pane's highlighted rows are cached per (record, stage), so a rerun only joins cached strings;
-the linking itself runs in the page (see `inspector.ui.panes`).
+the linking itself runs in the page (see `inspector.ui.workbench`).
 """
 
 from __future__ import annotations
@@ -13,12 +13,10 @@ import streamlit as st
 
 from inspector.highlight import language_of, render_rows
 from inspector.compile.record import STAGE_TITLES, Inspection, PassSnapshot
-from inspector.ui import state
 from inspector.ui.linking import stage_line_maps
-from inspector.ui.panes import Pane, panes_document
+from inspector.ui.panes import Pane
 from inspector.ui.settings import MAX_PANES
 
-PANE_HEIGHT = 660
 # A stage beyond this is shown up to here (a browser chokes on tens of megabytes of rows); the
 # download has all of it.
 MAX_PANE_BYTES = 8_000_000
@@ -28,7 +26,7 @@ COUNTERPART = {"ptx": "amdgcn", "sass": "amdgcn", "amdgcn": "ptx"}
 
 
 def available_panes(rec: Inspection) -> list[str]:
-    return ["source", *rec.stage_names(), "passes"]
+    return [*rec.stage_names(), "passes"]
 
 
 def effective_panes(wanted: list[str], available: list[str]) -> list[str]:
@@ -38,7 +36,7 @@ def effective_panes(wanted: list[str], available: list[str]) -> list[str]:
         p = p if p in available else COUNTERPART.get(p, "")
         if p in available and p not in out:
             out.append(p)
-    return out[:MAX_PANES] or available[:2]
+    return out[:MAX_PANES] or [p for p in ("ptx", "amdgcn") if p in available][:1] or available[:1]
 
 
 @st.cache_data(max_entries=32, show_spinner=False)  # up to 8 MB each
@@ -89,35 +87,18 @@ def _pass_pane(rec: Inspection, key: str) -> Pane:
                 "The pass left the text unchanged.")
 
 
-def _on_panes() -> None:
-    chosen = st.session_state["w.panes"]
-    if chosen:
-        state.settings().panes = list(chosen)
+def pane_of(rec: Inspection, p: str, key: str) -> Pane:
+    """One stage pane of the workbench (the pass-by-pass pane draws its pass picker here)."""
+    if p == "passes":
+        return _pass_pane(rec, key)
+    text = rec.stages.get(p, "")
+    meta = f"{text.count(chr(10)) + 1:,} lines"
+    if len(text) > MAX_PANE_BYTES:
+        text = text[:text.rfind("\n", 0, MAX_PANE_BYTES)]
+        meta += f", the first {text.count(chr(10)) + 1:,} shown (Downloads has all)"
+    return Pane(p, PANE_TITLES.get(p, p), meta, p, _rows(f"{key}:{p}", language_of(p), p, text))
 
 
-def stages_panel(rec: Inspection) -> None:
-    """Pane choice and the linked panes."""
-    available = available_panes(rec)
-    panes = effective_panes(state.settings().panes, available)
-    st.session_state["w.panes"] = panes
-    st.multiselect("Panes (two to four)", available, key="w.panes", max_selections=MAX_PANES,
-                   format_func=lambda p: PANE_TITLES.get(p, p), on_change=_on_panes)
-    key = rec.cache_key or f"{rec.kernel}:{rec.target}"
-    built: list[Pane] = []
-    for p in panes:
-        if p == "passes":
-            built.append(_pass_pane(rec, key))
-            continue
-        text = rec.source if p == "source" else rec.stages.get(p, "")
-        meta = f"{text.count(chr(10)) + 1:,} lines"
-        if len(text) > MAX_PANE_BYTES:
-            text = text[:text.rfind("\n", 0, MAX_PANE_BYTES)]
-            meta += f", the first {text.count(chr(10)) + 1:,} shown (Downloads has all)"
-        built.append(Pane(p, PANE_TITLES.get(p, p), meta, p, _rows(f"{key}:{p}", language_of(p), p, text)))
-    maps = _maps(key, rec)
-    if not maps:
-        st.caption("Source mapping is not available for this record: the panes are not linked.")
-    initial = st.session_state.pop(state.FOCUS, None)
-    doc = panes_document(built, maps, storage_key=f"tki:{state.settings().kernel}:{rec.target}", initial=initial)
-    st.iframe(doc, height=PANE_HEIGHT)
-    st.caption("Click a line: the lines it became (or came from) light up in every pane.")
+def maps_of(key: str, rec: Inspection) -> dict[str, dict[int, list[int]]]:
+    """The line maps of a record (cached per record key)."""
+    return _maps(key, rec)

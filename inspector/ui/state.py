@@ -19,7 +19,7 @@ import streamlit as st
 
 from inspector.compile.record import Inspection
 from inspector.ui import workspace
-from inspector.ui.settings import Settings
+from inspector.ui.settings import Settings, shared_text
 
 SETTINGS = "settings"
 RECORD = "record"
@@ -33,22 +33,33 @@ FOCUS = "focus"  # {"pane": "source", "line": n}: a line the stage panes should 
 PIN = "pin"  # an Inspection kept as the diff's "A"
 SAVE_NOTICE = "save_notice"  # {"kernel", "replaced": version number}: this tab saved over another's text
 LAST_GOOD = "last_good"  # {kernel id: the last successful Inspection}, shown while an edit fails
+SHARED_NOTICE = "shared_notice"  # what opening a shared link did (a new file's name, or why it could not)
 
 
 def init(default_target: Callable[[], str]) -> None:
     """First run of a session: settings from the URL, the kernel's text from the workspace.
 
-    `default_target()` may have to ask the worker for the native GPU (the first session of a
-    server waits for the worker to start), hence the spinner."""
+    A shared link (`src`, `name`: the text itself) opens as a new file of this session's
+    workspace, under a name no file of it has: it never replaces the recipient's own work.
+
+    `default_target()` asks the worker for the native GPU only on a machine with a GPU device
+    node, so a GPU-free server paints its first page without waiting for the worker."""
     ss = st.session_state
     if SETTINGS in ss:
         return
-    with st.spinner("Starting the compiler worker…"):
-        target = default_target()
+    target = default_target()
     query = st.query_params.to_dict()
     key = query.get(WS_PARAM)
     ss[WORKSPACE] = key if workspace.valid_key(key) else workspace.new_key()
     settings = Settings.from_query(query, default_target=target)
+    if query.get("src"):
+        try:
+            text = shared_text(str(query["src"]))
+            kf = workspace_of_session().add_upload(str(query.get("name") or "shared.py"), text.encode("utf-8"))
+            settings.kernel = kf.id
+            ss[SHARED_NOTICE] = f"Opened the shared kernel as `{kf.file_name}`, a new file of your workspace."
+        except ValueError as e:
+            ss[SHARED_NOTICE] = f"The shared link could not be opened: {e}"
     if workspace_of_session().find(settings.kernel) is None:
         settings.kernel = Settings().kernel
     ss[SETTINGS] = settings
@@ -104,6 +115,16 @@ def current_kernel() -> workspace.KernelFile:
         kf = ws.find(settings().kernel)
         assert kf is not None, "the bundled kernels are missing"
     return kf
+
+
+def compile_input(kf: workspace.KernelFile) -> tuple[str, dict[str, Any]]:
+    """What to compile for this kernel: (file, extra inspect_kernel arguments). A file opened
+    from a package compiles as that package's file, with the workspace copy's text."""
+    ws = workspace_of_session()
+    origin = ws.origin_of(kf)
+    if origin is not None:
+        return str(origin), {"source": ws.read_source(kf)}
+    return str(ws.source_path(kf)), {}
 
 
 def request_compile() -> None:

@@ -8,6 +8,7 @@ candidate target, and afterwards marks those the probe found unbuildable.
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -52,14 +53,22 @@ def native() -> dict[str, Any]:
     return native_gpu()
 
 
+GPU_DEVICE_NODES = ("/dev/nvidiactl", "/dev/kfd")
+
+
 def default_target() -> str:
+    """native on a machine with a GPU, else the default target. Without a GPU device node there
+    is no native GPU to ask the worker about, so the first page does not wait for it."""
+    if not any(os.path.exists(p) for p in GPU_DEVICE_NODES):
+        return DEFAULT_TARGET
     return NATIVE if native().get("available") else DEFAULT_TARGET
 
 
 def options() -> list[str]:
     """The picker's targets: native (when present), then NVIDIA and AMD candidates."""
     names = [t.name for t in candidate_targets()]
-    return ([NATIVE] if native().get("available") else []) + names
+    gpu = any(os.path.exists(p) for p in GPU_DEVICE_NODES) and native().get("available")
+    return ([NATIVE] if gpu else []) + names
 
 
 def label(name: str) -> str:

@@ -6,7 +6,8 @@ One workspace per user (per browser link): a random 128-bit key, kept in the pag
 ($TRITON_INSPECTOR_HOME/workspaces, by default ~/.local/share/triton-inspector/workspaces):
 
     <key>/edits/<stem>.py             the user's current text of bundled `kernels/<stem>.py`
-    <key>/files/<name>.py             a file of the user's own (an upload, a "New kernel")
+    <key>/files/<name>.py             a file of the user's own (an upload, a "New kernel", an opened file)
+    <key>/origins/<name>.py           for a file opened by path or module name: the path it came from
     <key>/history/edits/<stem>.py/    every saved version of that text, oldest first:
     <key>/history/files/<name>.py/        <number>-<unix ms>-<sha256 prefix>.py
 
@@ -37,6 +38,7 @@ import hashlib
 import os
 import re
 import secrets
+import sysconfig
 import tempfile
 import threading
 import time
@@ -78,6 +80,66 @@ def example(device):
     out = torch.empty_like(x)
     add_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, out, x.numel(), BLOCK=1024)
 '''
+
+
+OPEN_ROOTS_ENV = "TRITON_INSPECTOR_OPEN_ROOTS"
+
+
+def open_roots() -> list[Path]:
+    """The folders whose kernel files the app may open by path or by module name.
+
+    A server shared by several users must not become a file browser of its own disk, so only
+    these are readable: the installed packages (site-packages: public code, and the place a
+    module name such as `liger_kernel.ops.rms_norm` resolves to) and the folders the operator
+    lists in $TRITON_INSPECTOR_OPEN_ROOTS (separated by `os.pathsep`), e.g. a checkout of the
+    team's kernels. A path is checked after resolving symbolic links, so no link leads out."""
+    found: list[Path] = []
+    for entry in os.environ.get(OPEN_ROOTS_ENV, "").split(os.pathsep):
+        if entry.strip():
+            found.append(Path(entry.strip()).expanduser())
+    for key in ("purelib", "platlib"):
+        found.append(Path(sysconfig.get_paths()[key]))
+    out: list[Path] = []
+    for p in found:
+        real = p.resolve()
+        if real.is_dir() and real not in out:
+            out.append(real)
+    return out
+
+
+def resolve_open(spec: str, roots: list[Path] | None = None) -> Path:
+    """The kernel file a user asked to open: a path (absolute, or relative to one of the roots)
+    or a dotted module name found under the roots. ValueError, saying what is allowed, for
+    anything else (a missing file, a file outside every root, not a .py file)."""
+    from inspector.compile.project import module_file
+
+    spec = spec.strip()
+    roots = open_roots() if roots is None else [r.resolve() for r in roots]
+    listed = ", ".join(str(r) for r in roots) or "(none)"
+    if not spec:
+        raise ValueError("give a path to a .py file or a module name such as liger_kernel.ops.rms_norm")
+    candidates: list[Path] = []
+    if spec.endswith(".py") or os.sep in spec or "/" in spec:
+        p = Path(spec).expanduser()
+        candidates = [p] if p.is_absolute() else [r / p for r in roots]
+    else:
+        found = module_file(spec, [str(r) for r in roots] + [str(r / "src") for r in roots])
+        if found is None:
+            raise ValueError(f"no module named {spec!r} under the folders this server opens: {listed}")
+        candidates = [Path(found)]
+    for c in candidates:
+        real = c.resolve()
+        if not real.is_file():
+            continue
+        if real.suffix != ".py":
+            raise ValueError(f"{spec}: only .py kernel files can be opened")
+        if not any(real.is_relative_to(r) for r in roots):
+            raise ValueError(f"{spec} is outside the folders this server opens ({listed}); the operator can "
+                             f"add a folder with ${OPEN_ROOTS_ENV}")
+        if real.stat().st_size > MAX_UPLOAD_BYTES:
+            raise ValueError(f"{spec} is larger than {MAX_UPLOAD_BYTES // 1024} KiB")
+        return real
+    raise ValueError(f"{spec}: no such file under the folders this server opens ({listed})")
 
 
 def home_dir() -> Path:
@@ -476,6 +538,26 @@ class Workspace:
             raise ValueError(f"the file is larger than {MAX_UPLOAD_BYTES // 1024} KiB")
         return self._create(safe_file_name(name), data.decode("utf-8", errors="replace"))
 
+    def open_file(self, origin: Path) -> KernelFile:
+        """Copy a kernel file opened by path or module name (see `resolve_open`) into the
+        workspace for editing, remembering where it came from: it is compiled as that file,
+        inside its package, so its relative and package imports keep working."""
+        text = origin.read_text(encoding="utf-8", errors="replace")
+        with _WRITE_LOCK:
+            kf = self._create(safe_file_name(origin.name), text)
+            atomic_write_text(self._origin_record(kf), str(origin), durable=True)
+            return kf
+
+    def _origin_record(self, kf: KernelFile) -> Path:
+        return self.root / "origins" / safe_file_name(kf.file_name)
+
+    def origin_of(self, kf: KernelFile) -> Path | None:
+        """The package file a file of the user's was opened from, or None."""
+        if kf.is_bundled:
+            return None
+        text = _read(self._origin_record(kf))
+        return Path(text.strip()) if text and text.strip() else None
+
     def rename(self, kf: KernelFile, new_name: str) -> KernelFile:
         """Rename one of the user's files (and its history); ValueError if the name is taken."""
         if kf.is_bundled:
@@ -496,4 +578,6 @@ class Workspace:
                 new_history.parent.mkdir(parents=True, exist_ok=True)
                 os.rename(old_history, new_history)
             os.rename(old_path, self.edit_path(new))
+            if self._origin_record(kf).exists():
+                os.rename(self._origin_record(kf), self._origin_record(new))
             return self._file_entry(name)

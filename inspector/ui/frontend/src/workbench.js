@@ -152,6 +152,10 @@ function submit() {
   send({ type: "submit", text: view.state.doc.toString() });
 }
 root.querySelector(".compile").addEventListener("click", submit);
+// Leaving the editor (a click in the sidebar, another tab, closing the page) sends what was typed.
+window.addEventListener("blur", flush);
+document.addEventListener("visibilitychange", flush);
+window.addEventListener("pagehide", flush);
 // For the browser tests and the benchmark: the editor's text, and a way to replace it as typing does.
 window.tkiEditor = {
   text: function () { return view.state.doc.toString(); },
@@ -373,6 +377,7 @@ root.querySelector(".sharebox .close").addEventListener("click", function () {
 function render(a) {
   args = a;
   root.style.height = a.height + "px";
+  if (!document.body.dataset.firstRenderAt) document.body.dataset.firstRenderAt = String(performance.timeOrigin + performance.now());
   root.querySelector(".file").textContent = a.file_name;
   if (a.gen !== gen) {
     gen = a.gen;
@@ -395,6 +400,10 @@ function render(a) {
       REV[pane] = rev;
     });
     drawPanes();
+    // When these panes were first painted (epoch ms): what the browser benchmarks measure up to.
+    requestAnimationFrame(function () {
+      setTimeout(function () { document.body.dataset.paintedAt = String(performance.timeOrigin + performance.now()); }, 0);
+    });
     let initial = a.initial;
     if (!initial) {
       try { initial = JSON.parse(localStorage.getItem(a.storage_key) || "null"); } catch (e) { initial = null; }

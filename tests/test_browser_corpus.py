@@ -1,0 +1,144 @@
+"""Real published kernels through the app, in a real headless Chromium: files of the corpus
+(tests/corpus, Liger-Kernel 0.8.2 as released, the entries whose imports need no GPU) opened by
+module name or by path, compiled as part of their package, PTX shown; a kernel nothing launches
+asks for its missing values in a small form (never command-line syntax), and compiles with them.
+
+The server opens files only under $TRITON_INSPECTOR_OPEN_ROOTS (here the corpus' source folder)
+and the installed packages; anything else is refused with a message saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from browser_support import (CHROMIUM, CHROMIUM_ARGS, REPO, app_server, browser_missing_reason, editor_text,
+                             is_local, wait_idle, workbench_frame)
+
+pytestmark = pytest.mark.browser
+SHOTS = REPO / "test-artifacts" / "screenshots"
+WAIT_MS = 240_000  # a cold compile of a package kernel on a loaded machine
+CORPUS = REPO / "tests" / "corpus"
+LIGER_SRC = CORPUS / "liger_kernel" / "src"
+MANIFEST = {e["file"]: e for e in json.loads((CORPUS / "MANIFEST.json").read_text())}
+# (how the user names it, the file) for package files whose imports need no GPU; both ways of naming.
+OPENED = [
+    ("liger_kernel.ops.rms_norm", "liger_kernel/src/liger_kernel/ops/rms_norm.py"),
+    ("liger_kernel/ops/swiglu.py", "liger_kernel/src/liger_kernel/ops/swiglu.py"),
+    (str(LIGER_SRC / "liger_kernel" / "ops" / "softmax.py"), "liger_kernel/src/liger_kernel/ops/softmax.py"),
+    ("liger_kernel.ops.geglu", "liger_kernel/src/liger_kernel/ops/geglu.py"),
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    reason = browser_missing_reason()
+    if reason:
+        if os.environ.get("INSPECTOR_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"INSPECTOR_REQUIRE_BROWSER=1 but {reason}")
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def server(browser, tmp_path_factory):
+    home = tmp_path_factory.mktemp("inspector-home")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with app_server(home, log=SHOTS.parent / "streamlit-browser-corpus.log",
+                    env_extra={"TRITON_INSPECTOR_OPEN_ROOTS": str(LIGER_SRC)}) as url:
+        yield url, home
+
+
+@pytest.fixture
+def page(browser, server):
+    ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
+    pg = ctx.new_page()
+    pg.set_default_timeout(WAIT_MS)
+    requests: list[str] = []
+    pg.on("request", lambda r: requests.append(r.url))
+    yield pg
+    ctx.close()
+    outside = [u for u in requests if not is_local(u)]
+    assert not outside, f"fetched from outside the app: {outside}"
+
+
+def open_kernel(page, spec: str) -> None:
+    box = page.get_by_label("Open by path or module")
+    box.fill(spec)
+    box.press("Enter")
+
+
+def ptx_rows(page) -> int:
+    frame = workbench_frame(page, timeout_ms=WAIT_MS)
+    return frame.locator(".pane[data-pane=ptx] .r", has_text="ld.global").count()
+
+
+@pytest.mark.parametrize("spec,file", OPENED, ids=[f.rsplit("/", 1)[1] for _, f in OPENED])
+def test_corpus_file_opened_by_module_or_path_compiles_in_its_package(page, server, spec, file):
+    entry = MANIFEST[file]
+    assert entry["imports_gpu_free"] and entry["form"] == "package"
+    url, home = server
+    page.goto(f"{url}/?kernel=add&target=sm_90")
+    page.get_by_text("Compiled add.py for sm_90").first.wait_for()
+    wait_idle(page)
+    open_kernel(page, spec)
+    name = file.rsplit("/", 1)[1]
+    page.get_by_text(f"Compiled {name} for sm_90").first.wait_for()
+    wait_idle(page)
+    assert page.locator("[data-testid=stAlertContentError]").count() == 0
+    assert ptx_rows(page) >= 1
+    published = (CORPUS / file).read_text()
+    assert editor_text(page) == published  # opened as published, unedited
+    ws = home / "workspaces" / parse_qs(urlparse(page.url).query)["ws"][0]
+    assert (ws / "files" / name).read_text() == published  # a copy of the user's own to edit
+    assert (ws / "origins" / name).read_text() == str((CORPUS / file).resolve())
+    page.get_by_text("compiled as that file, inside its package").first.wait_for()
+    if name == "rms_norm.py":
+        page.screenshot(path=str(SHOTS / "corpus-rms-norm.png"))
+
+
+def test_bare_kernel_asks_for_missing_values_in_a_form(page, server):
+    """utils.py defines element_mul_kernel and nothing launches it: the page lists the missing
+    constexprs as inputs with suggestions (no --const), and compiling with them shows PTX."""
+    url, _ = server
+    page.goto(f"{url}/?kernel=add&target=sm_90")
+    page.get_by_text("Compiled add.py for sm_90").first.wait_for()
+    wait_idle(page)
+    open_kernel(page, "liger_kernel.ops.utils")
+    form = page.locator("[data-testid=stForm]")
+    form.wait_for()
+    wait_idle(page)
+    assert "--const" not in page.locator("[data-testid=stMain]").inner_text()
+    field = form.get_by_label("BLOCK_SIZE (constexpr)")
+    assert field.input_value()  # prefilled with a suggestion
+    field.fill("1024")
+    text_before = editor_text(page)
+    form.get_by_role("button", name="Compile with these values").click()
+    page.get_by_text("Compiled utils.py for sm_90").first.wait_for()
+    wait_idle(page)
+    assert ptx_rows(page) >= 1
+    assert "c.BLOCK_SIZE=1024" in page.url
+    assert editor_text(page) == text_before  # the user's text is never touched
+    page.screenshot(path=str(SHOTS / "missing-values-form.png"))
+
+
+def test_a_path_outside_the_allowed_folders_is_refused(page, server):
+    url, _ = server
+    page.goto(f"{url}/?kernel=add&target=sm_90")
+    page.get_by_text("Compiled add.py for sm_90").first.wait_for()
+    wait_idle(page)
+    open_kernel(page, str(REPO / "kernels" / "add.py"))
+    err = page.locator("[data-testid=stAlertContentError]", has_text="outside the folders this server opens")
+    err.wait_for()
+    assert "TRITON_INSPECTOR_OPEN_ROOTS" in err.inner_text()
+    open_kernel(page, "no_such_package.kernels.x")
+    page.locator("[data-testid=stAlertContentError]", has_text="no module named 'no_such_package.kernels.x'").wait_for()

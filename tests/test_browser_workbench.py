@@ -1,0 +1,241 @@
+"""The page a kernel author keeps open, in a real headless Chromium at 1600x1000: the editor and
+the PTX side by side without scrolling, a click on the editor's `tl.load` line lighting its PTX
+lines, the scalar-load marker (n = 4095) on that editor line with its reason on hover, "New
+kernel" compiling its template, and a shared link opening the same text and PTX in a fresh
+browser context without touching the recipient's files.
+
+Every wait is on the page's state (or a file the page saved), never a fixed sleep, so the tests
+hold on a loaded machine.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from browser_support import (CHROMIUM, CHROMIUM_ARGS, REPO, app_server, browser_missing_reason, editor_frame,
+                             editor_text, is_local, type_at_line_end, wait_idle, workbench_frame)
+
+pytestmark = pytest.mark.browser
+SHOTS = REPO / "test-artifacts" / "screenshots"
+WAIT_MS = 180_000  # a cold compile on a loaded CI machine
+VIEWPORT = {"width": 1600, "height": 1000}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    reason = browser_missing_reason()
+    if reason:
+        if os.environ.get("INSPECTOR_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"INSPECTOR_REQUIRE_BROWSER=1 but {reason}")
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def server(browser, tmp_path_factory):
+    home = tmp_path_factory.mktemp("inspector-home")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with app_server(home, log=SHOTS.parent / "streamlit-browser-workbench.log") as url:
+        yield url, home
+
+
+@pytest.fixture
+def new_page(browser):
+    """Pages in fresh browser contexts (each one a user); nothing fetched from outside the app."""
+    made, requests = [], []
+
+    def new():
+        ctx = browser.new_context(viewport=VIEWPORT)
+        ctx.on("request", lambda r: requests.append(r.url))
+        made.append(ctx)
+        pg = ctx.new_page()
+        pg.set_default_timeout(WAIT_MS)
+        return pg
+
+    yield new
+    for ctx in made:
+        ctx.close()
+    outside = [u for u in requests if not is_local(u)]
+    assert not outside, f"fetched from outside the app: {outside}"
+
+
+def workspace_dir(page, home):
+    return home / "workspaces" / parse_qs(urlparse(page.url).query)["ws"][0]
+
+
+def wait_for(check, what: str, timeout: float = WAIT_MS / 1000):
+    """Poll `check()` until it returns something truthy (the page's state, never a fixed sleep)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def open_compiled(page, url: str, query: str, label: str):
+    """Open the app at `query`, wait for the compile of `label` and the panes; the workbench frame."""
+    page.goto(f"{url}/?{query}")
+    page.get_by_text(f"Compiled {label}").first.wait_for()
+    wait_idle(page)
+    return workbench_frame(page)
+
+
+def ptx_text(frame) -> str:
+    """The PTX pane's text without its `.file` directives (they name the file's own path, which is
+    in each user's workspace)."""
+    rows = frame.evaluate("() => Array.from(document.querySelectorAll('.pane[data-pane=ptx] .r'))"
+                          ".map(r => r.textContent)")
+    return "\n".join(r for r in rows if not r.lstrip().startswith(".file"))
+
+
+def test_editor_and_ptx_side_by_side_and_a_click_on_tl_load_lights_the_ptx(new_page, server):
+    url, _ = server
+    page = new_page()
+    frame = open_compiled(page, url, "kernel=add&target=sm_90", "add.py for sm_90")
+    editor = frame.locator(".pane.source .cm-scroller").bounding_box()
+    ptx = frame.locator(".pane[data-pane=ptx] .code").bounding_box()
+    # Both on screen at once, without scrolling the page: inside the 1600x1000 viewport (Playwright's
+    # boxes are in the page's coordinates), side by side, each at least 400 px tall.
+    for box in (editor, ptx):
+        assert box["y"] >= 0 and box["y"] + 400 <= VIEWPORT["height"], box
+        assert box["x"] >= 0 and box["x"] + box["width"] <= VIEWPORT["width"] + 1, box
+    assert ptx["x"] >= editor["x"] + editor["width"] - 1 and abs(ptx["y"] - editor["y"]) < 60
+    assert page.evaluate("() => window.scrollY") == 0
+    # The lines a user came for are not clipped: the widest vector load fits its pane.
+    wide = frame.locator(".pane[data-pane=ptx] .r", has_text="ld.global.v4.b32").first
+    assert wide.evaluate("""el => { const r = document.createRange(); r.selectNodeContents(el);
+        return r.getBoundingClientRect().right <= el.closest('.code').getBoundingClientRect().right; }"""), \
+        "the PTX load is clipped"
+
+    frame.locator(".cm-line", has_text="x = tl.load(x_ptr").click()
+    wait_for(lambda: frame.locator(".pane[data-pane=ptx] .r.hit").count(), "PTX lines lit by the click")
+    lit = frame.locator(".pane[data-pane=ptx] .r.hit").all_inner_texts()
+    assert any("ld.global.v4.b32" in t for t in lit), lit
+    assert frame.evaluate("document.body.dataset.selected").startswith("source:")
+    # Every lit line is one the map gives for that source line, and the first is in the pane's view.
+    assert frame.evaluate("""() => {
+        const code = document.querySelector('.pane[data-pane=ptx] .code');
+        const hit = code.querySelector('.r.hit').getBoundingClientRect(), box = code.getBoundingClientRect();
+        return hit.top >= box.top && hit.bottom <= box.bottom; }""")
+    # And back: a PTX store lights its source line in the editor.
+    frame.locator(".pane[data-pane=ptx] .r", has_text="st.global.v4.b32").first.click(position={"x": 60, "y": 8})
+    wait_for(lambda: frame.locator(".cm-line.cm-hit").count(), "the editor line lit by a PTX click")
+    assert "tl.store" in frame.locator(".cm-line.cm-hit").first.inner_text()
+    page.screenshot(path=str(SHOTS / "workbench-linked.png"))
+
+
+def test_scalar_load_marker_on_the_editor_line_with_the_reason_on_hover(new_page, server):
+    url, _ = server
+    page = new_page()
+    frame = open_compiled(page, url, "kernel=add&target=sm_90&a.n=4095", "add.py for sm_90")
+    bundled = (REPO / "kernels" / "add.py").read_text().split("\n")
+    line = bundled.index("    x = tl.load(x_ptr + offs, mask=mask)") + 1
+    marker = wait_for(lambda: _marker_on_line(frame, line), "the marker on the tl.load line")
+    assert "memory-scalar" in marker.get_attribute("data-kinds")
+    assert "sev-performance" in marker.get_attribute("class")
+    marker.hover()
+    tip = frame.locator(".tip")
+    tip.wait_for(state="visible")
+    text = tip.inner_text()
+    assert "scalar load" in text and "`n` (= 4095)" in text and "multiple of 16" in text, text
+    # The same verdict marks the scalar PTX loads, and a 128-bit compile shows none.
+    assert frame.locator(".pane[data-pane=ptx] .r .mk.sev-performance").count() >= 2
+    page.screenshot(path=str(SHOTS / "workbench-scalar-marker.png"))
+
+
+def _marker_on_line(frame, line: int):
+    """The gutter marker drawn beside editor line `line` (matched by vertical position)."""
+    return frame.evaluate_handle(f"""() => {{
+        const lines = document.querySelectorAll('.cm-lineNumbers .cm-gutterElement');
+        const num = Array.from(lines).find(el => el.textContent.trim() === '{line}');
+        if (!num) return null;
+        const y = num.getBoundingClientRect().top + 4;
+        return Array.from(document.querySelectorAll('.cm-marks .mk')).find(m => {{
+            const r = m.getBoundingClientRect(); return r.top <= y + 10 && r.bottom >= y - 4; }}) || null; }}""").as_element()
+
+
+def test_new_kernel_compiles_its_template(new_page, server):
+    url, home = server
+    page = new_page()
+    open_compiled(page, url, "kernel=add&target=sm_90", "add.py for sm_90")
+    page.get_by_role("button", name="New kernel").click()
+    page.get_by_text("Compiled untitled-1.py for sm_90").first.wait_for()
+    wait_idle(page)
+    frame = workbench_frame(page)
+    assert "kernel=file%3Auntitled-1.py" in page.url or "kernel=file:untitled-1.py" in page.url
+    assert "A new kernel" in editor_text(page)
+    assert frame.locator(".pane[data-pane=ptx] .r", has_text="ld.global").count() >= 1
+    assert (workspace_dir(page, home) / "files" / "untitled-1.py").is_file()
+    assert (REPO / "kernels" / "add.py").read_text().startswith('"""Vector add')
+
+
+def test_shared_link_opens_the_same_text_and_ptx_in_a_fresh_context(new_page, server):
+    url, home = server
+    author = new_page()
+    open_compiled(author, url, "kernel=add&target=sm_90&warps=2", "add.py for sm_90")
+    # An edit that changes the PTX: a constant (0.5 = 0f3F000000) added to every element.
+    frame = workbench_frame(author)
+    frame.locator(".cm-line", has_text="tl.store(out_ptr + offs, x + y, mask=mask)").click()
+    author.keyboard.press("End")
+    for _ in range(len("x + y, mask=mask)")):
+        author.keyboard.press("ArrowLeft")
+    author.keyboard.type("0.5 + ")
+    author.keyboard.press("Control+Enter")
+    wait_for(lambda: "0.5 + x + y" in (workspace_dir(author, home) / "edits" / "add.py").read_text()
+             if (workspace_dir(author, home) / "edits" / "add.py").exists() else False, "the edit saved")
+    author.get_by_text("Compiled add.py for sm_90").first.wait_for()
+    wait_idle(author)
+    frame = wait_for(lambda: _frame_with(author, "0f3F000000"), "the edited kernel's PTX")
+    edited_text = editor_text(author)
+    edited_ptx = ptx_text(frame)
+    frame.locator("button.share").click()
+    link = wait_for(lambda: frame.evaluate("document.body.dataset.shareLink"), "the share link")
+    assert "src=" in link and "ws=" not in link and "warps=2" in link
+
+    # The recipient already has work of their own in their own workspace: it must stay as it is.
+    recipient = new_page()
+    open_compiled(recipient, url, "kernel=add&target=sm_90", "add.py for sm_90")
+    type_at_line_end(recipient, "import triton.language as tl", "  # the recipient's own edit")
+    mine = workspace_dir(recipient, home) / "edits" / "add.py"
+    wait_for(lambda: mine.exists() and "recipient's own edit" in mine.read_text(), "the recipient's save")
+    their_ws = workspace_dir(recipient, home)
+    before = {p.name: p.read_text() for p in their_ws.rglob("*.py") if "history" not in p.parts}
+
+    fresh = new_page()  # a fresh browser context opens the link
+    fresh.goto(link)
+    fresh.get_by_text("Compiled add.py for sm_90").first.wait_for()
+    wait_idle(fresh)
+    shared_frame = wait_for(lambda: _frame_with(fresh, "0f3F000000"), "the shared kernel's PTX")
+    assert editor_text(fresh) == edited_text
+    assert ptx_text(shared_frame) == edited_ptx
+    assert "warps=2" in fresh.url and "kernel=file" in fresh.url
+    fresh.get_by_text("Opened the shared kernel as").first.wait_for()
+    # Opening it in the recipient's own session adds a file; their edit is untouched.
+    recipient.goto(link + "&ws=" + their_ws.name)
+    recipient.get_by_text("Compiled add.py for sm_90").first.wait_for()
+    wait_idle(recipient)
+    after = {p.name: p.read_text() for p in their_ws.rglob("*.py") if "history" not in p.parts}
+    assert all(after[name] == text for name, text in before.items()), "the recipient's files changed"
+    assert "add.py" in {p.name for p in (their_ws / "files").glob("*.py")}
+    assert editor_text(recipient) == edited_text
+    fresh.screenshot(path=str(SHOTS / "workbench-shared.png"))
+
+
+def _frame_with(page, ptx_snippet: str):
+    """The workbench frame once its PTX pane holds `ptx_snippet` (None until then)."""
+    try:
+        frame = workbench_frame(page, timeout_ms=2000)
+    except TimeoutError:
+        return None
+    return frame if ptx_snippet in ptx_text(frame) else None
