@@ -235,6 +235,7 @@ class TritonHooks:
         self.state = _State()
         self._saved: dict[str, Any] = {}
         self._installed = False
+        self.replaced: list[str] = []
 
     def install(self) -> None:
         if self._installed:
@@ -297,10 +298,11 @@ class TritonHooks:
 
         knobs.compilation.listener = listener
         self._listener = listener
-        knobs.runtime.kernel_load_end_hook.add(self._loaded)
-        knobs.runtime.launch_enter_hook.add(self._enter)
+        self._hooked: list[tuple[str, Any, Any, Any]] = []
+        self._add_hook("kernel_load_end_hook", self._loaded)
+        self._add_hook("launch_enter_hook", self._enter)
         if self.time:
-            knobs.runtime.launch_exit_hook.add(self._exit)
+            self._add_hook("launch_exit_hook", self._exit)
         inductor_in_process()
         self._installed = True
 
@@ -312,12 +314,38 @@ class TritonHooks:
         Autotuner._bench = self._saved["tuner_bench"]
         if "interp_run" in self._saved:
             InterpretedFunction.run = self._saved["interp_run"]
+        self.replaced = []  # hooks another tool took over during the capture (what it saw after is lost)
         if knobs.compilation.listener is self._listener:
             knobs.compilation.listener = self._saved["listener"]
-        knobs.runtime.kernel_load_end_hook.remove(self._loaded)
-        knobs.runtime.launch_enter_hook.remove(self._enter)
-        knobs.runtime.launch_exit_hook.remove(self._exit)
+        else:
+            self.replaced.append("knobs.compilation.listener")
+        for name, chain, fn, _ in self._hooked:
+            if chain is not None and getattr(knobs.runtime, name) is not chain:
+                self.replaced.append(f"knobs.runtime.{name}")
+        for name, chain, fn, previous in reversed(self._hooked):
+            if chain is not None:
+                chain.remove(fn)
+            elif getattr(knobs.runtime, name) is fn:
+                setattr(knobs.runtime, name, previous)
+        self._hooked = []
         self._installed = False
+
+    def _add_hook(self, name: str, fn: Any) -> None:
+        """Add `fn` to a runtime hook: to its HookChain (3.6, 3.9), or, where a tool has set a plain
+        callable in its place (tritonparse assigns its launch hook), chained after that callable."""
+        current = getattr(knobs.runtime, name)
+        if hasattr(current, "add") and hasattr(current, "remove"):
+            current.add(fn)
+            self._hooked.append((name, current, fn, None))
+            return
+
+        def chained(*args: Any, **kwargs: Any) -> None:
+            if current is not None:
+                current(*args, **kwargs)
+            fn(*args, **kwargs)
+
+        setattr(knobs.runtime, name, chained)
+        self._hooked.append((name, None, chained, current))
 
     # ---- the hooks themselves --------------------------------------------------------------
 

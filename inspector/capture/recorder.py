@@ -54,6 +54,10 @@ class Recorder:
     def stop(self) -> Capture:
         self._hooks.uninstall()
         cap = self.capture
+        if self._hooks.replaced:
+            cap.notes.append(f"another tool replaced {', '.join(self._hooks.replaced)} during the capture (tritonparse's "
+                             "init() does): what Triton reported through it afterwards was not seen. Start such tools "
+                             "before the capture; it chains to them")
         cap.seconds = round(time.perf_counter() - self._t0, 4)
         self._finish_compiles()
         self._finish_times()
@@ -99,6 +103,8 @@ class Recorder:
             if benchmarking:
                 entry.benchmark_launches += 1
                 return
+            if entry.launches == 0 and entry.benchmark_launches:
+                entry.launch_site = _launch_site()  # made while benchmarking; the program's own launch is this
             entry.launches += 1
             if entry.autotune is not None and entry.autotune["chosen"] is None and tuner is not None:
                 chosen = getattr(tuner, "best_config", None)  # set before the tuner launches

@@ -86,6 +86,14 @@ def _function_text(module_code: str, name: str) -> str:
     return ""
 
 
+def _def_line(start: int, function_text: str) -> int:
+    """The `def` line, from the first line of the function's text (its first decorator)."""
+    for i, text in enumerate(function_text.splitlines()):
+        if text.lstrip().startswith("def "):
+            return start + i
+    return start
+
+
 def _payload(event: dict[str, Any]) -> dict[str, Any]:
     p = event.get("payload") or {}
     if isinstance(p, str):
@@ -152,7 +160,8 @@ def read_trace(stream: IO[str], name: str = "<trace>") -> Capture:
         target = meta.get("target") or {}
         entry = KernelEntry(
             name=kernel, kind="compiled", file=src.get("file_path") or "",
-            line=int(src.get("function_start_line") or src.get("start_line") or 0),
+            line=_def_line(int(src.get("function_start_line") or src.get("start_line") or 0),
+                           _function_text(code, kernel) if whole else code),
             source=_function_text(code, kernel) if whole else code, signature=signature, constexprs=constants, attributes=attrs, options=options,
             grid=[int(g) for g in grid] if isinstance(grid, list) else None, launches=len(events),
             grids=len({json.dumps(e.get("grid")) for e in events}),

@@ -171,7 +171,8 @@ def _show(entry, spec: str) -> None:
     print(f"  defined at   {entry.file}:{entry.line}" if entry.file else f"  module       {entry.module}")
     if entry.launch_site:
         print(f"  launched at  {entry.launch_site}")
-    print(f"  grid         {entry.grid} ({entry.grids} distinct)" if entry.grid else "  grid         unknown")
+    print(f"  grid         {entry.grid}" + (f" (first of {entry.grids} distinct)" if entry.grids > 1 else "")
+          if entry.grid else "  grid         unknown")
     print(f"  options      {', '.join(f'{k}={v}' for k, v in entry.options.items())}")
     print(f"  specialised  {spec}")
     for a in entry.arguments:
