@@ -491,11 +491,11 @@ def test_fork_bomb_is_named_and_leaves_nothing(box, tmp_path):
             except OSError:
                 pass
     """)
-    t0 = time.monotonic()
-    rec = inspect_kernel(path, target="sm_90", sandbox=box, use_cache=False, timeout=60)
+    # The process limit, not the time limit, must stop it (the generous timeout only keeps a broken
+    # limit from hanging the suite on a loaded machine).
+    rec = inspect_kernel(path, target="sm_90", sandbox=box, use_cache=False, timeout=180)
     assert rec.error is not None and rec.error.kind == "processes", rec.error and rec.error.short()
     assert "fork bomb" in rec.error.message
-    assert time.monotonic() - t0 < 30
     wait_until(lambda: not descendants(zygote_of(box)), 10, "the bomb's processes to die")
 
 
