@@ -1,25 +1,32 @@
-"""Take the README's screenshots from the running app, in headless Chromium.
+"""Take the README's screenshots from the running app, in headless Chromium at 1600x1000.
 
-    python3 scripts/readme_screenshots.py      # writes assets/screenshots/{main-view,occupancy}.png
+    python3 scripts/readme_screenshots.py   # writes assets/screenshots/{main-view,scalar-marker,occupancy}.png
 
-Main view: vector add compiled for sm_90 with its first `tl.load` line selected, so the lines it
-became are highlighted in the TTGIR and PTX panes. Occupancy: the num_warps what-if slider moved
-to 1 warp, with the calculator's curves.
+Main view: vector add compiled for sm_90, TTGIR and PTX beside the editor, its first `tl.load`
+line clicked, so the lines it became are lit in both panes. Scalar marker: the same kernel with
+n = 4095, the pointer on the scalar-load marker of that line, its reason showing. Occupancy: the
+num_warps what-if slider moved to 1 warp, with the calculator's curves.
 """
 
 from __future__ import annotations
 
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
-from browser_support import CHROMIUM, CHROMIUM_ARGS, app_server, panes_frame, wait_idle  # noqa: E402
+from browser_support import CHROMIUM, CHROMIUM_ARGS, app_server, wait_idle, workbench_frame  # noqa: E402
 
 OUT = REPO / "assets" / "screenshots"
+VIEWPORT = {"width": 1600, "height": 1000}
+
+
+def _settle(page, frame) -> None:
+    """Wait for two animation frames of the page and the workbench (what is shown is painted)."""
+    for f in (page, frame):
+        f.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
 def main() -> None:
@@ -29,19 +36,33 @@ def main() -> None:
     home = Path(tempfile.mkdtemp(prefix="readme-shots-"))
     with app_server(home) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1600, "height": 1200})
-        page.goto(f"{url}/?kernel=add&target=sm_90")
-        frame = panes_frame(page, 120_000)
+        page = browser.new_page(viewport=VIEWPORT)
+        page.set_default_timeout(300_000)
+        page.goto(f"{url}/?kernel=add&target=sm_90&panes=ttgir,ptx")
+        page.get_by_text("Compiled add.py for sm_90").first.wait_for()
         wait_idle(page)
-        page.locator("iframe[srcdoc]").first.scroll_into_view_if_needed()
-        row = frame.locator(".pane[data-pane=source] .r", has_text="x = tl.load(x_ptr")
-        row.evaluate("""el => { const code = el.closest('.code');
-            code.scrollTop += el.getBoundingClientRect().top - code.getBoundingClientRect().top - 120; }""")
-        box = row.bounding_box()
-        page.mouse.click(box["x"] + 48, box["y"] + box["height"] / 2)
+        frame = workbench_frame(page, 300_000)
+        frame.locator(".cm-line", has_text="x = tl.load(x_ptr").click()
         frame.locator(".pane[data-pane=ptx] .r.hit").first.wait_for()
-        time.sleep(0.3)
+        _settle(page, frame)
         page.screenshot(path=str(OUT / "main-view.png"))
+
+        page.goto(f"{url}/?kernel=add&target=sm_90&a.n=4095")
+        page.get_by_text("Compiled add.py for sm_90").first.wait_for()
+        wait_idle(page)
+        frame = workbench_frame(page, 300_000)
+        frame.locator(".pane[data-pane=ptx] .r .mk.sev-performance").first.wait_for()
+        line = (REPO / "kernels" / "add.py").read_text().split("\n").index("    x = tl.load(x_ptr + offs, mask=mask)") + 1
+        marker = frame.evaluate_handle(f"""() => {{
+            const num = Array.from(document.querySelectorAll('.cm-lineNumbers .cm-gutterElement'))
+                .find(el => el.textContent.trim() === '{line}');
+            const y = num.getBoundingClientRect().top + 4;
+            return Array.from(document.querySelectorAll('.cm-marks .mk')).find(m => {{
+                const r = m.getBoundingClientRect(); return r.top <= y + 10 && r.bottom >= y - 4; }}); }}""").as_element()
+        marker.hover()
+        frame.locator(".tip").wait_for(state="visible")
+        _settle(page, frame)
+        page.screenshot(path=str(OUT / "scalar-marker.png"))
 
         page.goto(f"{url}/?kernel=add&target=sm_90&view=occupancy")
         page.get_by_text("Occupancy (what-if)").first.wait_for()
@@ -50,10 +71,11 @@ def main() -> None:
         slider.press("Home")
         wait_idle(page)
         page.locator("[data-testid=stPlotlyChart]").first.scroll_into_view_if_needed()
-        time.sleep(0.5)
+        page.locator("[data-testid=stPlotlyChart] .main-svg").first.wait_for()
+        wait_idle(page)
         page.screenshot(path=str(OUT / "occupancy.png"))
         browser.close()
-    print(f"wrote {OUT / 'main-view.png'} and {OUT / 'occupancy.png'}")
+    print(f"wrote {', '.join(str(OUT / n) for n in ('main-view.png', 'scalar-marker.png', 'occupancy.png'))}")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ they were measured on. Plots come from `inspector.bench.plots`.
 from __future__ import annotations
 
 import hashlib
+import math
 
 import streamlit as st
 
@@ -28,11 +29,38 @@ def _figures(result: BenchResult, key: str) -> None:
         chosen = st.segmented_control("Variant", variants, default=variants[0], key=f"w.bench.variant.{key}") \
             or variants[0]
     figs = figures(result, chosen)
+    for name, fig in figs.items():
+        tidy(name, fig)
     names = list(figs)
     for row in range(0, len(names), 2):
         cols = st.columns(2)
         for col, name in zip(cols, names[row:row + 2]):
             col.plotly_chart(figs[name], key=f"w.bench.{key}.{name}", config={"displayModeBar": False})
+
+
+def tidy(name: str, fig) -> None:
+    """Axes that show the data: a speed-up chart is not scaled to one noisy point (points above
+    the range are counted in a note; hovering shows every value), and the roofline's x axis spans
+    the measured points and the ridge, not two decades of empty roof."""
+    if name == "speedup":
+        ys = sorted(y for tr in fig.data if tr.name != "parity" for y in (tr.y or ()) if y is not None)
+        if len(ys) >= 4:
+            p90 = ys[int(0.9 * (len(ys) - 1))]
+            top = max(1.25, p90 * 1.3)
+            over = sum(y > top for y in ys)
+            if over:
+                fig.update_yaxes(range=[0, top])
+                fig.add_annotation(text=f"{over} point{'s' if over > 1 else ''} above {top:.2g}x (max {ys[-1]:.3g}x) "
+                                   "off the chart: a noisy timing", xref="paper", yref="paper", x=1, y=1,
+                                   xanchor="right", showarrow=False, font=dict(size=11, color="#8a5a00"))
+    elif name == "roofline":
+        xs = [x for tr in fig.data if not str(tr.name).startswith("roof") for x in (tr.x or ()) if x and x > 0]
+        ridge = [a.text for a in fig.layout.annotations if str(a.text).startswith("ridge")]
+        if xs:
+            hi = max(xs) * 3
+            if ridge:
+                hi = max(hi, float(ridge[0].split()[1]) * 2)
+            fig.update_xaxes(range=[math.log10(min(xs) / 3), math.log10(hi)])
 
 
 def _run_live(path: str) -> BenchResult:
@@ -73,7 +101,11 @@ def bench_panel(rec: Inspection) -> None:
         return
     edited = state.workspace_of_session().is_edited(kf)
     note = " They are for the bundled file; your edits are not in them." if edited else ""
-    st.info(f"**Recorded, not live**: {recorded.provenance()} (Triton {recorded.device.triton if recorded.device else '?'}, "
+    rec_triton = recorded.device.triton if recorded.device else "?"
+    if rec_triton != rec.triton_version:
+        note += (f" **Recorded with Triton {rec_triton}; this page compiles with Triton {rec.triton_version}**: "
+                 "the curves are not of this compile.")
+    st.info(f"**Recorded, not live**: {recorded.provenance()} (Triton {rec_triton}, "
             f"torch {recorded.device.torch if recorded.device else '?'}), from `{recorded.recorded_path}`."
             + ("" if gpu.get("available") else " There is no GPU here to measure on.") + note)
     _figures(recorded, "recorded")

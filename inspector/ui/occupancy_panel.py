@@ -18,6 +18,7 @@ from inspector.gpus import GPUS, find_gpu
 from inspector.occupancy import KernelResources, occupancy_curves, waves, what_if
 from inspector.occupancy.arch import parse_arch
 from inspector.compile.record import Inspection
+from inspector.ui.resources_panel import waves_words
 from inspector.ui.occupancy_plots import curves_figure
 from inspector.ui.autotune_grid import LIMITER_WORDS
 
@@ -43,6 +44,8 @@ def _gpu_choices(rec: Inspection) -> list[str]:
 
 
 def _limiters(occ) -> str:
+    if occ.occupancy >= 0.999:  # at 100% nothing limits; the limiters only tie there
+        return "nothing (full occupancy)"
     return ", ".join(LIMITER_WORDS.get(x, x) for x in occ.limiters) or "–"
 
 
@@ -75,8 +78,11 @@ def occupancy_panel(rec: Inspection) -> None:
     gpu = find_gpu(gpu_name) if gpu_name else None
     arch = parse_arch(gpu.arch if gpu else rec.target)
     smem_max = max_shared_per_block(rec.backend, arch.cc[0] * 10 + arch.cc[1] if arch.cc else arch.gfx) or 0
-    smem = c3.slider("shared memory per block (bytes)" if nvidia else "LDS per workgroup (bytes)", 0,
-                     max(smem_max, base.shared, 128), value=base.shared, step=128, key=f"wi.smem.{k}")
+    # KiB, as the curves below are drawn; the model gets bytes.
+    smem_kib = c3.slider("shared memory per block (KiB)" if nvidia else "LDS per workgroup (KiB)", 0.0,
+                         max(smem_max, base.shared, 128) / 1024, value=base.shared / 1024, step=0.125,
+                         format="%.2f", key=f"wi.smem.{k}")
+    smem = int(round(smem_kib * 1024))
     changes: dict[str, object] = {"num_warps": warps, "shared": smem}
     if nvidia:
         changes["registers"] = regs
@@ -98,7 +104,7 @@ def occupancy_panel(rec: Inspection) -> None:
         blocks = math.prod(rec.grid)
         w = waves(blocks, after.blocks_per_sm, gpu.sm_count)
         st.caption(f"Grid of {blocks} blocks on {gpu.name} ({gpu.sm_count} {'SMs' if nvidia else 'CUs'}): "
-                   f"{w.fractional_waves:.2f} waves, {100 * w.efficiency:.0f}% of the last wave's slots used. "
+                   f"{waves_words(w.fractional_waves)} waves, {100 * w.efficiency:.0f}% of the last wave's slots used. "
                    f"Compiled: {100 * before.occupancy:.0f}% ({before.blocks_per_sm} blocks/SM, "
                    f"limited by {_limiters(before)}).")
     for note in after.notes:
