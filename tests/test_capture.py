@@ -271,3 +271,27 @@ def test_reproducer_of_a_trace_without_helpers_says_what_is_missing(tmp_path):
     rec = inspect_kernel(path, kernel="rms_norm_kernel", target="sm_90")
     assert rec.error is not None and "rms" in rec.error.message  # the missing helper, by name
     shutil.rmtree(tmp_path / "w")
+
+
+def test_kernel_compiled_outside_a_launch_reopens_to_the_same_code(tmp_path):
+    """Inductor compiles with `triton.compile` and launches through its own launcher: the
+    compilation listener records the specialisation, and the standalone file made from it (an
+    unaligned fp16 pointer, an integer not divisible by 16) compiles to the same TTIR signature,
+    registers and shared memory."""
+    import re
+
+    out = tmp_path / "direct.inspector"
+    p = _run([sys.executable, str(PROGRAM / "direct_compile.py"), str(out)])
+    assert p.returncode == 0, p.stderr
+    made = json.loads(p.stdout.strip().splitlines()[-1])
+    cap = load(out)
+    (entry,) = cap.kernels
+    assert entry.kind == "compiled" and entry.launches == 0
+    assert entry.signature["w_ptr"] == "*fp16" and "w_ptr" not in entry.attributes and "n_cols" not in entry.attributes
+    assert entry.attributes["x_ptr"] == ["tt.divisibility=16"] and entry.constexprs == {"BLOCK": 256}
+    assert entry.options["num_warps"] == 8
+    again = reopen(cap, entry, "sm_90", folder=tmp_path / "w")
+    assert again.ok, again.error and again.error.short()
+    head = re.search(r"tt\.func public @\w+\(.*?\) attributes", again.stages["ttir"], re.S).group(0)
+    assert re.sub(r'\s*loc\([^()]*(\([^()]*\))?\)', "", head) == made["ttir_signature"]
+    assert again.resources.registers == made["registers"] and again.resources.shared_bytes == made["shared"]

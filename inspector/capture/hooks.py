@@ -110,26 +110,30 @@ def _backend(target: str = "sm_90") -> Any:
     return _spec_backends[target]
 
 
-def launch_specialization(jit: JITFunction, args: tuple, kwargs: dict) -> dict[str, Any]:
-    """The specialisation a launch with these arguments gets on an sm_90 GPU, as Triton computes
-    it: {"key", "signature", "constexprs", "attributes", "options"} (by parameter name)."""
+def launch_key(jit: JITFunction, args: tuple, kwargs: dict) -> tuple[str, Any]:
+    """A key that two launches share exactly when Triton would compile them alike (on an sm_90
+    GPU), from Triton's own binder; and what `launch_specialization` needs to spell it out."""
     from triton.runtime.jit import create_function_from_signature
 
-    backend = _backend()
     binder = jit.__dict__.get("_inspector_binder")
     if binder is None:
-        binder = create_function_from_signature(jit.signature, jit.params, backend)
+        binder = create_function_from_signature(jit.signature, jit.params, _backend())
         jit.__dict__["_inspector_binder"] = binder
     kwargs = {k: v for k, v in kwargs.items() if k not in INTERNAL_KWARGS}
     bound, specialization, options = binder(*args, **kwargs)
-    key = f"{specialization}|{sorted(options.items()) if isinstance(options, dict) else options}"
-    parsed, signature, constexprs, attrs = jit._pack_args(backend, kwargs, bound, specialization, options)
+    return f"{specialization}|{options}", (kwargs, bound, specialization, options)
+
+
+def launch_specialization(jit: JITFunction, bound_call: Any) -> dict[str, Any]:
+    """The specialisation of a launch (`launch_key`'s second value) as Triton computes it:
+    {"signature", "constexprs", "attributes", "options"} by parameter name."""
+    kwargs, bound, specialization, options = bound_call
+    parsed, signature, constexprs, attrs = jit._pack_args(_backend(), kwargs, bound, specialization, options)
     names = jit.arg_names
     out_options = {k: getattr(parsed, k) for k in ("num_warps", "num_stages", "num_ctas", "maxnreg")
                    if hasattr(parsed, k)}
     out_options.update({k: v for k, v in kwargs.items() if k not in names})
     return {
-        "key": key,
         "signature": dict(signature),
         "constexprs": {_path_name(names, p): _plain(v) for p, v in constexprs.items()},
         "attributes": {_path_name(names, p): [f"{a}={b}" for a, b in v] for p, v in attrs.items() if v},
@@ -216,14 +220,10 @@ def driver_resources(function: Any) -> dict[str, int]:
 
 def inductor_in_process() -> None:
     """Ask Inductor to compile in this process, so the compilation listener sees its kernels."""
-    os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
-    if "torch" in sys.modules:
-        try:
-            from torch._inductor import config
-
-            config.compile_threads = 1
-        except Exception:  # noqa: BLE001 - a torch without Inductor
-            pass
+    os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"  # read when Inductor's config is imported
+    config = sys.modules.get("torch._inductor.config")
+    if config is not None:  # already imported (importing it here would cost seconds)
+        config.compile_threads = 1
 
 
 class TritonHooks:

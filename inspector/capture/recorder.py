@@ -40,6 +40,7 @@ class Recorder:
         self._hook_launches: dict[Any, int] = {}
         self._times: list[tuple[Any, Any, Any]] = []
         self._entry_by_function: dict[Any, KernelEntry] = {}
+        self._unloaded: set[int] = set()  # entries whose kernel was not yet loaded on the GPU
         self._t0 = 0.0
         self.interpreted = False
         self.errors: list[str] = []
@@ -88,16 +89,16 @@ class Recorder:
             if interpreted:
                 self.interpreted = True
                 jit = hooks.as_jit(fn)
-                spec = hooks.launch_specialization(jit, args, kwargs)
-                key: Any = (id(fn), spec["key"])
+                spec_key, bound_call = hooks.launch_key(jit, args, kwargs)
+                key: Any = (id(fn), spec_key)
             else:
-                jit, spec = fn, None
+                jit = fn
                 key = id(kernel)
             entry = self._by_key.get(key)
             if entry is None:
                 self._keep.append(kernel if kernel is not None else fn)
-                if spec is None:
-                    spec = hooks.kernel_specialization(kernel)
+                spec = (hooks.launch_specialization(jit, bound_call) if interpreted
+                        else hooks.kernel_specialization(kernel))
                 entry = self._new_entry(fn, jit, args, kwargs, grid, kernel, tuner, spec)
                 self._by_key[key] = entry
             if benchmarking:
@@ -113,8 +114,9 @@ class Recorder:
             if len(grids) < 64 and not callable(grid):
                 grids.add(tuple(grid))
                 entry.grids = len(grids)
-            if entry.compiled is not None and "registers" not in entry.compiled and kernel is not None:
-                entry.compiled.update(hooks.compiled_facts(kernel))  # loaded by this launch
+            if id(entry) in self._unloaded and getattr(kernel, "module", None) is not None:
+                entry.compiled.update(hooks.compiled_facts(kernel))  # loaded by this launch: the driver's figures
+                self._unloaded.discard(id(entry))
         except Exception as e:  # noqa: BLE001 - recording must never break the program
             self.errors.append(f"{getattr(fn, '__name__', fn)}: not recorded ({type(e).__name__}: {e})")
 
@@ -154,6 +156,8 @@ class Recorder:
             entry.autotune = {"configs": configs, "chosen": None, "keys": list(getattr(tuner, "keys", []) or [])}
         if kernel is not None:
             entry.compiled = hooks.compiled_facts(kernel)
+            if "registers" not in entry.compiled:
+                self._unloaded.add(id(entry))
             function = getattr(kernel, "function", None)
             if function:
                 self._entry_by_function[function] = entry
@@ -173,7 +177,7 @@ class Recorder:
             entry.line = tc.kernel_def_line(jit)
         except Exception:  # noqa: BLE001
             entry.line = 0
-        if "torchinductor" in entry.file or entry.module.startswith("torch._inductor"):
+        if _is_inductor(jit, entry.file):
             entry.kind = "inductor"
         try:
             with open(entry.file, encoding="utf-8", errors="replace") as f:
@@ -221,6 +225,10 @@ class Recorder:
         constants = {hooks._path_name(names, p): hooks._plain(v) for p, v in (src.constants or {}).items()}
         attributes = {hooks._path_name(names, p): [f"{a}={b}" for a, b in v] for p, v in (src.attrs or {}).items() if v}
         options = {k: meta[k] for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if meta.get(k) is not None}
+        # options the caller set away from Triton's defaults change the code: keep them
+        options.update({k: meta[k] for k, default in (("enable_fp_fusion", True), ("launch_pdl", False),
+                                                      ("launch_cooperative_grid", False))
+                        if k in meta and meta[k] != default})
         entry = KernelEntry(name=jit.__name__, kind="compiled", module=getattr(jit, "module", "") or "",
                             source=_dedent(jit.src), signature=signature, constexprs=constants, attributes=attributes,
                             options=options, launches=launches)
@@ -254,6 +262,17 @@ class Recorder:
             entry = self._entry_by_function.get(function) or by_hash.get(self._hash_of_function.get(function))
             if entry is not None:
                 entry.time_ms = round((entry.time_ms or 0.0) + start.elapsed_time(end), 6)
+
+
+def _is_inductor(jit: Any, path: str) -> bool:
+    """A kernel Inductor generated: its module lives in Inductor's cache and imports its runtime."""
+    if "torchinductor" in path:
+        return True
+    for value in getattr(getattr(jit, "fn", None), "__globals__", {}).values():
+        if getattr(value, "__name__", "").startswith("torch._inductor.runtime") or \
+                getattr(value, "__module__", "").startswith("torch._inductor.runtime"):
+            return True
+    return False
 
 
 def _grid(grid: Any, values: dict[str, Any]) -> list[int] | None:
