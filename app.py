@@ -51,10 +51,10 @@ def panel(view: str):
 
 @st.fragment
 def workbench_fragment() -> None:
-    """The workbench reruns alone on a save (a pause in typing); a compile or a new choice of
-    panes reruns the page."""
+    """The workbench reruns alone on a save (a pause in typing); a compile, a new choice of
+    panes or a save over another tab's text (the page says so) reruns the page."""
     kind = workbench(state.shown_record(), state.record())
-    if kind in ("submit", "panes"):
+    if kind in ("submit", "panes", "conflict"):
         st.rerun(scope="app")
 
 
@@ -114,5 +114,6 @@ if ss[state.WANT_COMPILE]:
     with status_slot:
         done = compile_with_status(Path(file), {**s.request(), **extra}, label)
     state.remember(done)
+    targets.first_compile_done()
     ss["last_summary"] = summary(done, label)
     st.rerun()

@@ -33,28 +33,52 @@ def open_app(query: dict[str, str] | None = None) -> AppTest:
     return at
 
 
+def _walk(node):
+    children = getattr(node, "children", None)
+    for c in children.values() if isinstance(children, dict) else []:
+        yield c
+        yield from _walk(c)
+
+
 def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
+    """The figures of the page: the resources line ("Label **value** · ...") and any st.metric."""
+    out: dict[str, str] = {}
+    for md in at.markdown:
+        if "Registers" in md.value and " · " in md.value:
+            out.update({k.strip(): v for k, v in re.findall(r"([^·*]+?) \*\*(.*?)\*\*", md.value)})
+    out.update({m.label: m.value for m in at.metric})
+    return out
 
 
-def panes_doc(at: AppTest) -> str:
-    """The stage panes' HTML document (the iframe's srcdoc)."""
-    docs = [e.proto.srcdoc for e in at.main if getattr(e, "type", "") == "iframe" and "tki-maps" in e.proto.srcdoc]
-    assert docs, "no stage panes on the page"
-    return docs[0]
+def workbench_args(at: AppTest) -> dict:
+    """The arguments the workbench component was drawn with (editor seed, panes, maps, markers)."""
+    found = [json.loads(e.proto.json_args) for e in _walk(at.main) if getattr(e, "type", "") == "component_instance"
+             and "workbench" in e.proto.id]
+    assert found, "no workbench on the page"
+    return found[0]
 
 
-def pane_rows(doc: str, pane: str) -> dict[int, str]:
-    """Line number -> plain text of every row of one pane."""
-    section = re.search(rf'<section class="pane" data-pane="{pane}".*?</section>', doc, re.S)
-    assert section, f"no {pane} pane"
-    rows = re.findall(rf'<div class="r" id="{pane}-L(\d+)">(.*?)</div>', section.group(0))
-    return {int(n): re.sub(r"<[^>]+>", "", html).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-            for n, html in rows}
+def panes_doc(at: AppTest) -> dict:
+    return workbench_args(at)
 
 
-def doc_maps(doc: str) -> dict[str, dict[str, list[int]]]:
-    return json.loads(re.search(r'<script type="application/json" id="tki-maps">(.*?)</script>', doc).group(1))
+def pane_rows(args: dict, pane: str) -> dict[int, str]:
+    """Line number -> plain text of every row of one stage pane ("source": the editor's text)."""
+    if pane == "source":
+        return {i + 1: line for i, line in enumerate(args["seed"].split("\n"))}
+    html = next((p["rows"] for p in args["panes"] if p["key"] == pane), None)
+    assert html is not None, f"no {pane} pane"
+    rows = re.findall(rf'<div class="r" id="{pane}-L(\d+)">(.*?)</div>', html)
+    return {int(n): re.sub(r"<[^>]+>", "", h).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+            for n, h in rows}
+
+
+def doc_maps(args: dict) -> dict[str, dict[str, list[int]]]:
+    return args["maps"]
+
+
+def pane_keys(args: dict) -> list[str]:
+    return [p["key"] for p in args["panes"]]
 
 
 def query(at: AppTest) -> dict[str, str]:
@@ -99,7 +123,7 @@ def test_pick_kernel_then_switch_target_to_amd(home):
     assert "VGPR" in metrics(at)["Registers"]
     doc = panes_doc(at)
     assert pane_rows(doc, "amdgcn")  # the PTX pane became the AMDGCN pane
-    assert 'data-pane="ptx"' not in doc
+    assert "ptx" not in pane_keys(doc)
 
 
 def test_syntax_error_is_shown_and_the_edit_kept(home):
@@ -142,13 +166,13 @@ def test_what_if_slider_changes_occupancy_without_recompiling(home):
 
 def test_link_reopens_the_same_view(home):
     at = open_app({"kernel": "add", "target": "sm_80", "warps": "8", "c.BLOCK": "512", "a.n": "4095",
-                   "panes": "source,sass", "view": "stages"})
+                   "panes": "source,sass", "view": "stages"})  # an old link: the editor is the source pane
     rec = record(at)
     assert rec.ok and rec.target == "sm_80" and rec.options["num_warps"] == 8
     params = {p.name: p.value for p in rec.parameters}
     assert params["BLOCK"] == 512 and params["n"] == 4095
     doc = panes_doc(at)
-    assert 'data-pane="sass"' in doc and 'data-pane="ptx"' not in doc
+    assert pane_keys(doc) == ["sass"]
     # n = 4095 is not divisible by 16: the loads are no longer 128-bit.
     assert "LDG.E.128" not in rec.stages["sass"]
 
@@ -168,7 +192,7 @@ def test_pass_by_pass_pane(home):
     rec = record(at)
     assert rec.passes
     doc = panes_doc(at)
-    assert 'data-pane="passes"' in doc and pane_rows(doc, "passes")
+    assert "passes" in pane_keys(doc) and pane_rows(doc, "passes")
     first = at.select_slider(key=f"w.pass.{rec.cache_key}")
     assert first.value == next(p.index for p in rec.passes if p.changed and p.ir)
 
@@ -205,9 +229,11 @@ def test_insight_findings_link_to_their_source_line(home):
     load_line = int(table[table["pointer"] == "x_ptr"]["line"].iloc[0])
     show = next(b for b in at.button if b.label == f"Show line {load_line}")
     show.click().run()
-    assert query(at).get("view", "stages") == "stages"
-    conf = json.loads(re.search(r'id="tki-conf">(.*?)</script>', panes_doc(at)).group(1))
-    assert conf["initial"] == {"pane": "source", "line": load_line}
+    assert query(at).get("view", "insight") == "insight"  # the tab stays; the editor selects the line
+    assert workbench_args(at)["initial"] == {"pane": "source", "line": load_line}
+    # The same verdict is a marker on that editor line, with its reason.
+    marks = workbench_args(at)["markers"]["source"][str(load_line)]
+    assert any(m["kind"] == "memory-scalar" and m["severity"] == "performance" and "4095" in m["text"] for m in marks)
 
 
 def test_benchmarks_show_recorded_curves_labelled_as_such(home):
@@ -231,3 +257,39 @@ def test_a_server_without_a_sandbox_says_so_loudly(home, monkeypatch):
     banner = [e.value for e in at.error if "not sandboxed" in e.value]
     assert banner and "bubblewrap (bwrap) is not installed" in banner[0]
     assert record(at).ok  # the app still works, with today's limits
+
+
+def test_a_shared_link_opens_as_a_new_file_of_the_recipient(home):
+    from inspector.ui.settings import share_param
+
+    bundled = (KERNELS / "add.py").read_text()
+    text = bundled.replace("x + y, mask=mask)", "0.5 + x + y, mask=mask)")
+    at = open_app({"kernel": "add", "target": "sm_90", "warps": "2", "name": "add.py", "src": share_param(text)})
+    q = query(at)
+    assert "src" not in q and q["kernel"] == "file:add.py" and q["warps"] == "2"
+    assert workbench_args(at)["seed"] == text
+    rec = record(at)
+    assert rec.ok and rec.source == text and "0f3F000000" in rec.stages["ptx"]
+    assert any("Opened the shared kernel as `add.py`" in i.value for i in at.info)
+    ws = session_workspace(at)
+    assert not ws.is_edited(ws.find("add"))  # the bundled kernel's copy is untouched
+
+
+def test_missing_values_are_asked_in_a_form_and_compiled_with(home, monkeypatch):
+    src = REPO / "tests" / "corpus" / "liger_kernel" / "src"
+    monkeypatch.setenv(workspace.OPEN_ROOTS_ENV, str(src))
+    at = open_app()
+    at.sidebar.text_input(key="w.open").input("liger_kernel.ops.utils").run()
+    rec = record(at)
+    assert rec.error is not None and rec.error.kind == "missing_constexpr"
+    assert query(at)["kernel"] == "file:utils.py"
+    page_text = " ".join(e.value for e in [*at.markdown, *at.error, *at.caption, *at.code])
+    assert "--const" not in page_text
+    fields = {t.label: t for t in at.text_input if t.key and t.key.startswith("w.missing.")}
+    assert "BLOCK_SIZE (constexpr)" in fields and fields["BLOCK_SIZE (constexpr)"].value
+    fields["BLOCK_SIZE (constexpr)"].input("1024")
+    next(b for b in at.button if b.label == "Compile with these values").click().run()
+    rec = record(at)
+    assert rec.ok, rec.error
+    assert rec.stages["ptx"] and query(at)["c.BLOCK_SIZE"] == "1024"
+    assert workbench_args(at)["seed"] == (src / "liger_kernel" / "ops" / "utils.py").read_text()

@@ -72,7 +72,7 @@ def page(browser, server):
 
 
 def open_kernel(page, spec: str) -> None:
-    box = page.get_by_label("Open by path or module")
+    box = page.get_by_role("textbox", name="Open by path or module")
     box.fill(spec)
     box.press("Enter")
 

@@ -2,8 +2,9 @@
 installed Triton builds.
 
 Starting the worker and probing which targets build take seconds, so they run once per server
-in a background thread (`start_probe`); until the probe answers, the picker offers every
-candidate target, and afterwards marks those the probe found unbuildable.
+in a background thread (`start_probe`): the worker warms at once, the probe after the server's
+first compile; until the probe answers, the picker offers every candidate target, and afterwards
+marks those the probe found unbuildable.
 """
 
 from __future__ import annotations
@@ -19,6 +20,12 @@ from inspector.compile.sandbox import default_sandbox
 from inspector.targets import DEFAULT_TARGET, candidate_targets
 
 NATIVE = "native"
+FIRST_COMPILE = threading.Event()  # set when this server's first compile has finished
+
+
+def first_compile_done() -> None:
+    """Let the target probe start (see `_Probe.run`)."""
+    FIRST_COMPILE.set()
 
 
 class _Probe:
@@ -30,6 +37,9 @@ class _Probe:
     def run(self) -> None:
         try:
             default_sandbox().warm_up()
+            # Probing compiles a tiny kernel for every target: on a small machine that would slow
+            # the first page's own compile, so it waits for it (or a minute at most).
+            FIRST_COMPILE.wait(timeout=60)
             self.result = list_targets()
         except Exception as e:  # noqa: BLE001 - a failed probe only loses the "unbuildable" marks
             self.error = str(e)

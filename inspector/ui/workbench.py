@@ -40,7 +40,8 @@ def key() -> str:
 
 
 def handle(event: dict | None) -> str | None:
-    """Act on an event the component sent, once; returns its type (None when already handled)."""
+    """Act on an event the component sent, once; returns its type (None when already handled;
+    "conflict" for a save over another tab's text)."""
     ss = st.session_state
     if not event or not event.get("id") or event["id"] == ss.get(LAST_EVENT):
         return None
@@ -53,6 +54,8 @@ def handle(event: dict | None) -> str | None:
         state.saved(text, result)
         if kind == "submit":
             state.request_compile()
+        elif result.conflict:
+            kind = "conflict"  # another tab wrote in between: the page around says so
     elif kind == "panes":
         panes = [p for p in event.get("panes") or [] if isinstance(p, str)]
         if panes:
