@@ -62,6 +62,8 @@ class CaseResult:
             body = "; ".join(c.text for c in changes)
         elif self.status == "missing":
             body = "in the baseline, no longer found in the file"
+        elif self.metrics is not None and self.metrics.not_launched:
+            body = f"not launched by the file ({self.metrics.problem})"
         elif self.metrics is not None and not self.metrics.launchable:
             body = f"cannot launch: {self.metrics.problem}"
         else:

@@ -31,6 +31,7 @@ class KernelDef:
     name: str
     line: int  # the `def` line
     uses: set[str]  # names its body refers to
+    returns_value: bool = False  # `return <expr>`: a device function, which no launch can call
 
 
 def _is_jit_decorator(node: ast.expr) -> bool:
@@ -52,16 +53,20 @@ def kernel_defs(source: str) -> dict[str, KernelDef]:
                 _is_jit_decorator(d) for d in node.decorator_list):
             uses = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
             uses |= {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
-            out[node.name] = KernelDef(node.name, node.lineno, uses - {node.name})
+            returns = any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(node))
+            out[node.name] = KernelDef(node.name, node.lineno, uses - {node.name}, returns)
     return out
 
 
 def entry_kernels(source: str, kernels: list[str]) -> list[str]:
-    """The kernels of `kernels` (a record's `kernels_in_file`) that no other kernel of the file
-    calls or passes as a combine function; all of them when every one is used by another."""
+    """The kernels of `kernels` (a record's `kernels_in_file`) that can be launched: not a
+    function that returns a value (a device function, e.g. a library of `@triton.jit` helpers),
+    and not one another kernel of the file calls or passes as a combine function (unless every
+    one is used by another). A file of device functions alone has none."""
     defs = kernel_defs(source)
-    used = {k for k in kernels if k in defs and any(k in d.uses for other, d in defs.items() if other != k)}
-    return [k for k in kernels if k not in used] or list(kernels)
+    launchable = [k for k in kernels if not (k in defs and defs[k].returns_value)]
+    used = {k for k in launchable if k in defs and any(k in d.uses for other, d in defs.items() if other != k)}
+    return [k for k in launchable if k not in used] or launchable
 
 
 def might_hold_kernels(path: str) -> bool:

@@ -63,10 +63,12 @@ class _CacheOnly:
         raise SandboxError("cancelled", "not in the cache")
 
 
-def _ray_compile(request: dict[str, Any], cache_dir: str | None) -> tuple[dict[str, Any], KernelMetrics]:
-    """The Ray task: the same sandboxed compile, its record as a plain dict."""
+def _ray_compile(request: dict[str, Any], cache_dir: str | None) -> tuple[dict[str, Any], KernelMetrics, dict[str, Any]]:
+    """The Ray task: the same sandboxed compile, its record as a plain dict, and what it took
+    inside the task (seconds, and the Ray worker's pid: its first task starts a worker manager)."""
+    t0 = time.monotonic()
     rec, metrics = compile_and_measure(request, cache_dir)
-    return rec.to_dict(), metrics
+    return rec.to_dict(), metrics, {"seconds": time.monotonic() - t0, "pid": os.getpid()}
 
 
 class RayEngine:
@@ -87,6 +89,8 @@ class RayEngine:
         self._probe = _CacheOnly()
         self._lock = threading.Lock()
         self.start_seconds = 0.0  # what starting or joining Ray cost in this run
+        # Per task: seconds from submission to the result here, seconds inside the task, worker pid.
+        self.task_timings: list[dict[str, Any]] = []
 
     def _start(self) -> Any:
         with self._lock:
@@ -120,12 +124,15 @@ class RayEngine:
                 return out
             key = probe.cache_key
         ref = self._start().remote(request, self._cache_dir)
-        ref.future().add_done_callback(lambda done: self._finish(done, out, request, key))
+        sent = time.monotonic()
+        ref.future().add_done_callback(lambda done: self._finish(done, out, request, key, sent))
         return out
 
-    def _finish(self, done: Future, out: "Future[Result]", request: dict[str, Any], key: str) -> None:
+    def _finish(self, done: Future, out: "Future[Result]", request: dict[str, Any], key: str, sent: float) -> None:
         try:
-            data, metrics = done.result()
+            data, metrics, timing = done.result()
+            with self._lock:
+                self.task_timings.append({**timing, "latency": time.monotonic() - sent})
             rec = Inspection.from_dict(data)
         except Exception as e:  # noqa: BLE001 - a task Ray gave up on becomes a failed record
             file = os.path.abspath(os.fspath(request["file"]))

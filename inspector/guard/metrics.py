@@ -76,12 +76,18 @@ class KernelMetrics:
     launchable: bool
     problem: str | None = None  # why it cannot launch
     problem_line: int | None = None
+    problem_kind: str | None = None  # the record's error kind ("missing_constexpr": nothing launched it)
     values: dict[str, float | int] = field(default_factory=dict)  # METRICS name -> value
     lines: dict[str, int] = field(default_factory=dict)  # METRICS name -> the line it concerns
     limiter: str | None = None  # what bounds occupancy ("registers", "warps, registers")
     memory: dict[str, Access] = field(default_factory=dict)  # "load x_ptr" -> Access
     cached: bool = False
     compile_seconds: float = 0.0
+
+    @property
+    def not_launched(self) -> bool:
+        """Nothing in the file launched the kernel and its code alone does not give every value."""
+        return self.problem_kind == "missing_constexpr"
 
     def to_baseline(self) -> dict[str, Any]:
         """The entry this kernel and target get in a baseline file."""
@@ -139,6 +145,7 @@ def metrics_of(rec: Inspection) -> KernelMetrics:
         m.launchable = False
         m.problem = f"{err.kind}: {(err.message.splitlines() or [''])[0]}" if err is not None else problem
         m.problem_line = err.line if err is not None and err.line else def_line
+        m.problem_kind = err.kind if err is not None else "resources"
         return m
     r = rec.resources
     if rec.backend == "hip":

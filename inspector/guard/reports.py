@@ -20,9 +20,12 @@ def summary_line(result: GuardResult) -> str:
     counts = result.counts()
     kernels = len({c.kernel_id for c in result.cases})
     parts = [f"{counts.get(s, 0)} {s}" for s in ("regressed", "pass", "new", "missing") if counts.get(s)]
-    unlaunchable = sum(1 for c in result.cases if c.metrics is not None and not c.metrics.launchable)
+    not_launched = sum(1 for c in result.cases if c.metrics is not None and c.metrics.not_launched)
+    unlaunchable = sum(1 for c in result.cases if c.metrics is not None and not c.metrics.launchable) - not_launched
     if unlaunchable:
         parts.append(f"{unlaunchable} cannot launch")
+    if not_launched:
+        parts.append(f"{not_launched} not launched by their files (give them an example() to guard them)")
     return (f"guard: {kernels} kernels x {len(result.targets)} targets ({', '.join(result.targets)}) in "
             f"{len(result.files)} files: {', '.join(parts) or 'nothing found'}; {result.compiles} compiled, "
             f"{result.cache_hits} from the cache, {result.seconds:.1f} s on {result.engine}, Triton {result.triton}")
@@ -118,12 +121,14 @@ def markdown(result: GuardResult, link: str | None = None, limit: int = 50) -> s
         if len(regs) > limit:
             out.append(f"\n... and {len(regs) - limit} more (see the JUnit or JSON report)")
         out.append("")
-    out += ["| target | kernels | pass | regressed | new | cannot launch |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    out += ["| target | kernels | pass | regressed | new | cannot launch | not launched |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for t in result.targets:
         cs = [c for c in result.cases if c.target == t]
         n = {s: sum(c.status == s for c in cs) for s in ("pass", "regressed", "new")}
-        bad = sum(1 for c in cs if c.metrics is not None and not c.metrics.launchable)
-        out.append(f"| {t} | {len(cs)} | {n['pass']} | {n['regressed']} | {n['new']} | {bad} |")
+        idle = sum(1 for c in cs if c.metrics is not None and c.metrics.not_launched)
+        bad = sum(1 for c in cs if c.metrics is not None and not c.metrics.launchable) - idle
+        out.append(f"| {t} | {len(cs)} | {n['pass']} | {n['regressed']} | {n['new']} | {bad} | {idle} |")
     out.append("")
     sections = [
         ("Improved", [(c, x) for c in result.cases for x in c.improvements]),

@@ -126,9 +126,13 @@ def run_guard(paths: list[str], targets: list[str], baseline: Baseline, engine: 
                 rec = st.first[target]
                 compiled += [] if rec.cached else [rec]
                 m = metrics_of(rec)
-                ids = baseline.kernels_of_file(file) or [baseline.kernel_id(file, FILE_KERNEL)]
+                ids = baseline.kernels_of_file(file)
+                if not ids and rec.error is not None and rec.error.kind == "no_kernel":
+                    continue  # a file that mentions Triton but defines no kernel
+                ids = ids or [baseline.kernel_id(file, FILE_KERNEL)]
                 for kid in ids:
-                    m_k = KernelMetrics(kid.rsplit("::", 1)[1], target, None, False, m.problem, m.problem_line)
+                    m_k = KernelMetrics(kid.rsplit("::", 1)[1], target, None, False, m.problem, m.problem_line,
+                                        problem_kind=m.problem_kind)
                     cases.append(compare(kid, file, m_k, baseline.entry(kid, target), baseline.thresholds_for(kid)))
                 continue
             for kernel in st.entries:
