@@ -15,6 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from inspector.ui import state, targets
+from inspector.ui.capture_panel import capture_panel
 from inspector.ui.compiling import compile_with_status, summary, take_cancelled
 from inspector.ui.downloads import downloads
 from inspector.ui.editor import editor_notes
@@ -68,6 +69,7 @@ sandbox_banner()
 with st.sidebar:
     st.subheader("Triton Kernel Inspector")
     pick()
+    capture_panel()  # a captured run's kernels (inspector/ui/capture_panel.py)
 
 notice = ss.pop(state.SHARED_NOTICE, None)
 if notice:

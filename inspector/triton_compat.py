@@ -1,6 +1,9 @@
 """Every place where the inspector touches Triton's internals, in one module.
 
-Why each piece exists, and the Triton versions it was tried on (3.6.0 and 3.9.0):
+Why each piece exists, and the Triton versions it was tried on: 3.4.0, 3.5.1, 3.6.0, 3.7.1, 3.8.0 and
+3.9.0 (each compiles every bundled kernel for sm_90 and gfx942; `inspector.versions.support`
+lists them and refuses older releases, and `python -m inspector versions add` installs them
+side by side). Where releases differ, the code says which does what.
 
 - `offline_target`: Triton compiles for whatever `driver.active.get_current_target()` answers.
   To compile GPU-free for any target we stand an object in for the active driver for the duration
@@ -35,7 +38,7 @@ import re
 import sys
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import triton
 from triton.backends.compiler import GPUTarget
@@ -46,6 +49,22 @@ from triton.runtime.jit import JITFunction
 from .targets import Target
 
 TRITON_VERSION: str = triton.__version__
+
+
+def _check_supported() -> None:
+    """Refuse a release older than the oldest supported, with what to do (a worker started
+    from such an environment fails here, before any kernel is imported)."""
+    from .versions.support import OLDEST, check, parse
+
+    try:
+        parse(TRITON_VERSION)
+    except ValueError:
+        return  # a build numbered some other way: let it try
+    if parse(TRITON_VERSION)[:2] < OLDEST:
+        check(TRITON_VERSION)
+
+
+_check_supported()
 
 # Options a user may set per compile; Triton's backend `parse_options` accepts these names.
 COMMON_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug")
@@ -182,12 +201,52 @@ def offline_target(target: Target, fns: list[JITFunction] | None = None) -> Iter
     driver.set_active(OfflineDriver(target))
     init_handles = CompiledKernel._init_handles
     CompiledKernel._init_handles = _offline_init_handles
+    restore_hsaco = _offline_hsaco(target)
     try:
         yield
     finally:
+        restore_hsaco()
         CompiledKernel._init_handles = init_handles
-        driver.reset_active() if driver._default is not None else setattr(driver, "_active", None)
+        _restore_driver()
         clear_jit_caches(fns or [])
+
+
+def _offline_hsaco(target: Target) -> Callable[[], None]:
+    """Triton 3.4 links the AMD binary with ROCm's `ld.lld` (3.5 and newer link it inside
+    Triton). Offline without ROCm, keep the assembled object unlinked: nothing loads it, and the
+    inspector reads AMD resources from the AMDGCN text. Returns the undo."""
+    if target.backend != "hip":
+        return lambda: None
+    try:
+        from triton.backends.amd.compiler import HIPBackend
+    except ImportError:
+        return lambda: None
+    if not hasattr(HIPBackend, "path_to_rocm_lld"):
+        return lambda: None
+    try:
+        HIPBackend.path_to_rocm_lld()
+        return lambda: None  # a linker is there: Triton's own path
+    except Exception:  # noqa: BLE001 - "ROCm linker ... not found"
+        pass
+    original = HIPBackend.__dict__["make_hsaco"]
+
+    def make_hsaco(src: str, metadata: dict, options: Any) -> bytes:
+        from triton._C.libtriton import amd
+
+        return amd.assemble_amdgcn(src, options.arch, "")
+
+    HIPBackend.make_hsaco = staticmethod(make_hsaco)
+    return lambda: setattr(HIPBackend, "make_hsaco", original)
+
+
+def _restore_driver() -> None:
+    """Make the real driver active again without creating it where it was never made (there may
+    be no GPU): 3.5+ make it on first use of `driver._default`; 3.4 holds a lazy proxy in
+    `driver.default`, which `reset_active` does not touch."""
+    if hasattr(driver, "_default"):
+        driver.reset_active() if driver._default is not None else setattr(driver, "_active", None)
+    else:
+        driver.reset_active()
 
 
 def native_target() -> Target:
@@ -464,6 +523,10 @@ def ptxas_log() -> Iterator[io.StringIO]:
     from triton import knobs
 
     buf = io.StringIO()
+    if not hasattr(knobs.nvidia, "dump_ptxas_log"):  # 3.4: no knob (see _ptxas_log_copied)
+        with contextlib.redirect_stdout(buf), _ptxas_log_copied(buf):
+            yield buf
+        return
     old = knobs.nvidia.dump_ptxas_log
     knobs.nvidia.dump_ptxas_log = True
     try:
@@ -471,6 +534,36 @@ def ptxas_log() -> Iterator[io.StringIO]:
             yield buf
     finally:
         knobs.nvidia.dump_ptxas_log = old
+
+
+@contextlib.contextmanager
+def _ptxas_log_copied(buf: io.StringIO) -> Iterator[None]:
+    """Triton 3.4 runs ptxas with -v into a temporary log file that it deletes on success: copy
+    the log into `buf` as the call returns (through the backend module's `subprocess`)."""
+    try:
+        import triton.backends.nvidia.compiler as nv
+    except ImportError:
+        yield
+        return
+    real = nv.subprocess
+
+    class _Subprocess:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def run(self, cmd: Any, *args: Any, **kwargs: Any) -> Any:
+            result = real.run(cmd, *args, **kwargs)
+            log = kwargs.get("stderr")
+            if isinstance(cmd, list) and cmd and "ptxas" in os.path.basename(str(cmd[0])) and hasattr(log, "name"):
+                with open(log.name, errors="replace") as f:
+                    buf.write(f.read())
+            return result
+
+    nv.subprocess = _Subprocess()
+    try:
+        yield
+    finally:
+        nv.subprocess = real
 
 
 @contextlib.contextmanager
