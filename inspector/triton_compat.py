@@ -228,15 +228,24 @@ def _offline_hsaco(target: Target) -> Callable[[], None]:
         return lambda: None  # a linker is there: Triton's own path
     except Exception:  # noqa: BLE001 - "ROCm linker ... not found"
         pass
-    original = HIPBackend.__dict__["make_hsaco"]
+    originals = {name: HIPBackend.__dict__[name] for name in ("make_hsaco", "hash")}
 
     def make_hsaco(src: str, metadata: dict, options: Any) -> bytes:
         from triton._C.libtriton import amd
 
         return amd.assemble_amdgcn(src, options.arch, "")
 
+    def backend_hash(self: Any) -> str:  # Triton's own asks ld.lld for its version
+        return f"unlinked-{self.target}"
+
     HIPBackend.make_hsaco = staticmethod(make_hsaco)
-    return lambda: setattr(HIPBackend, "make_hsaco", original)
+    HIPBackend.hash = backend_hash
+
+    def undo() -> None:
+        for name, value in originals.items():
+            setattr(HIPBackend, name, value)
+
+    return undo
 
 
 def _restore_driver() -> None:

@@ -14,7 +14,8 @@ TRIED = ("3.4.0", "3.5.1", "3.6.0", "3.7.1", "3.8.0", "3.9.0")
 OLDEST = (3, 4)  # older releases lack what triton_compat relies on (knobs, driver.set_active)
 NEWEST_TRIED = (3, 9)
 
-_VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)((?:a|b|rc|\.post|\.dev)\d+)?$")
+# "3.6.0", "3.7.0rc1", and builds with a local part such as PyTorch's "3.6.0+git9844da95"
+_VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)((?:a|b|rc|\.post|\.dev)\d+)?(\+[\w.]+)?$")
 
 
 class VersionError(Exception):
