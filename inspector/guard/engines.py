@@ -66,9 +66,10 @@ class _CacheOnly:
 def _ray_compile(request: dict[str, Any], cache_dir: str | None) -> tuple[dict[str, Any], KernelMetrics, dict[str, Any]]:
     """The Ray task: the same sandboxed compile, its record as a plain dict, and what it took
     inside the task (seconds, and the Ray worker's pid: its first task starts a worker manager)."""
-    t0 = time.monotonic()
+    t0, start = time.monotonic(), time.time()
     rec, metrics = compile_and_measure(request, cache_dir)
-    return rec.to_dict(), metrics, {"seconds": time.monotonic() - t0, "pid": os.getpid()}
+    return rec.to_dict(), metrics, {"seconds": time.monotonic() - t0, "pid": os.getpid(), "start": start,
+                                    "end": time.time()}
 
 
 class RayEngine:
@@ -89,7 +90,8 @@ class RayEngine:
         self._probe = _CacheOnly()
         self._lock = threading.Lock()
         self.start_seconds = 0.0  # what starting or joining Ray cost in this run
-        # Per task: seconds from submission to the result here, seconds inside the task, worker pid.
+        # Per task: wall-clock times of submission, start and end in the task, arrival here; seconds
+        # inside the task; the worker's pid (its first task starts that worker's manager).
         self.task_timings: list[dict[str, Any]] = []
 
     def _start(self) -> Any:
@@ -124,7 +126,7 @@ class RayEngine:
                 return out
             key = probe.cache_key
         ref = self._start().remote(request, self._cache_dir)
-        sent = time.monotonic()
+        sent = time.time()
         ref.future().add_done_callback(lambda done: self._finish(done, out, request, key, sent))
         return out
 
@@ -132,7 +134,7 @@ class RayEngine:
         try:
             data, metrics, timing = done.result()
             with self._lock:
-                self.task_timings.append({**timing, "latency": time.monotonic() - sent})
+                self.task_timings.append({**timing, "sent": sent, "received": time.time()})
             rec = Inspection.from_dict(data)
         except Exception as e:  # noqa: BLE001 - a task Ray gave up on becomes a failed record
             file = os.path.abspath(os.fspath(request["file"]))
