@@ -211,8 +211,9 @@ def test_tritonparse_trace_opens_to_the_same_table(tmp_path):
     assert theirs.mode == "tritonparse" and ours.mode == "compile-only" and not ours.notes
 
     def comparable(cap):
-        return [{k: r[k] for k in ("kernel", "launches", "num_warps", "num_stages", "specialisation", "shared",
-                                   "where")} for r in rows(cap)]
+        table = [{k: r[k] for k in ("kernel", "launches", "num_warps", "num_stages", "specialisation", "shared")}
+                 for r in rows(cap)]
+        return [{**r, "where": f"{e.file}:{e.line}"} for r, e in zip(table, cap.sorted_kernels())]
 
     assert comparable(ours) == comparable(theirs)
     assert len(comparable(ours)) == 2

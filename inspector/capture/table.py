@@ -49,12 +49,19 @@ def rows(capture: Capture) -> list[dict[str, Any]]:
                          else (f"{len(tune['configs'])} configs" if tune else "")),
             "registers": compiled.get("registers"),
             "shared": compiled.get("shared"),
-            "where": f"{e.file}:{e.line}" if e.file else e.module,
+            "where": f"{_short(e.file, capture.cwd)}:{e.line}" if e.file else e.module,
         }
         if capture.timed:
             row["time_ms"] = e.time_ms
         out.append(row)
     return out
+
+
+def _short(path: str, cwd: str) -> str:
+    """A path relative to the directory the run started in, when it lies inside it."""
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1:]
+    return path
 
 
 def find(capture: Capture, spec: str) -> KernelEntry:
