@@ -21,4 +21,7 @@ fi
 $PY -m pip install -q -r requirements.txt
 if [ "$1" = "--test" ]; then
     $PY -m pip install -q -r requirements-test.txt
+    # The tests compile with a second Triton release side by side (python -m inspector versions):
+    # a venv under the inspector's home sharing this torch; kept, so a second run reuses it.
+    $PY -m inspector versions add 3.6.0 >/dev/null || echo "install.sh: could not add Triton 3.6.0 as a side environment" >&2
 fi
