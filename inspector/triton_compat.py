@@ -44,7 +44,7 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.runtime.autotuner import Autotuner, Heuristics
 from triton.runtime.driver import driver
-from triton.runtime.jit import JITFunction
+from triton.runtime.jit import JITFunction, KernelInterface
 
 from .targets import Target
 
@@ -323,6 +323,14 @@ class Launch:
         return innermost_jit(self.obj)
 
 
+def triton_object(obj: Any) -> Any:
+    """The outermost of Triton's own kernel objects (JITFunction, Autotuner, Heuristics) under a
+    library's wrapper (FlagGems' `libentry` caches compiled kernels and returns its own tuple)."""
+    while not isinstance(obj, (JITFunction, Autotuner, Heuristics)):
+        obj = obj.fn
+    return obj
+
+
 def innermost_jit(obj: Any) -> JITFunction:
     """The JITFunction under any number of autotune/heuristics wrappers."""
     while not isinstance(obj, JITFunction):
@@ -331,7 +339,15 @@ def innermost_jit(obj: Any) -> JITFunction:
 
 
 def is_kernel_object(obj: Any) -> bool:
-    return isinstance(obj, (JITFunction, Autotuner, Heuristics))
+    """A JITFunction, or any KernelInterface wrapping one through `.fn` (Triton's autotune and
+    heuristics, and libraries' own wrappers such as FlagGems' `libentry` cache)."""
+    for _ in range(8):
+        if isinstance(obj, JITFunction):
+            return True
+        if not isinstance(obj, (KernelInterface, Autotuner, Heuristics)):
+            return False
+        obj = getattr(obj, "fn", None)
+    return False
 
 
 def kernel_def_line(fn: JITFunction) -> int:
@@ -359,6 +375,14 @@ def launch_count() -> int:
     return len(_recording[-1]) if _recording else 0
 
 
+class _RecordedKernel:
+    """What a recorded launch returns in place of the CompiledKernel: launching it again
+    (`kernel[grid](*args)`, as library launch caches do) does nothing."""
+
+    def __getitem__(self, grid: Any) -> Callable[..., None]:
+        return lambda *args, **kwargs: None
+
+
 @contextlib.contextmanager
 def capture_launches() -> Iterator[list[Launch]]:
     """Record launches instead of running them. `warmup` calls are recorded too (they are a
@@ -374,14 +398,18 @@ def capture_launches() -> Iterator[list[Launch]]:
         launches.append(Launch(self, args, dict(kwargs), grid, site(), warmup=bool(warmup)))
         if warmup:
             return jit_run(self, *args, grid=grid, warmup=warmup, **kwargs)
-        return None
+        return _RecordedKernel()
 
     def fake_tuner_run(self, *args, **kwargs):
         kwargs = dict(kwargs)
         grid = kwargs.pop("grid", None)
         kwargs.pop("warmup", None)
         launches.append(Launch(self, args, kwargs, grid, site()))
-        return None
+        if getattr(self, "best_config", None) is None and self.configs:
+            # Wrappers read the tuner's choice after a launch (FlagGems' libentry sizes its grid
+            # from it); nothing was timed, so the first configuration stands.
+            self.best_config = self.configs[0]
+        return _RecordedKernel()
 
     def fake_compiled_launch(self, grid):
         # `compiled = kernel.warmup(...); compiled[grid](...)`, as the fused-softmax tutorial
@@ -471,7 +499,8 @@ def compile_launch(
     call_kwargs = dict(launch.kwargs)
     if config_kwargs:
         call_kwargs.update(config_kwargs)
-    inner = launch.obj.fn if isinstance(launch.obj, Autotuner) else launch.obj
+    inner = triton_object(launch.obj)
+    inner = inner.fn if isinstance(inner, Autotuner) else inner
     JITFunction.run = observed_run
     try:
         kernel = inner.run(*launch.args, grid=launch.grid, warmup=True, **call_kwargs)
@@ -715,6 +744,7 @@ def heuristic_names(obj: Any) -> set[str]:
 
 def autotune_configs(obj: Any) -> list[dict[str, Any]]:
     """An autotuner's configs as plain dicts (kwargs plus num_warps/num_stages/...)."""
+    obj = triton_object(obj)
     if not isinstance(obj, Autotuner):
         return []
     return [dict(c.all_kwargs()) for c in obj.configs]

@@ -335,6 +335,9 @@ def stand_in_device(target: Target | None) -> Iterator[None]:
             }
             for name, value in answers.items():
                 patches.set(cuda, name, value)
+                # Code also reaches these through their home module (`torch.cuda.memory.mem_get_info`).
+                if name in vars(cuda.memory):
+                    patches.set(cuda.memory, name, value)
             patches.set(torch.version, "cuda", CUDA_VERSION if target.backend == "cuda" else None)
             patches.set(torch.version, "hip", HIP_VERSION if target.backend == "hip" else None)
             patches.set(torch.Tensor, "is_cuda", property(lambda self: self.device.type in ("cuda", "meta")))

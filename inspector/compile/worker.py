@@ -219,6 +219,7 @@ def _user_code(log: io.StringIO, stage: str):
 def _inspect(rec: Inspection, request: dict, path: str, workdir: str, log: io.StringIO, module_fns: list) -> None:
     phases: list[tuple[str, int]] = []  # (what ran, index of its first launch)
     stops: list[kf.Stop] = []
+    wrapper_stops: list[kf.Stop] = []  # a made-up wrapper call that failed: named only if nothing launched
     with tc.capture_launches() as launches:
         phases.append(("file", 0))
         with _user_code(log, "import"):
@@ -244,8 +245,11 @@ def _inspect(rec: Inspection, request: dict, path: str, workdir: str, log: io.St
             phases.append(("wrapper", len(launches)))
             with _user_code(log, "example"):
                 for k in [info] if info else kf.entry_kernels(kernels):
-                    if call_wrappers(module, k.obj, path)[0]:
+                    tried = call_wrappers(module, k.obj, path)
+                    if tried.launched_by:
                         break
+                    if tried.error is not None and not wrapper_stops:
+                        wrapper_stops.append(kf.stop_from(tried.error, path, tried.failed_wrapper or "wrapper"))
     if info is None:
         own = [la for la in launches if any(k.jit is la.jit for k in kernels)]
         info = next(k for k in kernels if k.jit is own[0].jit) if own else kf.entry_kernels(kernels)[0]
@@ -266,7 +270,7 @@ def _inspect(rec: Inspection, request: dict, path: str, workdir: str, log: io.St
     try:
         kf.check_overrides(info, arg_overrides)
         if launch is None:
-            ran = _what_ran(phases, module, stops)
+            ran = _what_ran(phases, module, stops or wrapper_stops)
             launch = kf.signature_call(info, arg_overrides, ran)
             rec.call_origin = "signature"
         else:

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import ast
 import inspect
+import itertools
 import textwrap
 import types
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from .. import triton_compat as tc
 
@@ -190,8 +191,40 @@ def _scalar(param: inspect.Parameter) -> Any:
     return None
 
 
+SHAPE_FUNCTIONS = {"len", "prod", "tuple", "list"}
+AXIS_NAMES = {"dim", "axis"}
+# An axis is tried first as the leading one, then as the last: a reduction over a middle or leading
+# axis and one over the last often launch different kernels of the same file.
+AXIS_CHOICES = (0, -1)
+
+
+def _axis_parameters(node: ast.FunctionDef) -> set[str]:
+    """Parameters that name a tensor axis: `dim`/`axis`, or compared with a `.ndim` / `.dim()`."""
+    params = {a.arg for a in node.args.args}
+    found = params & AXIS_NAMES
+    for n in ast.walk(node):
+        if isinstance(n, ast.Compare):
+            sides = [n.left, *n.comparators]
+            if any(isinstance(s, ast.UnaryOp) and isinstance(s.operand, ast.Attribute) and s.operand.attr == "ndim"
+                   or isinstance(s, ast.Attribute) and s.attr == "ndim" for s in sides):
+                found |= {s.id for s in sides if isinstance(s, ast.Name) and s.id in params}
+    return found
+
+
+def _shape_parameters(node: ast.FunctionDef) -> set[str]:
+    """Parameters that hold a shape: named `*shape`/`dims`, or passed to `len()` / `math.prod()`."""
+    params = {a.arg for a in node.args.args}
+    found = {p for p in params if p.endswith("shape") or p in ("dims", "sizes")}
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id in params:
+            func = n.func.id if isinstance(n.func, ast.Name) else n.func.attr if isinstance(n.func, ast.Attribute) else ""
+            if func in SHAPE_FUNCTIONS:
+                found.add(n.args[0].id)
+    return found
+
+
 def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[int]], dtype: Any,
-               takes_ctx: bool, kernel: Any = None) -> list[Any] | None:
+               takes_ctx: bool, kernel: Any = None, axis: int = AXIS_CHOICES[0]) -> list[Any] | None:
     import torch
 
     from .kernel_file import FLOAT_NAMES
@@ -204,6 +237,8 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
     optional = {n.left.id for n in ast.walk(node) if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
                 and any(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops)
                 and any(isinstance(c, ast.Constant) and c.value is None for c in n.comparators)}
+    shapes = _shape_parameters(node)
+    axes = _axis_parameters(node)
     names = {n for n, v in vars(module).items() if v is kernel} if kernel is not None else set()
     roles = _kernel_roles(node, names, kernel) if names else {}
     args: list[Any] = []
@@ -214,12 +249,16 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
             continue
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY):
             continue
-        if p.default is not inspect.Parameter.empty:
+        if p.name in axes:
+            args.append(axis)
+        elif p.default is not inspect.Parameter.empty:
             args.append(p.default)
         elif p.name in strings:
             args.append(strings[p.name])
         elif p.name in optional:  # `if weight is not None:`: the wrapper does without it
             args.append(None)
+        elif p.name in shapes:  # `normalized_shape`, `len(dims)`: the trailing dimension, as torch's ops take it
+            args.append([family[1][0]])
         elif roles.get(p.name) == "scalar" and p.name not in ranks:
             value = _scalar(p)
             args.append(value if value is not None else (1.0 if FLOAT_NAMES.match(p.name) else -100
@@ -249,9 +288,17 @@ def _meta_item(tensor: Any) -> Any:
 _real_item: Callable = lambda t: t.item()  # noqa: E731 - replaced by torch's own in call_wrappers
 
 
-def call_wrappers(module: types.ModuleType, kernel: Any, path: str) -> tuple[str | None, Exception | None]:
-    """Call the wrappers of `kernel` until one launches it. (the wrapper's name or None, the last
-    failure when none did)."""
+class WrapperResult(NamedTuple):
+    """What calling a kernel's wrappers gave: the wrapper that launched it, or the last failure
+    (and the wrapper that raised it) when none did."""
+
+    launched_by: str | None
+    error: Exception | None = None
+    failed_wrapper: str | None = None
+
+
+def call_wrappers(module: types.ModuleType, kernel: Any, path: str) -> WrapperResult:
+    """Call the wrappers of `kernel` until one launches it."""
     import torch
 
     global _real_item
@@ -264,26 +311,28 @@ def call_wrappers(module: types.ModuleType, kernel: Any, path: str) -> tuple[str
         torch.Tensor.item, torch.Tensor.__bool__ = _real_item, real_bool  # type: ignore[method-assign]
 
 
-def _call_wrappers(module: types.ModuleType, kernel: Any) -> tuple[str | None, Exception | None]:
+def _call_wrappers(module: types.ModuleType, kernel: Any) -> WrapperResult:
     import torch
 
     jit = tc.innermost_jit(kernel)
     launched = lambda: any(la.jit is jit for la in tc.recorded())  # noqa: E731
     last: Exception | None = None
+    last_name: str | None = None
     attempts = 0
     for name, fn, takes_ctx in wrappers_of(module, kernel):
-        for family in SHAPE_FAMILIES:
-            for dtype in (torch.float32, torch.bfloat16):
-                if attempts >= MAX_ATTEMPTS * 2:
-                    return None, last
-                attempts += 1
-                args = _arguments(module, fn, family, dtype, takes_ctx, kernel)
-                if args is None:
-                    break
-                try:
-                    fn(*args)
-                except Exception as e:  # noqa: BLE001 - a made-up call the wrapper refused
-                    last = e
-                if launched():
-                    return name, None
-    return None, last
+        node = _source_ast(fn)
+        axes = AXIS_CHOICES if node is not None and _axis_parameters(node) else AXIS_CHOICES[:1]
+        for axis, family, dtype in itertools.product(axes, SHAPE_FAMILIES, (torch.float32, torch.bfloat16)):
+            if attempts >= MAX_ATTEMPTS * 4:
+                return WrapperResult(None, last, last_name)
+            attempts += 1
+            args = _arguments(module, fn, family, dtype, takes_ctx, kernel, axis)
+            if args is None:
+                break
+            try:
+                fn(*args)
+            except Exception as e:  # noqa: BLE001 - a made-up call the wrapper refused
+                last, last_name = e, name
+            if launched():
+                return WrapperResult(name)
+    return WrapperResult(None, last, last_name)
