@@ -296,3 +296,47 @@ def test_kernel_compiled_outside_a_launch_reopens_to_the_same_code(tmp_path):
     head = re.search(r"tt\.func public @\w+\(.*?\) attributes", again.stages["ttir"], re.S).group(0)
     assert re.sub(r'\s*loc\([^()]*(\([^()]*\))?\)', "", head) == made["ttir_signature"]
     assert again.resources.registers == made["registers"] and again.resources.shared_bytes == made["shared"]
+
+
+def test_compiled_launch_path_without_a_gpu(tmp_path):
+    """The path a GPU run takes (kernels compiled by `kernel[grid](...)`, keyed by the compiled
+    kernel, its specialisation read from it, autotuner benchmark runs apart), driven GPU-free:
+    under the offline driver a launch compiles for sm_90 and runs nothing."""
+    import torch
+
+    import inspector
+    from inspector import triton_compat as tc
+    from inspector.targets import parse_target
+
+    sys.path.insert(0, str(PROGRAM))
+    try:
+        from axpy_kernels import axpy, axpy_kernel
+        from norm_kernels import rms_norm
+        from scale_kernels import scale, scale_kernel
+    finally:
+        sys.path.remove(str(PROGRAM))
+    out = tmp_path / "offline.inspector"
+    x, y = torch.randn(4096), torch.randn(4096)
+    fns = [axpy_kernel, scale_kernel.fn]
+    with tc.offline_target(parse_target("sm_90"), fns), inspector.capture(out):
+        for _ in range(5):
+            axpy(0.5, x, y)
+        axpy(0.5, x[1:], y[1:])  # one element off: a specialisation of its own
+        scale(torch.randn(3000), 2.0)
+        rms_norm(torch.randn(8, 96), torch.randn(96))
+    tc.clear_jit_caches(fns)
+    cap = load(out)
+    axpys = sorted((k for k in cap.kernels if k.name == "axpy_kernel"), key=lambda k: -k.launches)
+    assert [k.launches for k in axpys] == [5, 1]
+    assert axpys[0].attributes["x_ptr"] == ["tt.divisibility=16"] and "x_ptr" not in axpys[1].attributes
+    assert "n" not in axpys[1].attributes  # 4095
+    assert axpys[0].compiled["target"] == "sm_90" and axpys[0].compiled["registers"] > 0
+    chosen = [k for k in cap.kernels if k.name == "scale_kernel" and k.launches]
+    assert len(chosen) == 1 and chosen[0].autotune["chosen"] == scale_kernel.configs.index(scale_kernel.best_config)
+    assert sum(k.benchmark_launches for k in cap.kernels if k.name == "scale_kernel") == 2
+    for entry in (axpys[1], chosen[0]):
+        again = reopen(cap, entry, "sm_90", folder=tmp_path / "w")
+        assert again.ok, again.error and again.error.short()
+        assert again.resources.registers == entry.compiled["registers"]
+        assert again.resources.shared_bytes == entry.compiled["shared"]
+        assert {p.name: p.specialization for p in again.parameters if p.specialization} == entry.attributes
