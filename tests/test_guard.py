@@ -213,3 +213,29 @@ def test_entry_kernels_leave_out_helpers_and_folders_are_walked_for_kernel_files
     (root / ".venv" / "k.py").write_text(guard_repo.SCALE)
     assert [os.path.relpath(f, root) for f in kernel_files([str(root)])] == \
         ["ops/fused.py", "ops/rownorm.py", "ops/scale.py"]
+
+
+def test_a_second_triton_release_is_guarded_under_its_own_keys(tmp_path):
+    from inspector.compile.api import triton_version
+    from inspector.versions import environments
+
+    old = "3.6.0"
+    env = environments.get(old)
+    if env is None or not env.ready or triton_version() == old:
+        why = f"no ready Triton {old} side environment beside Triton {triton_version()} (scripts/install.sh --test)"
+        if os.environ.get("INSPECTOR_REQUIRE_VERSIONS") == "1":
+            pytest.fail(why)
+        pytest.skip(why)
+    root = tmp_path / "repo"
+    (root / "tools").mkdir(parents=True)
+    (root / "tools" / "scale.py").write_text(guard_repo.SCALE)
+    out = guard_cli(root, "tools", "--targets", "sm_90", "--tritons", f"{old},{triton_version()}",
+                    "--baseline", "guard.json", "--update-baseline")
+    assert out.returncode == 0, out.stderr
+    assert f"Triton {triton_version()} and {old}" in out.stdout
+    entry = json.loads((root / "guard.json").read_text())["kernels"]["tools/scale.py::scale_kernel"]
+    assert set(entry) == {"sm_90", f"sm_90@{old}"}
+    assert all(e["launchable"] and e["memory"]["load x_ptr"]["bits"] == 128 for e in entry.values())
+    again = guard_cli(root, "tools", "--targets", "sm_90", "--tritons", f"{old},{triton_version()}",
+                      "--baseline", "guard.json")
+    assert again.returncode == 0 and "2 pass" in again.stdout and "2 from the cache" in again.stdout, again.stdout

@@ -26,6 +26,7 @@ from inspector.compile.api import triton_version
 from inspector.files import atomic_write_text
 from inspector.guard import baseline as baseline_file
 from inspector.guard import default_jobs, make_engine, run_guard, update_baseline
+from inspector.guard.runner import target_keys
 from inspector.guard.discovery import DiscoveryError
 from inspector.guard.progress import ProgressBar
 from inspector.guard.reports import json_text, junit_xml, markdown, regression_lines, summary_line
@@ -39,6 +40,10 @@ def register(subparsers: Any) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="+", metavar="PATH", help="kernel files, folders, or module/package names")
     p.add_argument("--targets", default="sm_90", help="comma-separated targets (default sm_90): sm_90,sm_100,gfx942")
+    p.add_argument("--tritons", metavar="VERSIONS",
+                   help="comma-separated Triton releases to compile with (the installed one and side environments "
+                        "added with `python -m inspector versions add`); default: the installed one. Another "
+                        "release's results are kept under TARGET@VERSION")
     p.add_argument("--baseline", metavar="FILE", help="the baseline file (read, and written by --update-baseline)")
     p.add_argument("--update-baseline", action="store_true",
                    help="accept what compiles now: write it to the baseline file and exit 0")
@@ -76,7 +81,8 @@ def _targets(text: str) -> list[str]:
 
 
 def run(ns: argparse.Namespace) -> int:
-    targets = _targets(ns.targets)
+    targets = target_keys(_targets(ns.targets), [v.strip() for v in ns.tritons.split(",") if v.strip()]
+                          if ns.tritons else None)
     if ns.update_baseline and not ns.baseline:
         print("error: --update-baseline needs --baseline FILE (where to write it)", file=sys.stderr)
         return 2

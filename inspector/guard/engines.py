@@ -17,6 +17,7 @@ jailed worker per request), and hand back futures of `(Inspection, KernelMetrics
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -57,7 +58,12 @@ class LocalEngine:
 
 class _CacheOnly:
     """A stand-in sandbox that never compiles: `inspect_kernel` with it answers from the cache or
-    returns a record whose error kind is "cancelled" and whose `cache_key` is the caller's key."""
+    returns a record whose error kind is "cancelled" and whose `cache_key` is the caller's key.
+    `python` is the interpreter of the Triton release it stands for (`inspect_kernel(triton=...)`
+    keeps a sandbox whose interpreter is that release's)."""
+
+    def __init__(self, python: str = sys.executable):
+        self.python = python
 
     def run(self, request: dict[str, Any], limits: Any = None, cancel: Any = None) -> dict[str, Any]:
         raise SandboxError("cancelled", "not in the cache")
@@ -87,7 +93,7 @@ class RayEngine:
         self._task: Any = None
         self.cache = Cache()
         self._cache_dir = str(default_cache_dir())
-        self._probe = _CacheOnly()
+        self._probes: dict[str | None, _CacheOnly] = {None: _CacheOnly()}
         self._lock = threading.Lock()
         self.start_seconds = 0.0  # what starting or joining Ray cost in this run
         # Per task: wall-clock times of submission, start and end in the task, arrival here; seconds
@@ -120,7 +126,7 @@ class RayEngine:
         use_cache = request.get("use_cache", True)
         key = ""
         if use_cache:
-            probe = inspect_kernel(**request, sandbox=self._probe)  # type: ignore[arg-type]
+            probe = inspect_kernel(**request, sandbox=self._probe_for(request.get("triton")))  # type: ignore[arg-type]
             if probe.error is None or probe.error.kind != "cancelled":
                 out.set_result((probe, metrics_of(probe)))
                 return out
@@ -129,6 +135,16 @@ class RayEngine:
         sent = time.time()
         ref.future().add_done_callback(lambda done: self._finish(done, out, request, key, sent))
         return out
+
+    def _probe_for(self, release: str | None) -> _CacheOnly:
+        if release not in self._probes:
+            from ..versions import environments
+
+            try:
+                self._probes[release] = _CacheOnly(environments.python_for(release))
+            except Exception:  # noqa: BLE001 - inspect_kernel itself reports a missing release
+                self._probes[release] = _CacheOnly()
+        return self._probes[release]
 
     def _finish(self, done: Future, out: "Future[Result]", request: dict[str, Any], key: str, sent: float) -> None:
         try:

@@ -28,7 +28,13 @@ def summary_line(result: GuardResult) -> str:
         parts.append(f"{not_launched} not launched by their files (give them an example() to guard them)")
     return (f"guard: {kernels} kernels x {len(result.targets)} targets ({', '.join(result.targets)}) in "
             f"{len(result.files)} files: {', '.join(parts) or 'nothing found'}; {result.compiles} compiled, "
-            f"{result.cache_hits} from the cache, {result.seconds:.1f} s on {result.engine}, Triton {result.triton}")
+            f"{result.cache_hits} from the cache, {result.seconds:.1f} s on {result.engine}, {_releases(result)}")
+
+
+def _releases(result: GuardResult) -> str:
+    """"Triton 3.9.0", or "Triton 3.9.0 and 3.6.0" when other releases were guarded too."""
+    others = sorted({t.partition("@")[2] for t in result.targets if "@" in t})
+    return f"Triton {result.triton}" + (f" and {', '.join(others)}" if others else "")
 
 
 def _change(c: Change) -> dict[str, Any]:
@@ -102,7 +108,7 @@ def markdown(result: GuardResult, link: str | None = None, limit: int = 50) -> s
     title = (f"### Triton kernel guard: {len(regs)} regression{'s' if len(regs) != 1 else ''}" if regs
              else "### Triton kernel guard: no regressions")
     out = [title, "", f"{kernels} kernels x {len(result.targets)} targets ({', '.join(result.targets)}), "
-                      f"Triton {result.triton}; {result.compiles} compiled, {result.cache_hits} from the cache, "
+                      f"{_releases(result)}; {result.compiles} compiled, {result.cache_hits} from the cache, "
                       f"{result.seconds:.1f} s on {result.engine}.", ""]
     out += [f"> {n}" for n in result.notes] + ([""] if result.notes else [])
 

@@ -75,8 +75,11 @@ def run_guard(paths: list[str], targets: list[str], baseline: Baseline, engine: 
     hits = done = 0
 
     def submit(file: str, kernel: str | None, target: str) -> None:
-        request: dict[str, Any] = {"file": file, "kernel": kernel, "target": target, "timeout": timeout,
+        name, release = split_target(target)
+        request: dict[str, Any] = {"file": file, "kernel": kernel, "target": name, "timeout": timeout,
                                    "use_cache": use_cache}
+        if release:
+            request["triton"] = release
         pending[engine.submit(request)] = (file, kernel, target)
 
     def rest_of_file(file: str, target: str) -> None:
@@ -95,6 +98,7 @@ def run_guard(paths: list[str], targets: list[str], baseline: Baseline, engine: 
         for fut in finished:
             file, kernel, target = pending.pop(fut)
             rec, m = fut.result()
+            m.target = target  # "sm_90", or "sm_90@3.6.0" for another Triton release
             done += 1
             hits += rec.cached
             st = states[file]
@@ -150,6 +154,23 @@ def run_guard(paths: list[str], targets: list[str], baseline: Baseline, engine: 
     return GuardResult(cases, files, list(targets), triton_version(), engine.describe(), time.monotonic() - t0,
                        compiles=len(compiled), cache_hits=hits,
                        compile_seconds=sum(r.compile_seconds for r in compiled), notes=notes)
+
+
+def split_target(key: str) -> tuple[str, str | None]:
+    """"sm_90" -> ("sm_90", None); "sm_90@3.6.0" -> ("sm_90", "3.6.0") (a side Triton release)."""
+    name, _, release = key.partition("@")
+    return name, release or None
+
+
+def target_keys(targets: list[str], releases: list[str] | None) -> list[str]:
+    """What a run guards: each target for each Triton release; the installed release's keys are
+    bare target names, another release's carry it (`sm_90@3.6.0`), so a baseline written before
+    a second release was added keeps its meaning."""
+    installed = triton_version()
+    out = []
+    for release in releases or [installed]:
+        out += [t if release in (installed, "default") else f"{t}@{release}" for t in targets]
+    return out
 
 
 def update_baseline(baseline: Baseline, result: GuardResult) -> None:
