@@ -25,11 +25,7 @@ TARGETS = ("sm_90", "gfx942")
 # what the others need: unsloth_zoo, bitsandbytes, transformers; sqlalchemy, PyYAML).
 RUNNABLE = [e for e in MANIFEST if e.get("imports_gpu_free")]
 # Files the inspector does not yet take as published, and why (strict: a fix must remove the entry).
-KNOWN_GAPS = {
-    "cross_entropy.py": "the wrapper call made up from cross_entropy_forward's use reaches the kernel with a "
-                        "softcap value where the real call passes None, so HAS_SOFTCAPPING compiles a path "
-                        "Triton rejects; an example() or --const values are needed today",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _case(entry: dict):
@@ -180,3 +176,22 @@ def test_a_kernel_that_cannot_launch_exits_1():
     proc = _cli("compile", str(REPO / "kernels" / "add.py"), "--target", "gfx942", "--num-warps", "32")
     assert proc.returncode == 1
     assert "not launchable on gfx942" in proc.stderr
+
+
+def test_a_kernel_behind_a_library_launch_cache_and_an_axis_argument(sandbox):
+    """A KernelInterface of the library's own wrapping Triton's autotuner is found and launched by its
+    wrapper (which needs an axis that is not the last one and a shape list)."""
+    rec = inspect_kernel(FORMS / "library_entry.py", kernel="sum_over_middle", target="sm_90", sandbox=sandbox)
+    assert rec.error is None, rec.error
+    assert rec.call_origin == "sum_dim" and rec.autotune_configs and rec.autotune_index == 0
+    # dim 0 of a [1024, 4096] tensor: one row M, K = 4096 columns in tiles of the first config's 32.
+    assert list(rec.grid[:2]) == [1, 4096 // 32], rec.grid
+
+
+def test_a_failed_wrapper_call_is_named_in_the_advice(sandbox):
+    path = FORMS / "library_entry.py"
+    rec = inspect_kernel(path, kernel="never_launched", target="sm_90", sandbox=sandbox)
+    assert rec.error is not None and rec.error.kind == "missing_constexpr"
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "table[x]" in t)
+    assert f"double() stopped at line {line}: KeyError" in rec.error.message, rec.error.message
+    assert [m["name"] for m in rec.error.details["missing"]] == ["BLOCK"]

@@ -152,13 +152,15 @@ INDEX_NAMES = ("target", "targets", "label", "labels", "index", "indices", "idx"
 
 def _kernel_roles(node: ast.FunctionDef, kernel_names: set[str], kernel: Any) -> dict[str, str]:
     """What the wrapper's parameters become in its launch of the kernel: "index" (a pointer whose
-    loaded values are indices: int64), or "scalar" (a runtime scalar the kernel does not load from)."""
+    loaded values are indices: int64), "scalar" (a runtime scalar the kernel does not load from)
+    or "constexpr" (a compile-time value: a flag or an amount, never a tensor)."""
     from .kernel_params import parameter_usage
 
     jit = tc.innermost_jit(kernel)
     usage = parameter_usage(jit)
     params = tc.signature_params(jit)
     scalars = {p.name for p in params if not p.is_constexpr and p.name not in usage.pointers}
+    constexprs = {p.name for p in params if p.is_constexpr}
     out: dict[str, str] = {}
     for n in ast.walk(node):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and isinstance(n.func.value, ast.Name) \
@@ -170,6 +172,8 @@ def _kernel_roles(node: ast.FunctionDef, kernel_names: set[str], kernel: Any) ->
                         out[arg.id] = "index"
                     elif name in scalars:
                         out[arg.id] = "scalar"
+                    elif name in constexprs:
+                        out.setdefault(arg.id, "constexpr")
     return out
 
 
@@ -259,6 +263,9 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
             args.append(None)
         elif p.name in shapes:  # `normalized_shape`, `len(dims)`: the trailing dimension, as torch's ops take it
             args.append([family[1][0]])
+        elif roles.get(p.name) == "constexpr" and p.name not in ranks:  # off: a flag False, an amount 0
+            value = _scalar(p)
+            args.append(value if value is not None else 0)
         elif roles.get(p.name) == "scalar" and p.name not in ranks:
             value = _scalar(p)
             args.append(value if value is not None else (1.0 if FLOAT_NAMES.match(p.name) else -100
@@ -266,8 +273,9 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
         elif p.name in ranks or (value := _scalar(p)) is None:
             rank = min(max(ranks.get(p.name, 0) or 2, 1), 4)
             if roles.get(p.name) == "index" or p.name.lower() in INDEX_NAMES:  # labels, positions: one index per row
-                args.append(torch.zeros(family[max(rank - 1, 1)][:1] if rank <= 2 else family[rank - 1][:-1],
-                                        dtype=torch.int64, device="meta"))
+                # One index per row of the data it indexes: the leading dimensions of the next rank up.
+                rows = family[min(rank + 1, 4)][:rank] if rank < 4 else family[4]
+                args.append(torch.zeros(rows, dtype=torch.int64, device="meta"))
             else:
                 args.append(torch.empty(family[rank], dtype=dtype, device="meta"))
         else:
