@@ -71,7 +71,7 @@ with st.sidebar:
     pick()
     capture_panel()  # a captured run's kernels (inspector/ui/capture_panel.py)
 
-notice = ss.pop(state.SHARED_NOTICE, None)
+notice = ss.get(state.SHARED_NOTICE)  # until another kernel is opened
 if notice:
     st.info(notice, icon=":material/link:")
 cancelled = take_cancelled()

@@ -92,11 +92,18 @@ def open_compiled(page, url: str, query: str, label: str):
 
 
 def ptx_text(frame) -> str:
-    """The PTX pane's text without its `.file` directives (they name the file's own path, which is
-    in each user's workspace)."""
+    """The PTX pane's code: without its `.file` directives and debug sections, which spell out the
+    file's own path (each user's workspace)."""
     rows = frame.evaluate("() => Array.from(document.querySelectorAll('.pane[data-pane=ptx] .r'))"
                           ".map(r => r.textContent)")
-    return "\n".join(r for r in rows if not r.lstrip().startswith(".file"))
+    code = []
+    for r in rows:
+        if r.lstrip().startswith(".section"):
+            break
+        if not r.lstrip().startswith(".file"):
+            code.append(r)
+    assert len(code) > 50, "no PTX code"
+    return "\n".join(code)
 
 
 def test_editor_and_ptx_side_by_side_and_a_click_on_tl_load_lights_the_ptx(new_page, server):
@@ -210,14 +217,14 @@ def test_shared_link_opens_the_same_text_and_ptx_in_a_fresh_context(new_page, se
     mine = workspace_dir(recipient, home) / "edits" / "add.py"
     wait_for(lambda: mine.exists() and "recipient's own edit" in mine.read_text(), "the recipient's save")
     their_ws = workspace_dir(recipient, home)
-    before = {p.name: p.read_text() for p in their_ws.rglob("*.py") if "history" not in p.parts}
+    before = {p.relative_to(their_ws): p.read_text() for p in their_ws.rglob("*.py") if "history" not in p.parts}
 
     fresh = new_page()  # a fresh browser context opens the link
     fresh.goto(link)
     fresh.get_by_text("Compiled add.py for sm_90").first.wait_for()
     wait_idle(fresh)
     shared_frame = wait_for(lambda: _frame_with(fresh, "0f3F000000"), "the shared kernel's PTX")
-    assert editor_text(fresh) == edited_text
+    wait_for(lambda: editor_text(fresh) == edited_text, "the shared text in the fresh context's editor")
     assert ptx_text(shared_frame) == edited_ptx
     assert "warps=2" in fresh.url and "kernel=file" in fresh.url
     fresh.get_by_text("Opened the shared kernel as").first.wait_for()
@@ -225,10 +232,10 @@ def test_shared_link_opens_the_same_text_and_ptx_in_a_fresh_context(new_page, se
     recipient.goto(link + "&ws=" + their_ws.name)
     recipient.get_by_text("Compiled add.py for sm_90").first.wait_for()
     wait_idle(recipient)
-    after = {p.name: p.read_text() for p in their_ws.rglob("*.py") if "history" not in p.parts}
-    assert all(after[name] == text for name, text in before.items()), "the recipient's files changed"
+    after = {p.relative_to(their_ws): p.read_text() for p in their_ws.rglob("*.py") if "history" not in p.parts}
+    assert all(after[rel] == text for rel, text in before.items()), "the recipient's files changed"
     assert "add.py" in {p.name for p in (their_ws / "files").glob("*.py")}
-    assert editor_text(recipient) == edited_text
+    wait_for(lambda: editor_text(recipient) == edited_text, "the shared text in the recipient's editor")
     fresh.screenshot(path=str(SHOTS / "workbench-shared.png"))
 
 

@@ -158,6 +158,7 @@ def switch_kernel(kernel_id: str) -> None:
     if kernel_id == s.kernel:
         return
     s.kernel = kernel_id
+    st.session_state.pop(SHARED_NOTICE, None)
     s.function, s.autotune = "", None
     s.consts, s.args = {}, {}
     load_editor()
