@@ -7,7 +7,7 @@ import os
 import traceback
 
 from .. import triton_compat as tc
-from .kernel_file import KernelFileError
+from .kernel_file import KernelFileError, suggested_value, user_frame_line
 from .record import ErrorInfo
 from ..targets import UnknownTargetError
 
@@ -16,16 +16,6 @@ MAX_MESSAGE = 8000
 
 def _clip(text: str) -> str:
     return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE] + "\n... (truncated)"
-
-
-def user_frame_line(err: BaseException, path: str) -> int | None:
-    """The deepest traceback line that lies in the user's file."""
-    path = os.path.abspath(path)
-    line = None
-    for frame in traceback.extract_tb(err.__traceback__):
-        if os.path.abspath(frame.filename) == path:
-            line = frame.lineno
-    return line
 
 
 def error_info(err: BaseException, path: str, jit_fns: list | None = None, stage: str = "") -> ErrorInfo:
@@ -39,8 +29,6 @@ def error_info(err: BaseException, path: str, jit_fns: list | None = None, stage
     if isinstance(err, tc.MissingArguments):
         fn = next((f for f in jit_fns or [] if f.__name__ == err.kernel), None)
         line = tc.kernel_def_line(fn) if fn is not None else None
-        from .kernel_file import suggested_value
-
         kind = "constexpr" if err.constexpr else "argument"
         missing = [{"name": n, "kind": kind, "suggested": suggested_value(n) if err.constexpr else ""}
                    for n in err.names]

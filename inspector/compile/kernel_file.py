@@ -41,6 +41,7 @@ import os
 import re
 import sys
 import textwrap
+import traceback
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -152,10 +153,18 @@ class Stop:
         return f"{what} stopped at {where}: {self.message}"
 
 
+def user_frame_line(err: BaseException, path: str) -> int | None:
+    """The deepest traceback line that lies in the user's file."""
+    path = os.path.abspath(path)
+    line = None
+    for frame in traceback.extract_tb(err.__traceback__):
+        if os.path.abspath(frame.filename) == path:
+            line = frame.lineno
+    return line
+
+
 def stop_from(err: BaseException, path: str, phase: str) -> Stop:
     """The Stop an exception of the user's code (in `phase`) makes: its line in `path`, its message."""
-    from .errors import user_frame_line
-
     text = str(err).strip().splitlines()
     message = f"{type(err).__name__}: {text[0] if text else ''}".strip().rstrip(":")
     return Stop(path, user_frame_line(err, path), message[:500], phase)
