@@ -552,3 +552,106 @@ def test_cancel_stops_the_compile_and_everything_it_started(box, tmp_path):
     thread.join(30)
     assert out["rec"].error.kind == "cancelled" and time.monotonic() - t0 < 5
     assert pids_with_cmdline(f"sleep\0{marker}") == []
+
+
+# ---- benchmarks: the user's file runs jailed there too --------------------------------------------
+
+BENCH_SPY = '''
+import glob, os, socket
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def double(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, 2 * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def spy():
+    leaks = []
+    for name in {seen!r}:
+        if os.path.exists(name):
+            leaks.append("sees " + name)
+    for k, v in os.environ.items():
+        if {secret!r} in v:
+            leaks.append("environment " + k)
+    for name in {written!r}:
+        try:
+            with open(name, "w") as f:
+                f.write("escaped")
+        except OSError:
+            pass
+    s = socket.socket()
+    s.settimeout(3)
+    try:
+        s.connect(("127.0.0.1", {port}))
+        leaks.append("connected")
+    except OSError:
+        pass
+    finally:
+        s.close()
+    return leaks
+
+
+def launch(x):
+    out = torch.empty_like(x)
+    double[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
+    return out
+
+
+def make_inputs(size, device):
+    leaks = spy()
+    if leaks:
+        raise RuntimeError("LEAKED: " + " | ".join(leaks))
+    return (torch.randn(size, device=device),)
+
+
+def reference(x):
+    return 2 * x
+
+
+SIZES = [1 << 12]
+TEST_SIZES = [1000]
+'''
+
+
+@pytest.mark.skipif(STATUS["mode"] != "bwrap", reason="benchmarks are jailed through bubblewrap")
+def test_a_benchmark_runs_the_users_file_jailed(tmp_path):
+    """`inspector.bench` starts a fresh interpreter (CUDA must not be forked): it gets the same
+    walls as a compile: no home, cache or other projects in view, no server secrets, no writes
+    outside, no network."""
+    from inspector.bench import run_benchmark
+
+    os.environ[SECRET_NAME] = SECRET
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.setblocking(False)
+    elsewhere = tmp_path / "elsewhere" / "credentials"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(SECRET)
+    home_secret = Path.home() / f".inspector-bench-secret-{TOKEN}"
+    home_secret.write_text(SECRET)
+    written = [Path.home() / f".inspector-bench-attack-{TOKEN}", tmp_path / "project" / "written",
+               default_cache_dir() / f"bench-attack-{TOKEN}", Path(f"/tmp/inspector-bench-attack-{TOKEN}")]
+    path = tmp_path / "project" / "spy_bench.py"
+    path.parent.mkdir()
+    path.write_text(BENCH_SPY.format(seen=[str(elsewhere), str(home_secret), str(default_cache_dir())],
+                                     secret=SECRET, written=[str(w) for w in written],
+                                     port=listener.getsockname()[1]))
+    try:
+        result = run_benchmark(str(path), check_only=True, interpret=True, vs=(), largest_only=True)
+        assert result.error is None, result.error
+        points = [p for s in result.sweeps for p in s.points]
+        assert points and points[0].check("triton") and points[0].check("triton").ok, result  # it ran: the walls did not stop the work
+        assert [w for w in written if w.exists()] == []
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    finally:
+        os.environ.pop(SECRET_NAME, None)
+        home_secret.unlink()
+        for w in written:
+            if w.exists():
+                w.unlink()

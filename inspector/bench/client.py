@@ -101,6 +101,30 @@ def run_benchmark(target: str, **kwargs: Any) -> BenchResult:
     return run_benchmarks([target], **kwargs)[0]
 
 
+def jailed_command(command: list[str], targets: list[str], env: dict[str, str]) -> list[str]:
+    """The benchmark worker's command, jailed like a compile where bubblewrap is there: the user's
+    file runs with no network, no view of the home folder, the cache or the workspaces, its own
+    /tmp, its kernel's project folder read-only; the environment is reduced to what it needs
+    (`env` is updated in place). Without bubblewrap (or with the sandbox off) it runs as before, in
+    a process group of its own, and `sandbox_status()` already says so loudly."""
+    from ..compile import jail
+    from ..compile.sandbox import REPO_ROOT as INSPECTOR_ROOT, clean_environment, hidden_paths, isolation, \
+        request_paths
+
+    if isolation()["mode"] != "bwrap":
+        return command
+    clean = clean_environment(env)
+    clean.update({"HOME": "/tmp", "XDG_CACHE_HOME": "/tmp/cache", "TRITON_CACHE_DIR": "/tmp/triton",
+                  "TORCHINDUCTOR_CACHE_DIR": "/tmp/inductor"})
+    env.clear()
+    env.update(clean)
+    expose = [*jail.python_paths(), INSPECTOR_ROOT]
+    for target in targets:
+        if os.path.exists(target):
+            expose += request_paths({"file": target})
+    return jail.boxed_command(command, clean, expose, hidden_paths())
+
+
 def _run_worker(
     targets: list[str],
     request: dict[str, Any],
@@ -117,9 +141,10 @@ def _run_worker(
     environ.setdefault("PYTHONUNBUFFERED", "1")
     environ.pop("TRITON_INTERPRET", None)  # the worker decides, before Triton is imported
     request = dict(request, targets=[os.path.abspath(t) if os.path.exists(t) else t for t in targets])
+    command = jailed_command([sys.executable, "-m", "inspector.bench.worker"], request["targets"], environ)
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "inspector.bench.worker"],
+            command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=err,

@@ -232,7 +232,8 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
-def outer_command(command: list[str], env: dict[str, str], writable_fds: Iterable[int] = ()) -> list[str]:
+def outer_command(command: list[str], env: dict[str, str], writable_fds: Iterable[int] = (),
+                  keep_admin: bool = True) -> list[str]:
     """`command` under bubblewrap: own namespaces, / read-only, a fresh /proc, a minimal /dev with
     the GPU's device nodes, a clean environment (`env` only), killed when the server dies."""
     bwrap = bwrap_path()
@@ -243,7 +244,7 @@ def outer_command(command: list[str], env: dict[str, str], writable_fds: Iterabl
     for name in sorted(os.listdir("/dev")):
         if name.startswith("nvidia") or name in GPU_DEVICES:
             args += ["--dev-bind", f"/dev/{name}", f"/dev/{name}"]
-    if os.geteuid() == 0:
+    if keep_admin and os.geteuid() == 0:
         # Run by root, bwrap covers /proc/irq and /proc/bus, which stops a request's init from
         # mounting its own /proc; the zygote keeps CAP_SYS_ADMIN in its own namespace to lift them.
         args += ["--cap-add", "CAP_SYS_ADMIN"]
@@ -251,6 +252,26 @@ def outer_command(command: list[str], env: dict[str, str], writable_fds: Iterabl
     for k, v in sorted(env.items()):
         args += ["--setenv", k, v]
     return args + ["--", *command]
+
+
+def boxed_command(command: list[str], env: dict[str, str], expose: Iterable[str], hide: Iterable[str]) -> list[str]:
+    """`command` in a bubblewrap box that is the whole jail, for a process that cannot be forked
+    from the worker manager (a GPU benchmark initialises CUDA, which a fork must not inherit):
+    the outer box's namespaces, then `hide` covered by empty folders, `expose` bound back read-only
+    (the Python installation, the inspector, the kernel's project), and a private /tmp."""
+    args = outer_command(command, env, keep_admin=False)
+    split = args.index("--")
+    inner = ["--tmpfs", "/tmp"]
+    covered = ["/tmp", "/dev/shm"]
+    for path in sorted(hide, key=len):
+        # Under a folder already covered it is gone already: covering it again would show its name.
+        if os.path.isdir(path) and not _inside(path, covered):
+            inner += ["--tmpfs", path]
+            covered.append(path)
+    for path in expose:
+        if os.path.exists(path):
+            inner += ["--ro-bind", path, path]
+    return args[:split] + inner + args[split:]
 
 
 def uncover_proc() -> None:
