@@ -39,7 +39,7 @@ def _run(cmd: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT, ti
 def captured(tmp_path_factory):
     """The program run once under the interpreter through the command line."""
     out = tmp_path_factory.mktemp("capture") / "run.inspector"
-    p = _run([sys.executable, "-m", "inspector", "capture", "-o", str(out), "--", "python3",
+    p = _run([sys.executable, "-m", "inspector", "capture", "-o", str(out), "--", sys.executable,
               str(PROGRAM / "prog.py"), str(STEPS)], env={"TRITON_INTERPRET": "1"})
     assert p.returncode == 0, p.stderr
     best = ast.literal_eval(p.stdout.split("best config: ", 1)[1].strip())
@@ -53,8 +53,10 @@ def _entry(cap, name, launched=True):
 
 
 def test_capture_lists_kernels_with_launch_counts(captured):
+    import triton
+
     cap, best, proc = captured
-    assert cap.mode == "interpreter"
+    assert cap.mode == "interpreter" and cap.triton_version == triton.__version__  # the program ran on this Triton
     assert "wrote" in proc.stderr and "axpy_kernel" in proc.stderr  # the table is printed after the run
     table = rows(cap)
     assert table[0]["kernel"] == "axpy_kernel" and table[0]["launches"] == STEPS  # most launched first
@@ -251,7 +253,7 @@ def test_program_failure_still_writes_the_capture(tmp_path):
     prog.write_text("import sys, torch; sys.path.insert(0, %r)\nfrom axpy_kernels import axpy\n"
                     "axpy(1.0, torch.randn(64), torch.randn(64))\nraise SystemExit(3)\n" % str(PROGRAM))
     out = tmp_path / "fails.inspector"
-    p = _run([sys.executable, "-m", "inspector", "capture", "-o", str(out), "--", "python3", str(prog)],
+    p = _run([sys.executable, "-m", "inspector", "capture", "-o", str(out), "--", sys.executable, str(prog)],
              env={"TRITON_INTERPRET": "1"})
     assert p.returncode == 3, p.stderr
     assert load(out).kernels[0].launches == 1
