@@ -64,7 +64,12 @@ def diff_view(a: Inspection, b: Inspection, name_a: str = "A", name_b: str = "B"
 
 
 def diff_panel(rec: Inspection) -> None:
-    """Pin the current compile as A; diff it against whatever is compiled next."""
+    """Pin the current compile as A; diff it against whatever is compiled next. Above it, the
+    same view compiled by another Triton release (inspector/ui/versions.py)."""
+    from inspector.ui.versions import release_diff
+
+    release_diff(rec)
+    st.divider()
     pinned: Inspection | None = st.session_state.get(state.PIN)
     c1, c2 = st.columns([1, 3])
     if c1.button("Pin this compile as A", key="w.pin"):

@@ -7,8 +7,10 @@ The URL holds exactly this, so a link reopens the same view:
 `c.<name>` overrides a constexpr and `a.<name>` an argument (as `inspect_kernel`'s consts and
 args take them); `fn` names the kernel function when the file has several; `autotune` is a config
 index; `passes=1` records the IR after every pass; `panes` lists the stage panes beside the editor
-(the editor is the source pane: an old link's `source` entry is dropped); `view` the tab below.
-A shared link adds `src` (the text itself, zlib-compressed, base64url) and `name` (its file
+(the editor is the source pane: an old link's `source` entry is dropped); `view` the tab below;
+`triton` the Triton release compiled with (absent: the installed one) and `vs_triton` the
+release the Diff tab compares it with. A shared link adds `src` (the text itself,
+zlib-compressed, base64url) and `name` (its file
 name): see `shared_text`. No Streamlit here.
 """
 
@@ -38,6 +40,17 @@ def _int_or_none(value: Any, allowed: tuple[int, ...] | None = None) -> int | No
     return n if n >= 0 else None
 
 
+def _release_or_empty(value: Any) -> str:
+    """A Triton release number from a URL, or "" for anything else."""
+    from inspector.versions.support import UnsupportedVersion, parse
+
+    try:
+        parse(str(value or ""))
+    except UnsupportedVersion:
+        return ""
+    return str(value).strip()
+
+
 @dataclass
 class Settings:
     """The user's choices. None / empty means "as the file's example call decides"."""
@@ -53,6 +66,8 @@ class Settings:
     panes: list[str] = field(default_factory=lambda: list(DEFAULT_PANES))
     view: str = "insight"
     passes: bool = False
+    triton: str = ""  # the Triton release ("" = the installed one; others: inspector.versions)
+    vs_triton: str = ""  # the release the Diff tab compares with ("" = none)
 
     def options(self) -> dict[str, int]:
         """Compile options for inspect_kernel."""
@@ -65,11 +80,14 @@ class Settings:
 
     def request(self) -> dict[str, Any]:
         """inspect_kernel's keyword arguments for this view (file aside)."""
-        return {
+        out = {
             "kernel": self.function or None, "target": self.target, "args": dict(self.args),
             "consts": dict(self.consts), "options": self.options(), "autotune_index": self.autotune,
             "passes": self.passes,
         }
+        if self.triton:
+            out["triton"] = self.triton
+        return out
 
     def to_query(self) -> dict[str, str]:
         """The URL query parameters (only what differs from the defaults, in a stable order)."""
@@ -92,6 +110,10 @@ class Settings:
             q["view"] = self.view
         if self.passes:
             q["passes"] = "1"
+        if self.triton:
+            q["triton"] = self.triton
+        if self.vs_triton:
+            q["vs_triton"] = self.vs_triton
         return q
 
     @classmethod
@@ -117,6 +139,8 @@ class Settings:
         if view in VIEWS:
             s.view = view
         s.passes = str(query.get("passes") or "") in ("1", "true", "yes")
+        s.triton = _release_or_empty(query.get("triton"))
+        s.vs_triton = _release_or_empty(query.get("vs_triton"))
         return s
 
 

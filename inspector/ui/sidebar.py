@@ -11,6 +11,7 @@ import streamlit as st
 
 from inspector.compile.record import Inspection
 from inspector.ui import state, targets, workspace
+from inspector.ui.versions import version_picker
 from inspector.ui.editor import save_pending
 from inspector.ui.settings import STAGES_CHOICES, WARPS_CHOICES
 
@@ -131,6 +132,7 @@ def pick() -> None:
     st.selectbox("Target", opts, key="w.target", format_func=targets.label, on_change=state.set_setting,
                  args=("w.target", "target"),
                  help="native compiles for this machine's GPU; any other target compiles GPU-free.")
+    version_picker()  # the Triton release (inspector/ui/versions.py)
     c1, c2 = st.columns(2)
     ss["w.warps"] = AUTO if s.num_warps is None else s.num_warps
     c1.selectbox("num_warps", [AUTO, *WARPS_CHOICES], key="w.warps", format_func=_auto("auto"),
