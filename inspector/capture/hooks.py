@@ -1,5 +1,7 @@
-"""Where capturing a run touches Triton, in one module, with why and for which versions (tried on
-Triton 3.6.0 and 3.9.0; `inspector.triton_compat` holds the compile side).
+"""Where capturing a run touches Triton, in one module, with why and for which versions (the
+interpreter, listener and launch-wrapper paths tested GPU-free on Triton 3.6.0 and 3.9.0; the launch
+and load hooks fire only on a GPU: tests/test_capture_gpu.py, benchmarks/capture_h200.py).
+`inspector.triton_compat` holds the compile side.
 
 - Launches through `kernel[grid](...)`: `JITFunction.run` is wrapped. It returns the compiled
   kernel, whose `src` holds the exact specialisation Triton compiled (signature, constexprs,

@@ -242,14 +242,14 @@ class Recorder:
             if "registers" in res:
                 entry.compiled.update(registers=res["registers"], local_bytes=res.get("local_bytes"),
                                       source="driver")
-        final = synthetic_call(jit, signature, src.constants or {}, src.attrs or {}, options)
-        entry.arguments = [_describe(n, final.args[n]) for n in names if n in final.args]
-        entry.notes.append("arguments made from the compiled specialisation (the launch's own were not seen)")
-        try:
-            entry.reproducer = standalone_file(jit, final, None, entry.file or entry.module)
-        except Exception as e:  # noqa: BLE001
-            entry.notes.append(f"no standalone file ({type(e).__name__}: {e})")
         self.capture.kernels.append(entry)
+        try:
+            final = synthetic_call(jit, signature, src.constants or {}, src.attrs or {}, options)
+            entry.arguments = [_describe(n, final.args[n]) for n in names if n in final.args]
+            entry.notes.append("arguments made from the compiled specialisation (the launch's own were not seen)")
+            entry.reproducer = standalone_file(jit, final, None, entry.file or entry.module)
+        except Exception as e:  # noqa: BLE001 - listed all the same, without a standalone file
+            entry.notes.append(f"no standalone file ({type(e).__name__}: {e})")
 
     def _finish_times(self) -> None:
         if not self._times:
