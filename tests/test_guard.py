@@ -182,6 +182,14 @@ def test_a_file_that_does_not_import_fails_each_of_its_baseline_kernels_with_its
     lines = [l for l in broken.stdout.splitlines() if l.startswith("tools/")]
     assert len(lines) == 2 and all(re.match(r"tools/scale\.py:11: scale_kernel on (sm_90|gfx942): cannot launch any "
                                             r"more: .*syntax", l) for l in lines), broken.stdout
+    # A failure the same text always gives is kept: the next run compiles nothing. So is a kernel
+    # that nothing launches (its constexprs have no values), which is counted apart.
+    shutil.copy(REPO / "tests" / "forms" / "bare_kernel.py", root / "tools" / "bare_kernel.py")
+    first = guard_cli(root, "tools", "--targets", "sm_90,gfx942", "--baseline", "guard.json")
+    assert first.returncode == 1 and "2 not launched by their files" in first.stdout, first.stdout
+    again = guard_cli(root, "tools", "--targets", "sm_90,gfx942", "--baseline", "guard.json")
+    assert again.returncode == 1 and "0 compiled, 4 from the cache" in again.stdout, again.stdout
+    (root / "tools" / "bare_kernel.py").unlink()
 
     (root / "tools" / "scale.py").write_text(guard_repo.SCALE.replace("scale_kernel", "scaled_kernel"))
     renamed = guard_cli(root, "tools", "--targets", "sm_90", "--baseline", "guard.json", "--json")

@@ -30,12 +30,78 @@ from ..compile.sandbox import SandboxError
 from .metrics import KernelMetrics, metrics_of
 
 Result = tuple[Inspection, KernelMetrics]
+# Failures the same inputs always reproduce (the file's text, the call, Triton, the target): the
+# compile cache keeps none but resource overflows, so the guard keeps these itself, beside it, or a
+# repository's kernels that nothing launches would compile again on every run. Not kept: import
+# errors (a dependency installed later fixes them), timeouts, memory, crashes.
+REPRODUCIBLE_FAILURES = {"syntax", "compilation", "missing_constexpr", "bad_argument", "no_kernel"}
+FAILURE_PREFIX = "guard-failure-"
+
+
+class _CacheOnly:
+    """A stand-in sandbox that never compiles: `inspect_kernel` with it answers from the cache or
+    returns a record whose error kind is "cancelled" and whose `cache_key` is the caller's key.
+    `python` is the interpreter of the Triton release it stands for (`inspect_kernel(triton=...)`
+    keeps a sandbox whose interpreter is that release's)."""
+
+    def __init__(self, python: str = sys.executable):
+        self.python = python
+
+    def run(self, request: dict[str, Any], limits: Any = None, cancel: Any = None) -> dict[str, Any]:
+        raise SandboxError("cancelled", "not in the cache")
+
+
+_probes: dict[str | None, _CacheOnly] = {None: _CacheOnly()}
+
+
+def _probe_for(release: str | None) -> _CacheOnly:
+    if release not in _probes:
+        from ..versions import environments
+
+        try:
+            _probes[release] = _CacheOnly(environments.python_for(release))
+        except Exception:  # noqa: BLE001 - inspect_kernel itself reports a missing release
+            _probes[release] = _CacheOnly()
+    return _probes[release]
+
+
+def cached(request: dict[str, Any], cache: Cache) -> tuple[Inspection | None, str]:
+    """(the record the cache holds for `request`, or a reproducible failure kept beside it, or
+    None; the request's cache key). Reads the file and the cache; compiles nothing."""
+    probe = inspect_kernel(**request, cache=cache, sandbox=_probe_for(request.get("triton")))  # type: ignore[arg-type]
+    if probe.error is None or probe.error.kind != "cancelled":
+        return probe, probe.cache_key
+    failed = cache.get(FAILURE_PREFIX + probe.cache_key) if probe.cache_key else None
+    if failed is not None:
+        try:
+            rec = Inspection.from_dict(failed)
+        except (TypeError, ValueError, KeyError, AttributeError):
+            return None, probe.cache_key
+        if rec.cache_key == probe.cache_key and rec.source == probe.source:
+            rec.cached = True
+            return rec, probe.cache_key
+    return None, probe.cache_key
+
+
+def keep_failure(rec: Inspection, cache: Cache, key: str) -> None:
+    """Keep a reproducible failure under the request's key (see REPRODUCIBLE_FAILURES)."""
+    if key and rec.error is not None and rec.error.kind in REPRODUCIBLE_FAILURES:
+        rec.cache_key = key
+        cache.put(FAILURE_PREFIX + key, rec.to_dict())
 
 
 def compile_and_measure(request: dict[str, Any], cache_dir: str | None = None) -> Result:
-    """Compile one kernel for one target (`request`: inspect_kernel's keyword arguments) and read
-    the guard's figures from the record."""
-    rec = inspect_kernel(**request, cache=Cache(cache_dir) if cache_dir else None)
+    """Compile one kernel for one target (`request`: inspect_kernel's keyword arguments; from the
+    cache when it holds the record or a reproducible failure) and read the guard's figures."""
+    cache = Cache(cache_dir) if cache_dir else Cache()
+    key = ""
+    if request.get("use_cache", True):
+        hit, key = cached(request, cache)
+        if hit is not None:
+            return hit, metrics_of(hit)
+    rec = inspect_kernel(**request, cache=cache)
+    if request.get("use_cache", True):
+        keep_failure(rec, cache, key)
     return rec, metrics_of(rec)
 
 
@@ -54,19 +120,6 @@ class LocalEngine:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
-
-
-class _CacheOnly:
-    """A stand-in sandbox that never compiles: `inspect_kernel` with it answers from the cache or
-    returns a record whose error kind is "cancelled" and whose `cache_key` is the caller's key.
-    `python` is the interpreter of the Triton release it stands for (`inspect_kernel(triton=...)`
-    keeps a sandbox whose interpreter is that release's)."""
-
-    def __init__(self, python: str = sys.executable):
-        self.python = python
-
-    def run(self, request: dict[str, Any], limits: Any = None, cancel: Any = None) -> dict[str, Any]:
-        raise SandboxError("cancelled", "not in the cache")
 
 
 def _ray_compile(request: dict[str, Any], cache_dir: str | None) -> tuple[dict[str, Any], KernelMetrics, dict[str, Any]]:
@@ -93,7 +146,6 @@ class RayEngine:
         self._task: Any = None
         self.cache = Cache()
         self._cache_dir = str(default_cache_dir())
-        self._probes: dict[str | None, _CacheOnly] = {None: _CacheOnly()}
         self._lock = threading.Lock()
         self.start_seconds = 0.0  # what starting or joining Ray cost in this run
         # Per task: wall-clock times of submission, start and end in the task, arrival here; seconds
@@ -123,28 +175,16 @@ class RayEngine:
 
     def submit(self, request: dict[str, Any]) -> "Future[Result]":
         out: Future[Result] = Future()
-        use_cache = request.get("use_cache", True)
         key = ""
-        if use_cache:
-            probe = inspect_kernel(**request, sandbox=self._probe_for(request.get("triton")))  # type: ignore[arg-type]
-            if probe.error is None or probe.error.kind != "cancelled":
-                out.set_result((probe, metrics_of(probe)))
+        if request.get("use_cache", True):
+            hit, key = cached(request, self.cache)
+            if hit is not None:
+                out.set_result((hit, metrics_of(hit)))
                 return out
-            key = probe.cache_key
         ref = self._start().remote(request, self._cache_dir)
         sent = time.time()
         ref.future().add_done_callback(lambda done: self._finish(done, out, request, key, sent))
         return out
-
-    def _probe_for(self, release: str | None) -> _CacheOnly:
-        if release not in self._probes:
-            from ..versions import environments
-
-            try:
-                self._probes[release] = _CacheOnly(environments.python_for(release))
-            except Exception:  # noqa: BLE001 - inspect_kernel itself reports a missing release
-                self._probes[release] = _CacheOnly()
-        return self._probes[release]
 
     def _finish(self, done: Future, out: "Future[Result]", request: dict[str, Any], key: str, sent: float) -> None:
         try:
@@ -160,8 +200,9 @@ class RayEngine:
             return
         if key and (rec.error is None or rec.error.kind == "out_of_resources"):
             rec.cache_key = key  # under the caller's key: the next run finds it here
-            with self._lock:
-                self.cache.put(key, rec.to_dict())
+            self.cache.put(key, rec.to_dict())
+        elif key:
+            keep_failure(rec, self.cache, key)
         out.set_result((rec, metrics))
 
     def close(self) -> None:

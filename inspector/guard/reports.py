@@ -26,9 +26,13 @@ def summary_line(result: GuardResult) -> str:
         parts.append(f"{unlaunchable} cannot launch")
     if not_launched:
         parts.append(f"{not_launched} not launched by their files (give them an example() to guard them)")
-    return (f"guard: {kernels} kernels x {len(result.targets)} targets ({', '.join(result.targets)}) in "
-            f"{len(result.files)} files: {', '.join(parts) or 'nothing found'}; {result.compiles} compiled, "
+    return (f"guard: {_n(kernels, 'kernel')} x {_n(len(result.targets), 'target')} ({', '.join(result.targets)}) "
+            f"in {_n(len(result.files), 'file')}: {', '.join(parts) or 'nothing found'}; {result.compiles} compiled, "
             f"{result.cache_hits} from the cache, {result.seconds:.1f} s on {result.engine}, {_releases(result)}")
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _releases(result: GuardResult) -> str:
@@ -107,7 +111,7 @@ def markdown(result: GuardResult, link: str | None = None, limit: int = 50) -> s
     kernels = len({c.kernel_id for c in result.cases})
     title = (f"### Triton kernel guard: {len(regs)} regression{'s' if len(regs) != 1 else ''}" if regs
              else "### Triton kernel guard: no regressions")
-    out = [title, "", f"{kernels} kernels x {len(result.targets)} targets ({', '.join(result.targets)}), "
+    out = [title, "", f"{_n(kernels, 'kernel')} x {_n(len(result.targets), 'target')} ({', '.join(result.targets)}), "
                       f"{_releases(result)}; {result.compiles} compiled, {result.cache_hits} from the cache, "
                       f"{result.seconds:.1f} s on {result.engine}.", ""]
     out += [f"> {n}" for n in result.notes] + ([""] if result.notes else [])
