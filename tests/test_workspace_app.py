@@ -45,7 +45,7 @@ def ws_of(at: AppTest) -> workspace.Workspace:
 
 def type_text(at: AppTest, text: str, submit: bool = False) -> AppTest:
     """What the editor component sends after a pause in typing (or Ctrl+Enter)."""
-    key = f"editor-{at.session_state['settings'].kernel}-{at.session_state['editor_gen']}"
+    key = f"workbench-{at.session_state['settings'].kernel}"
     at.session_state[key] = {"id": f"ev{next(_events)}", "type": "submit" if submit else "change", "text": text}
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -133,7 +133,7 @@ def test_new_kernel_compiles_under_its_own_name_and_can_be_renamed(home):
     rec = at.session_state["record"]
     assert rec.ok and rec.kernel == "add_kernel" and rec.file.endswith("untitled-1.py"), rec.error
     assert query(at)["kernel"] == "file:untitled-1.py"
-    assert any("untitled-1.py" in e.label for e in at.expander)
+    assert any("`untitled-1.py`" in c.value for c in at.caption)  # the note under the editor names it
     at.sidebar.button(key="w.new").click().run()
     assert query(at)["kernel"] == "file:untitled-2.py"
     ws = ws_of(at)

@@ -50,7 +50,7 @@ def history_panel(ws: workspace.Workspace, kf: workspace.KernelFile) -> None:
     with box:
         if not box.open:  # drawn only when open: the editor reruns this on every pause in typing
             return
-        restored = ss.pop(RESTORED, False)
+        restored = ss.get(RESTORED, False)  # kept through the compile's rerun; the next save clears it
         if restored:
             st.success(f"Restored version {restored} as a new version (#{versions[0].number if versions else '?'}).")
         elif restored is None:
