@@ -88,16 +88,25 @@ def child(mode: str, steps: int, out: str) -> None:
 
 def run_child(mode: str, steps: int, out: str) -> list[float]:
     with tempfile.TemporaryDirectory() as caches:
-        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": os.path.join(caches, "inductor"),
-               "TRITON_CACHE_DIR": os.path.join(caches, "triton"), "TORCHINDUCTOR_COMPILE_THREADS": "1",
-               "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-        p = subprocess.run([sys.executable, __file__, "--child", mode, "--steps", str(steps), "--out", out],
-                           env=env, capture_output=True, text=True, timeout=1800)
+        env = {
+            **os.environ,
+            "TORCHINDUCTOR_CACHE_DIR": os.path.join(caches, "inductor"),
+            "TRITON_CACHE_DIR": os.path.join(caches, "triton"),
+            "TORCHINDUCTOR_COMPILE_THREADS": "1",
+            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+        }
+        p = subprocess.run(
+            [sys.executable, __file__, "--child", mode, "--steps", str(steps), "--out", out],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
     if p.returncode != 0:
         print(p.stdout[-3000:], p.stderr[-6000:], sep="\n")
         raise SystemExit(f"the {mode} run failed ({p.returncode})")
-    line = next(l for l in p.stdout.splitlines() if l.startswith("RESULT "))
-    return json.loads(line[len("RESULT "):])["times"]
+    line = next(t for t in p.stdout.splitlines() if t.startswith("RESULT "))
+    return json.loads(line[len("RESULT ") :])["times"]
 
 
 def main() -> None:
@@ -123,17 +132,23 @@ def main() -> None:
     for mode in ("plain", "capture", "timed"):
         runs[mode] = run_child(mode, ns.steps, str(work / f"{mode}.inspector"))
     cap, timed = load(work / "capture.inspector"), load(work / "timed.inspector")
-    print(f"# Capture of a training step on {torch.cuda.get_device_name()}: torch {torch.__version__}, "
-          f"Triton {triton.__version__}, {ns.steps} steps\n")
+    print(
+        f"# Capture of a training step on {torch.cuda.get_device_name()}: torch {torch.__version__}, "
+        f"Triton {triton.__version__}, {ns.steps} steps\n"
+    )
     print("## The capture (GPU time from the run with time=True)\n")
     print(format_table(timed))
     print()
     problems: list[str] = []
     inductor = [k for k in cap.kernels if k.kind == "inductor" or "torchinductor" in k.file]
     liger = [k for k in cap.kernels if "liger_kernel" in k.file]
-    kept = sum(1 for k in inductor if k.file_id in cap.files and "@triton.jit" in cap.files[k.file_id]["text"])
-    print(f"Inductor kernels: {len(inductor)} ({kept} with their generated module's source kept): "
-          f"{', '.join(k.name for k in inductor)}")
+    kept = sum(
+        1 for k in inductor if k.file_id in cap.files and "@triton.jit" in cap.files[k.file_id]["text"]
+    )
+    print(
+        f"Inductor kernels: {len(inductor)} ({kept} with their generated module's source kept): "
+        f"{', '.join(k.name for k in inductor)}"
+    )
     print(f"Liger kernels: {len(liger)}: {', '.join(k.name for k in liger)}")
     if not inductor:
         problems.append("no Inductor kernel in the capture")
@@ -143,8 +158,10 @@ def main() -> None:
         print("notes: " + "; ".join(cap.notes))
 
     print("\n## Reopened natively and for sm_90 GPU-free, against the run\n")
-    print("| kernel | kind | launches | run regs | native regs | sm_90 regs | run shared | native shared | "
-          "sm_90 shared | equal |")
+    print(
+        "| kernel | kind | launches | run regs | native regs | sm_90 regs | run shared | native shared | "
+        "sm_90 shared | equal |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for entry in cap.sorted_kernels():
         if not entry.launches:
@@ -155,27 +172,44 @@ def main() -> None:
         for rec, what in ((native, "native"), (offline, "sm_90")):
             if rec.error is not None:
                 problems.append(f"{kernel_id(cap, entry)} {what}: {rec.error.short()}")
-        equal = (run.get("registers") is not None and native.ok and run.get("registers") == native.resources.registers
-                 and run.get("shared") == native.resources.shared_bytes)
+        equal = (
+            run.get("registers") is not None
+            and native.ok
+            and run.get("registers") == native.resources.registers
+            and run.get("shared") == native.resources.shared_bytes
+        )
         if not equal:
-            problems.append(f"{kernel_id(cap, entry)}: run {run.get('registers')} regs / {run.get('shared')} B, "
-                            f"native {native.resources.registers} regs / {native.resources.shared_bytes} B")
-        print(f"| {kernel_id(cap, entry)} | {entry.kind} | {entry.launches} | {run.get('registers')} | "
-              f"{native.resources.registers} | {offline.resources.registers} | {run.get('shared')} | "
-              f"{native.resources.shared_bytes} | {offline.resources.shared_bytes} | {'yes' if equal else 'NO'} |")
+            problems.append(
+                f"{kernel_id(cap, entry)}: run {run.get('registers')} regs / {run.get('shared')} B, "
+                f"native {native.resources.registers} regs / {native.resources.shared_bytes} B"
+            )
+        print(
+            f"| {kernel_id(cap, entry)} | {entry.kind} | {entry.launches} | {run.get('registers')} | "
+            f"{native.resources.registers} | {offline.resources.registers} | {run.get('shared')} | "
+            f"{native.resources.shared_bytes} | {offline.resources.shared_bytes} | "
+            f"{'yes' if equal else 'NO'} |"
+        )
 
     print("\n## Capture overhead\n")
     print("| run | first step (compiles) s | step after, median ms (min-max) | vs plain |")
     print("|---|---|---|---|")
     base = statistics.median(runs["plain"][1:]) * 1e3
-    for mode, label in (("plain", "no capture"), ("capture", "inspector.capture"), ("timed", "capture, time=True")):
+    for mode, label in (
+        ("plain", "no capture"),
+        ("capture", "inspector.capture"),
+        ("timed", "capture, time=True"),
+    ):
         t = [s * 1e3 for s in runs[mode][1:]]
         med = statistics.median(t)
-        print(f"| {label} | {runs[mode][0]:.2f} | {med:.3f} ({min(t):.3f}-{max(t):.3f}) | "
-              f"{(med - base) / base * 100:+.1f}% |")
+        print(
+            f"| {label} | {runs[mode][0]:.2f} | {med:.3f} ({min(t):.3f}-{max(t):.3f}) | "
+            f"{(med - base) / base * 100:+.1f}% |"
+        )
     launches = sum(k.launches for k in cap.kernels)
-    print(f"\n{launches} Triton launches in {ns.steps} steps; capture files {work}/capture.inspector "
-          f"({(work / 'capture.inspector').stat().st_size} bytes)")
+    print(
+        f"\n{launches} Triton launches in {ns.steps} steps; capture files {work}/capture.inspector "
+        f"({(work / 'capture.inspector').stat().st_size} bytes)"
+    )
     if ns.keep:
         import shutil
 

@@ -31,8 +31,12 @@ sys.path.insert(0, str(REPO / "tests" / "capture_program"))
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--launches", type=int, default=None, help="launches per loop (default 2000 on a GPU, 100 "
-                                                               "on the interpreter)")
+    ap.add_argument(
+        "--launches",
+        type=int,
+        default=None,
+        help="launches per loop (default 2000 on a GPU, 100 on the interpreter)",
+    )
     ap.add_argument("--rounds", type=int, default=7)
     ns = ap.parse_args()
 
@@ -45,9 +49,9 @@ def main() -> None:
         raise SystemExit(subprocess.call([sys.executable, *sys.argv], env=env))
 
     import triton
+    from axpy_kernels import axpy
 
     import inspector
-    from axpy_kernels import axpy
 
     launches = ns.launches or (2000 if gpu else 100)
     device = "cuda" if gpu else "cpu"
@@ -88,26 +92,43 @@ def main() -> None:
     assert entry.launches == launches, (entry.launches, launches)
 
     hot = _hot_path(x, y, n)
-    where = torch.cuda.get_device_name() if gpu else f"{platform.processor() or platform.machine()} CPU, interpreter"
-    print(f"capture overhead on {where}; {os.cpu_count()} CPUs; Python {platform.python_version()}, "
-          f"torch {torch.__version__}, Triton {triton.__version__}; {launches} launches of axpy_kernel ({n} elements) "
-          "per loop, "
-          f"median of {ns.rounds} rounds (min-max)\n")
+    where = (
+        torch.cuda.get_device_name()
+        if gpu
+        else f"{platform.processor() or platform.machine()} CPU, interpreter"
+    )
+    print(
+        f"capture overhead on {where}; {os.cpu_count()} CPUs; Python {platform.python_version()}, "
+        f"torch {torch.__version__}, Triton {triton.__version__}; "
+        f"{launches} launches of axpy_kernel ({n} elements) "
+        "per loop, "
+        f"median of {ns.rounds} rounds (min-max)\n"
+    )
     print("| mode | per launch (us) | overhead per launch (us) | overhead |")
     print("|---|---|---|---|")
     base = statistics.median(times["plain"]) / launches * 1e6
     for mode in modes:
         per = [t / launches * 1e6 for t in times[mode]]
         med = statistics.median(per)
-        print(f"| {mode} | {med:.2f} ({min(per):.2f}-{max(per):.2f}) | {med - base:+.2f} | "
-              f"{(med - base) / base * 100:+.1f}% |")
-    print(f"\nstarting a capture and writing its file: median {statistics.median(saves) * 1e3:.1f} ms "
-          f"({min(saves) * 1e3:.1f}-{max(saves) * 1e3:.1f})")
-    print(f"the recorder's own work per launch of a kernel it has seen (no kernel run; {hot['calls']} calls): "
-          f"{hot['interpreted']:.2f} us for an interpreted launch (Triton's binder computes its specialisation), "
-          f"{hot['compiled']:.2f} us for a compiled one (keyed by the compiled kernel)")
+        print(
+            f"| {mode} | {med:.2f} ({min(per):.2f}-{max(per):.2f}) | {med - base:+.2f} | "
+            f"{(med - base) / base * 100:+.1f}% |"
+        )
+    print(
+        f"\nstarting a capture and writing its file: median {statistics.median(saves) * 1e3:.1f} ms "
+        f"({min(saves) * 1e3:.1f}-{max(saves) * 1e3:.1f})"
+    )
+    print(
+        f"the recorder's own work per launch of a kernel it has seen (no kernel run; {hot['calls']} calls): "
+        f"{hot['interpreted']:.2f} us for an interpreted launch "
+        "(Triton's binder computes its specialisation), "
+        f"{hot['compiled']:.2f} us for a compiled one (keyed by the compiled kernel)"
+    )
     if gpu and entry.time_ms is not None:
-        print(f"measured GPU time of the last timed capture: {entry.time_ms:.3f} ms for {entry.launches} launches")
+        print(
+            f"measured GPU time of the last timed capture: {entry.time_ms:.3f} ms "
+            f"for {entry.launches} launches"
+        )
 
 
 def _hot_path(x, y, n: int, calls: int = 20000) -> dict[str, float]:
@@ -115,8 +136,8 @@ def _hot_path(x, y, n: int, calls: int = 20000) -> dict[str, float]:
     per-launch work besides one wrapper call. The compiled case uses a kernel compiled for sm_90
     GPU-free (its launch is not run)."""
     import torch
-
     from axpy_kernels import axpy_kernel
+
     from inspector import triton_compat as tc
     from inspector.capture import hooks
     from inspector.capture.recorder import Recorder
@@ -137,7 +158,9 @@ def _hot_path(x, y, n: int, calls: int = 20000) -> dict[str, float]:
         out["interpreted"] = float("nan")
         jit = axpy_kernel
     with tc.offline_target(parse_target("sm_90"), [jit]):
-        kernel = jit.warmup(torch.empty(n, device="meta"), torch.empty(n, device="meta"), n, 0.5, BLOCK=1024, grid=grid)
+        kernel = jit.warmup(
+            torch.empty(n, device="meta"), torch.empty(n, device="meta"), n, 0.5, BLOCK=1024, grid=grid
+        )
     rec.jit_launch(jit, args, kwargs, grid, kernel, None, False, False)
     t0 = time.perf_counter()
     for _ in range(calls):

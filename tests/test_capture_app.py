@@ -26,9 +26,25 @@ PROGRAM = REPO / "tests" / "capture_program"
 def capture_file(tmp_path_factory):
     out = tmp_path_factory.mktemp("capture-app") / "run.inspector"
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(REPO)}
-    p = subprocess.run([sys.executable, "-m", "inspector", "capture", "-o", str(out), "--", sys.executable,
-                        str(PROGRAM / "prog.py"), "4"], cwd=REPO, env=env, capture_output=True, text=True,
-                       timeout=300)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "inspector",
+            "capture",
+            "-o",
+            str(out),
+            "--",
+            sys.executable,
+            str(PROGRAM / "prog.py"),
+            "4",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     return out
 

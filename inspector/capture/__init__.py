@@ -29,7 +29,9 @@ __all__ = ["capture", "Capture", "CaptureFileError", "KernelEntry", "load", "loa
 
 
 @contextlib.contextmanager
-def capture(path: str | os.PathLike, *, time: bool = False, program: list[str] | None = None) -> Iterator["Recorder"]:
+def capture(
+    path: str | os.PathLike, *, time: bool = False, program: list[str] | None = None
+) -> Iterator["Recorder"]:
     """Record every Triton compile and launch inside the block and write them to `path` when it
     ends (also when it raises). `time=True` measures each launch with CUDA events (on a GPU)."""
     from .recorder import Recorder

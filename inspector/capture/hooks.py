@@ -56,8 +56,17 @@ INTERNAL_KWARGS = ("debug", "instrumentation_mode", "fpsan_homomorphic_casts")
 class Sink(Protocol):
     """What the hooks report to (inspector.capture.recorder.Recorder)."""
 
-    def jit_launch(self, fn: Any, args: tuple, kwargs: dict, grid: Any, kernel: Any, tuner: Any,
-                   benchmarking: bool, interpreted: bool) -> None: ...
+    def jit_launch(
+        self,
+        fn: Any,
+        args: tuple,
+        kwargs: dict,
+        grid: Any,
+        kernel: Any,
+        tuner: Any,
+        benchmarking: bool,
+        interpreted: bool,
+    ) -> None: ...
 
     def compiled(self, src: Any, metadata: dict, cache_hit: bool) -> None: ...
 
@@ -90,9 +99,12 @@ def as_jit(obj: Any) -> JITFunction | None:
             shadow = obj.__dict__.get("_inspector_jit")
             if shadow is None:
                 kw = obj.kwargs
-                shadow = JITFunction(obj.fn, do_not_specialize=kw.get("do_not_specialize"),
-                                     do_not_specialize_on_alignment=kw.get("do_not_specialize_on_alignment"),
-                                     noinline=kw.get("noinline"))
+                shadow = JITFunction(
+                    obj.fn,
+                    do_not_specialize=kw.get("do_not_specialize"),
+                    do_not_specialize_on_alignment=kw.get("do_not_specialize_on_alignment"),
+                    noinline=kw.get("noinline"),
+                )
                 obj.__dict__["_inspector_jit"] = shadow
             return shadow
         obj = getattr(obj, "fn", None)
@@ -132,8 +144,11 @@ def launch_specialization(jit: JITFunction, bound_call: Any) -> dict[str, Any]:
     kwargs, bound, specialization, options = bound_call
     parsed, signature, constexprs, attrs = jit._pack_args(_backend(), kwargs, bound, specialization, options)
     names = jit.arg_names
-    out_options = {k: getattr(parsed, k) for k in ("num_warps", "num_stages", "num_ctas", "maxnreg")
-                   if hasattr(parsed, k)}
+    out_options = {
+        k: getattr(parsed, k)
+        for k in ("num_warps", "num_stages", "num_ctas", "maxnreg")
+        if hasattr(parsed, k)
+    }
     out_options.update({k: v for k, v in kwargs.items() if k not in names})
     return {
         "signature": dict(signature),
@@ -151,9 +166,14 @@ def kernel_specialization(kernel: Any) -> dict[str, Any]:
     options = {k: meta[k] for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if k in meta}
     return {
         "signature": {str(k): str(v) for k, v in (getattr(src, "signature", {}) or {}).items()},
-        "constexprs": {_path_name(names, p): _plain(v) for p, v in (getattr(src, "constants", {}) or {}).items()},
-        "attributes": {_path_name(names, p): [f"{a}={b}" for a, b in v]
-                       for p, v in (getattr(src, "attrs", {}) or {}).items() if v},
+        "constexprs": {
+            _path_name(names, p): _plain(v) for p, v in (getattr(src, "constants", {}) or {}).items()
+        },
+        "attributes": {
+            _path_name(names, p): [f"{a}={b}" for a, b in v]
+            for p, v in (getattr(src, "attrs", {}) or {}).items()
+            if v
+        },
         "options": options,
     }
 
@@ -246,8 +266,12 @@ class TritonHooks:
         jit_run = JITFunction.run
         tuner_run = Autotuner.run
         tuner_bench = Autotuner._bench
-        self._saved = {"jit_run": jit_run, "tuner_run": tuner_run, "tuner_bench": tuner_bench,
-                       "listener": knobs.compilation.listener}
+        self._saved = {
+            "jit_run": jit_run,
+            "tuner_run": tuner_run,
+            "tuner_bench": tuner_bench,
+            "listener": knobs.compilation.listener,
+        }
 
         def run(fn_self, *args, grid, warmup, **kwargs):
             if warmup:
@@ -257,8 +281,16 @@ class TritonHooks:
                 kernel = jit_run(fn_self, *args, grid=grid, warmup=warmup, **kwargs)
             finally:
                 state.in_run -= 1
-            sink.jit_launch(fn_self, args, kwargs, grid, kernel, state.tuners[-1] if state.tuners else None,
-                            state.benchmarking > 0, False)
+            sink.jit_launch(
+                fn_self,
+                args,
+                kwargs,
+                grid,
+                kernel,
+                state.tuners[-1] if state.tuners else None,
+                state.benchmarking > 0,
+                False,
+            )
             return kernel
 
         def tuned_run(tuner, *args, **kwargs):
@@ -284,8 +316,16 @@ class TritonHooks:
 
             def interpreted_run(fn_self, *args, grid, warmup, **kwargs):
                 if not warmup:  # recorded first: a launch that fails was still made
-                    sink.jit_launch(fn_self, args, kwargs, grid, None, state.tuners[-1] if state.tuners else None,
-                                    state.benchmarking > 0, True)
+                    sink.jit_launch(
+                        fn_self,
+                        args,
+                        kwargs,
+                        grid,
+                        None,
+                        state.tuners[-1] if state.tuners else None,
+                        state.benchmarking > 0,
+                        True,
+                    )
                 return interp_run(fn_self, *args, grid=grid, warmup=warmup, **kwargs)
 
             InterpretedFunction.run = interpreted_run
@@ -294,8 +334,13 @@ class TritonHooks:
 
         def listener(*, src, metadata, metadata_group, times, cache_hit):
             if previous is not None:
-                previous(src=src, metadata=metadata, metadata_group=metadata_group, times=times,
-                         cache_hit=cache_hit)
+                previous(
+                    src=src,
+                    metadata=metadata,
+                    metadata_group=metadata_group,
+                    times=times,
+                    cache_hit=cache_hit,
+                )
             sink.compiled(src, dict(metadata or {}), bool(cache_hit))
 
         knobs.compilation.listener = listener

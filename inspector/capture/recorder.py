@@ -29,8 +29,9 @@ class Recorder:
     """Collects kernels while installed (`start`/`stop`); `stop` returns the Capture."""
 
     def __init__(self, time: bool = False, program: list[str] | None = None):
-        self.capture = Capture(program=list(program if program is not None else sys.argv),
-                               cwd=os.getcwd(), timed=bool(time))
+        self.capture = Capture(
+            program=list(program if program is not None else sys.argv), cwd=os.getcwd(), timed=bool(time)
+        )
         self._hooks = hooks.TritonHooks(self, time=time)
         self._by_key: dict[Any, KernelEntry] = {}
         self._keep: list[Any] = []  # kernels and functions keyed by id(): kept alive so ids stay unique
@@ -56,9 +57,11 @@ class Recorder:
         self._hooks.uninstall()
         cap = self.capture
         if self._hooks.replaced:
-            cap.notes.append(f"another tool replaced {', '.join(self._hooks.replaced)} during the capture (tritonparse's "
-                             "init() does): what Triton reported through it afterwards was not seen. Start such tools "
-                             "before the capture; it chains to them")
+            cap.notes.append(
+                f"another tool replaced {', '.join(self._hooks.replaced)} during the capture (tritonparse's "
+                "init() does): what Triton reported through it afterwards was not seen. Start such tools "
+                "before the capture; it chains to them"
+            )
         cap.seconds = round(time.perf_counter() - self._t0, 4)
         self._finish_compiles()
         self._finish_times()
@@ -83,8 +86,17 @@ class Recorder:
 
     # ---- what the hooks report --------------------------------------------------------------
 
-    def jit_launch(self, fn: Any, args: tuple, kwargs: dict, grid: Any, kernel: Any, tuner: Any,
-                   benchmarking: bool, interpreted: bool) -> None:
+    def jit_launch(
+        self,
+        fn: Any,
+        args: tuple,
+        kwargs: dict,
+        grid: Any,
+        kernel: Any,
+        tuner: Any,
+        benchmarking: bool,
+        interpreted: bool,
+    ) -> None:
         try:
             if interpreted:
                 self.interpreted = True
@@ -97,15 +109,20 @@ class Recorder:
             entry = self._by_key.get(key)
             if entry is None:
                 self._keep.append(kernel if kernel is not None else fn)
-                spec = (hooks.launch_specialization(jit, bound_call) if interpreted
-                        else hooks.kernel_specialization(kernel))
+                spec = (
+                    hooks.launch_specialization(jit, bound_call)
+                    if interpreted
+                    else hooks.kernel_specialization(kernel)
+                )
                 entry = self._new_entry(fn, jit, args, kwargs, grid, kernel, tuner, spec)
                 self._by_key[key] = entry
             if benchmarking:
                 entry.benchmark_launches += 1
                 return
             if entry.launches == 0 and entry.benchmark_launches:
-                entry.launch_site = _launch_site()  # made while benchmarking; the program's own launch is this
+                entry.launch_site = (
+                    _launch_site()
+                )  # made while benchmarking; the program's own launch is this
             entry.launches += 1
             if entry.autotune is not None and entry.autotune["chosen"] is None and tuner is not None:
                 chosen = getattr(tuner, "best_config", None)  # set before the tuner launches
@@ -115,7 +132,9 @@ class Recorder:
                 grids.add(tuple(grid))
                 entry.grids = len(grids)
             if id(entry) in self._unloaded and getattr(kernel, "module", None) is not None:
-                entry.compiled.update(hooks.compiled_facts(kernel))  # loaded by this launch: the driver's figures
+                entry.compiled.update(
+                    hooks.compiled_facts(kernel)
+                )  # loaded by this launch: the driver's figures
                 self._unloaded.discard(id(entry))
         except Exception as e:  # noqa: BLE001 - recording must never break the program
             self.errors.append(f"{getattr(fn, '__name__', fn)}: not recorded ({type(e).__name__}: {e})")
@@ -136,24 +155,44 @@ class Recorder:
 
     # ---- building entries -------------------------------------------------------------------
 
-    def _new_entry(self, fn: Any, jit: Any, args: tuple, kwargs: dict, grid: Any, kernel: Any, tuner: Any,
-                   spec: dict[str, Any]) -> KernelEntry:
+    def _new_entry(
+        self,
+        fn: Any,
+        jit: Any,
+        args: tuple,
+        kwargs: dict,
+        grid: Any,
+        kernel: Any,
+        tuner: Any,
+        spec: dict[str, Any],
+    ) -> KernelEntry:
         names = jit.arg_names
         bound = jit.signature.bind(*args, **{k: v for k, v in kwargs.items() if k in names})
         bound.apply_defaults()
         values = dict(bound.arguments)
         options = {k: v for k, v in kwargs.items() if k not in names and k not in hooks.INTERNAL_KWARGS}
         grid_list = _grid(grid, values)
-        entry = KernelEntry(name=jit.__name__, kind="autotuned" if tuner is not None else "jit",
-                            module=getattr(jit, "module", "") or "", source=_dedent(jit.src),
-                            signature=spec["signature"], constexprs=spec["constexprs"],
-                            attributes=spec["attributes"], options=_plain_options({**spec["options"], **options}),
-                            arguments=[_describe(n, values[n]) for n in names if n in values], grid=grid_list)
+        entry = KernelEntry(
+            name=jit.__name__,
+            kind="autotuned" if tuner is not None else "jit",
+            module=getattr(jit, "module", "") or "",
+            source=_dedent(jit.src),
+            signature=spec["signature"],
+            constexprs=spec["constexprs"],
+            attributes=spec["attributes"],
+            options=_plain_options({**spec["options"], **options}),
+            arguments=[_describe(n, values[n]) for n in names if n in values],
+            grid=grid_list,
+        )
         self._place(entry, jit)
         entry.launch_site = _launch_site()
         if tuner is not None:
             configs = [_plain_dict(c.all_kwargs()) for c in tuner.configs]
-            entry.autotune = {"configs": configs, "chosen": None, "keys": list(getattr(tuner, "keys", []) or [])}
+            entry.autotune = {
+                "configs": configs,
+                "chosen": None,
+                "keys": list(getattr(tuner, "keys", []) or []),
+            }
         if kernel is not None:
             entry.compiled = hooks.compiled_facts(kernel)
             if "registers" not in entry.compiled:
@@ -185,9 +224,11 @@ class Recorder:
         except OSError:
             entry.notes.append(f"its file {entry.file} could not be read; only the kernel's source is kept")
 
-    def _reproducer(self, jit: Any, values: dict, options: dict, grid: list[int] | None, entry: KernelEntry) -> str:
-        from ..compile.reproduce import standalone_file
+    def _reproducer(
+        self, jit: Any, values: dict, options: dict, grid: list[int] | None, entry: KernelEntry
+    ) -> str:
         from .. import triton_compat as tc
+        from ..compile.reproduce import standalone_file
 
         final = tc.FinalCall(args=values, options=options, grid=grid)
         try:
@@ -213,7 +254,9 @@ class Recorder:
             try:
                 self._compiled_entry(h, info, launches_by_hash.get(h, 0), functions_by_hash.get(h))
             except Exception as e:  # noqa: BLE001
-                self.errors.append(f"compile {info['metadata'].get('name')}: not recorded ({type(e).__name__}: {e})")
+                self.errors.append(
+                    f"compile {info['metadata'].get('name')}: not recorded ({type(e).__name__}: {e})"
+                )
 
     def _compiled_entry(self, h: str, info: dict[str, Any], launches: int, function: Any) -> None:
         from ..compile.reproduce import standalone_file
@@ -223,30 +266,58 @@ class Recorder:
         names = list(jit.arg_names)
         signature = {str(k): str(v) for k, v in (src.signature or {}).items()}
         constants = {hooks._path_name(names, p): hooks._plain(v) for p, v in (src.constants or {}).items()}
-        attributes = {hooks._path_name(names, p): [f"{a}={b}" for a, b in v] for p, v in (src.attrs or {}).items() if v}
-        options = {k: meta[k] for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if meta.get(k) is not None}
+        attributes = {
+            hooks._path_name(names, p): [f"{a}={b}" for a, b in v] for p, v in (src.attrs or {}).items() if v
+        }
+        options = {
+            k: meta[k] for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if meta.get(k) is not None
+        }
         # options the caller set away from Triton's defaults change the code: keep them
-        options.update({k: meta[k] for k, default in (("enable_fp_fusion", True), ("launch_pdl", False),
-                                                      ("launch_cooperative_grid", False))
-                        if k in meta and meta[k] != default})
-        entry = KernelEntry(name=jit.__name__, kind="compiled", module=getattr(jit, "module", "") or "",
-                            source=_dedent(jit.src), signature=signature, constexprs=constants, attributes=attributes,
-                            options=options, launches=launches)
+        options.update(
+            {
+                k: meta[k]
+                for k, default in (
+                    ("enable_fp_fusion", True),
+                    ("launch_pdl", False),
+                    ("launch_cooperative_grid", False),
+                )
+                if k in meta and meta[k] != default
+            }
+        )
+        entry = KernelEntry(
+            name=jit.__name__,
+            kind="compiled",
+            module=getattr(jit, "module", "") or "",
+            source=_dedent(jit.src),
+            signature=signature,
+            constexprs=constants,
+            attributes=attributes,
+            options=options,
+            launches=launches,
+        )
         self._place(entry, jit)
-        entry.compiled = {"hash": h, "target": hooks._target_name(meta.get("target")),
-                          "shared": int(meta.get("shared", 0) or 0), "num_warps": meta.get("num_warps"),
-                          "num_stages": meta.get("num_stages"), "cache_hit": info["cache_hit"]}
+        entry.compiled = {
+            "hash": h,
+            "target": hooks._target_name(meta.get("target")),
+            "shared": int(meta.get("shared", 0) or 0),
+            "num_warps": meta.get("num_warps"),
+            "num_stages": meta.get("num_stages"),
+            "cache_hit": info["cache_hit"],
+        }
         if function:
             self._entry_by_function[function] = entry
             res = hooks.driver_resources(function) if entry.compiled["target"].startswith("sm_") else {}
             if "registers" in res:
-                entry.compiled.update(registers=res["registers"], local_bytes=res.get("local_bytes"),
-                                      source="driver")
+                entry.compiled.update(
+                    registers=res["registers"], local_bytes=res.get("local_bytes"), source="driver"
+                )
         self.capture.kernels.append(entry)
         try:
             final = synthetic_call(jit, signature, src.constants or {}, src.attrs or {}, options)
             entry.arguments = [_describe(n, final.args[n]) for n in names if n in final.args]
-            entry.notes.append("arguments made from the compiled specialisation (the launch's own were not seen)")
+            entry.notes.append(
+                "arguments made from the compiled specialisation (the launch's own were not seen)"
+            )
             entry.reproducer = standalone_file(jit, final, None, entry.file or entry.module)
         except Exception as e:  # noqa: BLE001 - listed all the same, without a standalone file
             entry.notes.append(f"no standalone file ({type(e).__name__}: {e})")
@@ -269,8 +340,9 @@ def _is_inductor(jit: Any, path: str) -> bool:
     if "torchinductor" in path:
         return True
     for value in getattr(getattr(jit, "fn", None), "__globals__", {}).values():
-        if getattr(value, "__name__", "").startswith("torch._inductor.runtime") or \
-                getattr(value, "__module__", "").startswith("torch._inductor.runtime"):
+        if getattr(value, "__name__", "").startswith("torch._inductor.runtime") or getattr(
+            value, "__module__", ""
+        ).startswith("torch._inductor.runtime"):
             return True
     return False
 
@@ -312,9 +384,15 @@ def _describe(name: str, value: Any) -> dict[str, Any]:
         import torch
 
         if isinstance(value, torch.Tensor):
-            return {"name": name, "kind": "tensor", "dtype": str(value.dtype).replace("torch.", ""),
-                    "shape": list(value.shape), "stride": list(value.stride()),
-                    "offset": int(value.storage_offset()), "device": str(value.device)}
+            return {
+                "name": name,
+                "kind": "tensor",
+                "dtype": str(value.dtype).replace("torch.", ""),
+                "shape": list(value.shape),
+                "stride": list(value.stride()),
+                "offset": int(value.storage_offset()),
+                "device": str(value.device),
+            }
     except ImportError:  # pragma: no cover
         pass
     if value is None or isinstance(value, (bool, int, float, str)):

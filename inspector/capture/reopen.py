@@ -19,8 +19,9 @@ class NoReproducer(ValueError):
 
 def captures_dir() -> Path:
     """$TRITON_INSPECTOR_HOME/captures (by default ~/.local/share/triton-inspector/captures)."""
-    home = os.environ.get("TRITON_INSPECTOR_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share",
-                                                                  "triton-inspector")
+    home = os.environ.get("TRITON_INSPECTOR_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "share", "triton-inspector"
+    )
     return Path(home) / "captures"
 
 
@@ -37,8 +38,12 @@ def specialisation_index(capture: Capture, entry: KernelEntry) -> int:
     return next((i for i, k in enumerate(same) if k is entry), 0)
 
 
-def write_standalone(capture: Capture, entry: KernelEntry, folder: str | os.PathLike | None = None,
-                     path: str | os.PathLike | None = None) -> Path:
+def write_standalone(
+    capture: Capture,
+    entry: KernelEntry,
+    folder: str | os.PathLike | None = None,
+    path: str | os.PathLike | None = None,
+) -> Path:
     """Write the entry's standalone kernel file; returns its path. Without `path`, it goes to
     `folder` (default: a folder of this capture's own under `captures_dir()`)."""
     if not entry.reproducer:
@@ -46,8 +51,11 @@ def write_standalone(capture: Capture, entry: KernelEntry, folder: str | os.Path
         raise NoReproducer(f"{entry.name}: the capture holds no standalone file for it ({why})")
     if path is None:
         if folder is None:
-            digest = hashlib.sha256((capture.created + capture.source_path + "".join(k.reproducer for k in
-                                     capture.kernels)).encode()).hexdigest()[:12]
+            digest = hashlib.sha256(
+                (
+                    capture.created + capture.source_path + "".join(k.reproducer for k in capture.kernels)
+                ).encode()
+            ).hexdigest()[:12]
             folder = captures_dir() / digest
         path = Path(folder) / file_name(entry, specialisation_index(capture, entry))
     from ..files import atomic_write_text
@@ -56,8 +64,13 @@ def write_standalone(capture: Capture, entry: KernelEntry, folder: str | os.Path
     return Path(path)
 
 
-def reopen(capture: Capture, entry: KernelEntry, target: str = "sm_90", folder: str | os.PathLike | None = None,
-           **kwargs: Any):
+def reopen(
+    capture: Capture,
+    entry: KernelEntry,
+    target: str = "sm_90",
+    folder: str | os.PathLike | None = None,
+    **kwargs: Any,
+):
     """Compile the captured launch for `target` ("native" on a GPU): an Inspection record, with
     every stage, resources, occupancy. kwargs go to inspect_kernel (options, consts, ...)."""
     from ..compile.api import inspect_kernel

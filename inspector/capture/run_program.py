@@ -29,11 +29,14 @@ def _run(program: list[str]) -> None:
 
 def main(argv: list[str]) -> int:
     if "--" not in argv or argv.index("--") < 1 or argv.index("--") == len(argv) - 1:
-        print("usage: python -m inspector.capture.run_program OUT [--time] -- (script.py | -m module | -c code) ...",
-              file=sys.stderr)
+        print(
+            "usage: python -m inspector.capture.run_program OUT [--time] -- "
+            "(script.py | -m module | -c code) ...",
+            file=sys.stderr,
+        )
         return 2
     split = argv.index("--")
-    out, flags, program = argv[0], argv[1:split], argv[split + 1:]
+    out, flags, program = argv[0], argv[1:split], argv[split + 1 :]
     status = 0
     with capture(out, time="--time" in flags, program=program):
         try:

@@ -39,7 +39,9 @@ class KernelEntry:
     file_id: str = ""  # key of that file's text in Capture.files ("" when not kept)
     source: str = ""  # the kernel function's source text
     launch_site: str = ""  # "file:line" of the code that made its first launch
-    signature: dict[str, str] = field(default_factory=dict)  # parameter -> Triton type ("*fp32", "i32", "constexpr")
+    signature: dict[str, str] = field(
+        default_factory=dict
+    )  # parameter -> Triton type ("*fp32", "i32", "constexpr")
     constexprs: dict[str, Any] = field(default_factory=dict)  # parameter -> value (constexprs and ==1 / None)
     attributes: dict[str, list[str]] = field(default_factory=dict)  # parameter -> ["tt.divisibility=16"]
     options: dict[str, Any] = field(default_factory=dict)  # num_warps, num_stages, num_ctas, maxnreg, ...
@@ -102,8 +104,9 @@ class Capture:
         known = {f.name for f in fields(Capture)}
         entry_fields = {f.name for f in fields(KernelEntry)}
         data = {k: v for k, v in d.items() if k in known}
-        data["kernels"] = [KernelEntry(**{k: v for k, v in e.items() if k in entry_fields})
-                           for e in d.get("kernels") or []]
+        data["kernels"] = [
+            KernelEntry(**{k: v for k, v in e.items() if k in entry_fields}) for e in d.get("kernels") or []
+        ]
         return Capture(**data)
 
 
@@ -160,14 +163,18 @@ def loads(raw: bytes, name: str = "<capture>") -> Capture:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
-        raise CaptureFileError(f"{name}:{e.lineno}: neither a capture (JSON) nor a tritonparse trace (ndjson): "
-                               f"{e.msg}. Make one with `python -m inspector capture -o run.inspector -- "
-                               "python prog.py`") from None
+        raise CaptureFileError(
+            f"{name}:{e.lineno}: neither a capture (JSON) nor a tritonparse trace (ndjson): "
+            f"{e.msg}. Make one with `python -m inspector capture -o run.inspector -- "
+            "python prog.py`"
+        ) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise CaptureFileError(f"{name}: a JSON file but not a capture (no \"format\": \"{FORMAT}\")")
+        raise CaptureFileError(f'{name}: a JSON file but not a capture (no "format": "{FORMAT}")')
     if int(doc.get("version", 0)) > VERSION:
-        raise CaptureFileError(f"{name}: capture format version {doc.get('version')} is newer than this "
-                               f"inspector reads ({VERSION}); update the inspector")
+        raise CaptureFileError(
+            f"{name}: capture format version {doc.get('version')} is newer than this "
+            f"inspector reads ({VERSION}); update the inspector"
+        )
     try:
         return Capture.from_dict(doc)
     except TypeError as e:

@@ -15,14 +15,29 @@ from typing import Any
 
 # Triton's pointer element types -> torch dtype names.
 TORCH_DTYPES = {
-    "fp32": "float32", "f32": "float32", "fp16": "float16", "f16": "float16", "bf16": "bfloat16",
-    "fp64": "float64", "f64": "float64", "i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32",
-    "i64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
-    "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2", "fp8e4b8": "float8_e4m3fnuz",
+    "fp32": "float32",
+    "f32": "float32",
+    "fp16": "float16",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "fp64": "float64",
+    "f64": "float64",
+    "i1": "bool",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "u8": "uint8",
+    "u16": "uint16",
+    "u32": "uint32",
+    "u64": "uint64",
+    "fp8e4nv": "float8_e4m3fn",
+    "fp8e5": "float8_e5m2",
+    "fp8e4b8": "float8_e4m3fnuz",
     "fp8e5b16": "float8_e5m2fnuz",
 }
 # Integer scalars: (divisible by 16, not divisible) in the range Triton types as each width.
-INTEGERS = {"i32": (4096, 4097), "i64": (2 ** 33, 2 ** 33 + 1), "u64": (2 ** 63 + 16, 2 ** 63 + 1)}
+INTEGERS = {"i32": (4096, 4097), "i64": (2**33, 2**33 + 1), "u64": (2**63 + 16, 2**63 + 1)}
 
 
 class UnsupportedArgument(ValueError):
@@ -31,7 +46,7 @@ class UnsupportedArgument(ValueError):
 
 def _divisible(attrs: Any) -> bool:
     for a in attrs or []:
-        name, value = (a.split("=", 1) if isinstance(a, str) else (a[0], a[1]))
+        name, value = a.split("=", 1) if isinstance(a, str) else (a[0], a[1])
         if str(name).strip() == "tt.divisibility" and int(value) >= 16:
             return True
     return False
@@ -122,20 +137,31 @@ def _module_parts(code: str, name: str) -> tuple[ast.FunctionDef, list[str], lis
                 helper = functions[node.id]
                 if _is_jit(helper):
                     visit(helper)
-                    helpers.append("@triton.jit\n" + "\n".join(lines[helper.lineno - 1:helper.end_lineno]))
+                    helpers.append("@triton.jit\n" + "\n".join(lines[helper.lineno - 1 : helper.end_lineno]))
+
     visit(kernel)
     imports = []
     for node in tree.body:
-        if isinstance(node, ast.Import) and all(a.name.split(".")[0] in SAFE_IMPORT_ROOTS for a in node.names):
+        if isinstance(node, ast.Import) and all(
+            a.name.split(".")[0] in SAFE_IMPORT_ROOTS for a in node.names
+        ):
             imports.append(ast.unparse(node))
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in SAFE_IMPORT_ROOTS:
             imports.append(ast.unparse(node))
     return kernel, helpers, imports
 
 
-def text_reproducer(code: str, name: str, signature: dict[str, str], constants: dict[str, Any],
-                    attrs: dict[str, Any], options: dict[str, Any], grid: list[int] | None,
-                    origin: str, whole_module: bool = False) -> str:
+def text_reproducer(
+    code: str,
+    name: str,
+    signature: dict[str, str],
+    constants: dict[str, Any],
+    attrs: dict[str, Any],
+    options: dict[str, Any],
+    grid: list[int] | None,
+    origin: str,
+    whole_module: bool = False,
+) -> str:
     """A standalone kernel file from text alone (a trace): the kernel's code under a plain
     `@triton.jit` and an example() whose launch compiles to the recorded specialisation. With
     `whole_module` (`code` is the kernel's whole file), the `@triton.jit` helpers it calls and the
@@ -147,12 +173,16 @@ def text_reproducer(code: str, name: str, signature: dict[str, str], constants: 
     if whole_module:
         fn, helpers, imports = _module_parts(code, name)
     else:
-        fn = next(n for n in ast.parse(textwrap.dedent(code)).body if isinstance(n, (ast.FunctionDef,
-                                                                                   ast.AsyncFunctionDef)))
+        fn = next(
+            n
+            for n in ast.parse(textwrap.dedent(code)).body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        )
     lines = textwrap.dedent(code).splitlines()
-    body = "\n".join(lines[fn.lineno - 1:fn.end_lineno])
-    constexpr = {a.arg for a in fn.args.args
-                 if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)}
+    body = "\n".join(lines[fn.lineno - 1 : fn.end_lineno])
+    constexpr = {
+        a.arg for a in fn.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)
+    }
     example = ["def example(device):"]
     call = []
     for a in fn.args.args:
@@ -173,10 +203,18 @@ def text_reproducer(code: str, name: str, signature: dict[str, str], constants: 
     example.append(f"    {name}[{tuple(grid) if grid else (1,)!r}](")
     example += [f"        {c}," for c in call]
     example.append("    )")
-    header = (f'"""Reproduces {name} as {origin} recorded it.\n\nWritten by Triton Kernel Inspector'
-              + ('."""\n' if whole_module else '; the trace holds only the kernel\'s own source, so helpers it '
-                 'calls are missing (record with TRITON_FULL_PYTHON_SOURCE=1 to keep its whole file)."""\n')
-              + "\n".join(dict.fromkeys(["import torch", "import triton", "import triton.language as tl",
-                                         *imports])) + "\n")
+    header = (
+        f'"""Reproduces {name} as {origin} recorded it.\n\nWritten by Triton Kernel Inspector'
+        + (
+            '."""\n'
+            if whole_module
+            else "; the trace holds only the kernel's own source, so helpers it "
+            'calls are missing (record with TRITON_FULL_PYTHON_SOURCE=1 to keep its whole file)."""\n'
+        )
+        + "\n".join(
+            dict.fromkeys(["import torch", "import triton", "import triton.language as tl", *imports])
+        )
+        + "\n"
+    )
     parts = [header, *helpers, f"@triton.jit\n{body.rstrip()}", "\n".join(example)]
     return "\n\n\n".join(p.rstrip() for p in parts) + "\n"

@@ -45,8 +45,11 @@ def rows(capture: Capture) -> list[dict[str, Any]]:
             "num_warps": e.options.get("num_warps"),
             "num_stages": e.options.get("num_stages"),
             "specialisation": specialisation_text(e),
-            "autotune": (f"config {tune['chosen']} of {len(tune['configs'])}" if tune.get("chosen") is not None
-                         else (f"{len(tune['configs'])} configs" if tune else "")),
+            "autotune": (
+                f"config {tune['chosen']} of {len(tune['configs'])}"
+                if tune.get("chosen") is not None
+                else (f"{len(tune['configs'])} configs" if tune else "")
+            ),
             "registers": compiled.get("registers"),
             "shared": compiled.get("shared"),
             "where": f"{_short(e.file, capture.cwd)}:{e.line}" if e.file else e.module,
@@ -60,7 +63,7 @@ def rows(capture: Capture) -> list[dict[str, Any]]:
 def _short(path: str, cwd: str) -> str:
     """A path relative to the directory the run started in, when it lies inside it."""
     if cwd and path.startswith(cwd.rstrip("/") + "/"):
-        return path[len(cwd.rstrip("/")) + 1:]
+        return path[len(cwd.rstrip("/")) + 1 :]
     return path
 
 
@@ -82,12 +85,17 @@ def find(capture: Capture, spec: str) -> KernelEntry:
 def format_table(capture: Capture) -> str:
     """The table as text columns (for the command line)."""
     table = rows(capture)
-    cols = ["#", "kernel", "kind", "launches"] + (["time_ms"] if capture.timed else []) + \
-        ["grid", "num_warps", "autotune", "registers", "shared", "specialisation", "where"]
+    cols = (
+        ["#", "kernel", "kind", "launches"]
+        + (["time_ms"] if capture.timed else [])
+        + ["grid", "num_warps", "autotune", "registers", "shared", "specialisation", "where"]
+    )
     if not table:
         return "(no kernels)"
-    text = [[("" if r.get(c) is None else (f"{r[c]:.3f}" if c == "time_ms" else str(r[c]))) for c in cols]
-            for r in table]
+    text = [
+        [("" if r.get(c) is None else (f"{r[c]:.3f}" if c == "time_ms" else str(r[c]))) for c in cols]
+        for r in table
+    ]
     widths = [max(len(c), *(len(t[i]) for t in text)) for i, c in enumerate(cols)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip()]
     lines += ["  ".join(v.ljust(w) for v, w in zip(t, widths)).rstrip() for t in text]

@@ -18,14 +18,28 @@ from typing import IO, Any
 from .store import Capture, CaptureFileError, KernelEntry
 
 # The kernel's entry in TTIR, e.g.
-#   tt.func public @add_kernel(%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32} loc("x_ptr"(#loc)), %n: i32 ...)
-TT_FUNC = re.compile(r"tt\.func\s+(?:public\s+)?@(?P<name>[\w$.]+)\((?P<args>.*?)\)\s*(?:attributes|\{)", re.S)
+#   tt.func public @add_kernel(%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32} loc("x_ptr"(#loc)), ...)
+TT_FUNC = re.compile(
+    r"tt\.func\s+(?:public\s+)?@(?P<name>[\w$.]+)\((?P<args>.*?)\)\s*(?:attributes|\{)", re.S
+)
 # One argument of it: "%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32}" or "%arg3: i32"
 TT_ARG = re.compile(r"%[\w$.]+\s*:\s*(?P<type>!tt\.ptr<[^>]+>|[\w]+)")
 # MLIR element types -> Triton's signature names
-MLIR_TYPES = {"f32": "fp32", "f16": "fp16", "bf16": "bf16", "f64": "fp64", "i1": "i1", "i8": "i8", "i16": "i16",
-              "i32": "i32", "i64": "i64", "f8E4M3FN": "fp8e4nv", "f8E5M2": "fp8e5", "f8E4M3FNUZ": "fp8e4b8",
-              "f8E5M2FNUZ": "fp8e5b16"}
+MLIR_TYPES = {
+    "f32": "fp32",
+    "f16": "fp16",
+    "bf16": "bf16",
+    "f64": "fp64",
+    "i1": "i1",
+    "i8": "i8",
+    "i16": "i16",
+    "i32": "i32",
+    "i64": "i64",
+    "f8E4M3FN": "fp8e4nv",
+    "f8E5M2": "fp8e5",
+    "f8E4M3FNUZ": "fp8e4b8",
+    "f8E5M2FNUZ": "fp8e5b16",
+}
 
 
 def ttir_types(ttir: str) -> list[str]:
@@ -37,7 +51,7 @@ def ttir_types(ttir: str) -> list[str]:
     for a in TT_ARG.finditer(m.group("args")):
         ty = a.group("type")
         if ty.startswith("!tt.ptr<"):
-            inner = ty[len("!tt.ptr<"):-1].split(",")[0].strip()
+            inner = ty[len("!tt.ptr<") : -1].split(",")[0].strip()
             out.append("*" + MLIR_TYPES.get(inner, inner))
         else:
             out.append(MLIR_TYPES.get(ty, ty))
@@ -66,7 +80,9 @@ def _params(code: str) -> tuple[list[str], set[str]]:
     if fn is None:
         return [], set()
     names = [a.arg for a in fn.args.args]
-    constexpr = {a.arg for a in fn.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)}
+    constexpr = {
+        a.arg for a in fn.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)
+    }
     return names, constexpr
 
 
@@ -82,7 +98,7 @@ def _function_text(module_code: str, name: str) -> str:
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
             start = min([d.lineno for d in node.decorator_list] + [node.lineno])
-            return "\n".join(lines[start - 1:node.end_lineno]) + "\n"
+            return "\n".join(lines[start - 1 : node.end_lineno]) + "\n"
     return ""
 
 
@@ -146,38 +162,84 @@ def read_trace(stream: IO[str], name: str = "<trace>") -> Capture:
         names, constexpr_names = _params(_function_text(code, kernel) if whole else code)
         ttir = next((t for f, t in (p.get("file_content") or {}).items() if f.endswith(".ttir")), "")
         runtime_types = iter(ttir_types(ttir))
-        constants = {names[i]: v for k, v in (meta.get("src_constants") or {}).items()
-                     if (i := _index(k)) is not None and i < len(names)}
-        attrs = {names[i]: [f"{a}={b}" for a, b in v] for k, v in (meta.get("src_attrs") or {}).items()
-                 if (i := _index(k)) is not None and i < len(names) and v}
+        constants = {
+            names[i]: v
+            for k, v in (meta.get("src_constants") or {}).items()
+            if (i := _index(k)) is not None and i < len(names)
+        }
+        attrs = {
+            names[i]: [f"{a}={b}" for a, b in v]
+            for k, v in (meta.get("src_attrs") or {}).items()
+            if (i := _index(k)) is not None and i < len(names) and v
+        }
         signature = {}
         for n in names:
             signature[n] = "constexpr" if n in constants else next(runtime_types, "?")
-        options = {k: meta[k] for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if meta.get(k) is not None}
+        options = {
+            k: meta[k] for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if meta.get(k) is not None
+        }
         events = launches.get(h, [])
         first = events[0] if events else {}
         grid = first.get("grid")
         target = meta.get("target") or {}
         entry = KernelEntry(
-            name=kernel, kind="compiled", file=src.get("file_path") or "",
-            line=_def_line(int(src.get("function_start_line") or src.get("start_line") or 0),
-                           _function_text(code, kernel) if whole else code),
-            source=_function_text(code, kernel) if whole else code, signature=signature, constexprs=constants, attributes=attrs, options=options,
-            grid=[int(g) for g in grid] if isinstance(grid, list) else None, launches=len(events),
+            name=kernel,
+            kind="compiled",
+            file=src.get("file_path") or "",
+            line=_def_line(
+                int(src.get("function_start_line") or src.get("start_line") or 0),
+                _function_text(code, kernel) if whole else code,
+            ),
+            source=_function_text(code, kernel) if whole else code,
+            signature=signature,
+            constexprs=constants,
+            attributes=attrs,
+            options=options,
+            grid=[int(g) for g in grid] if isinstance(grid, list) else None,
+            launches=len(events),
             grids=len({json.dumps(e.get("grid")) for e in events}),
-            compiled={"hash": h, "target": (f"sm_{target.get('arch')}" if target.get("backend") == "cuda"
-                                            else str(target.get("arch") or "")),
-                      "shared": int(meta.get("shared", 0) or 0), "num_warps": meta.get("num_warps"),
-                      "num_stages": meta.get("num_stages")})
-        entry.arguments = [{"name": n, "kind": "tensor" if a.get("type") == "tensor" else "value",
-                            **({"dtype": str(a.get("dtype", "")).replace("torch.", ""), "shape": a.get("shape"),
-                                "stride": a.get("stride"), "offset": a.get("storage_offset", 0)}
-                               if a.get("type") == "tensor" else {"value": a.get("value", a.get("repr"))})}
-                           for n, a in (first.get("extracted_args") or {}).items()]
+            compiled={
+                "hash": h,
+                "target": (
+                    f"sm_{target.get('arch')}"
+                    if target.get("backend") == "cuda"
+                    else str(target.get("arch") or "")
+                ),
+                "shared": int(meta.get("shared", 0) or 0),
+                "num_warps": meta.get("num_warps"),
+                "num_stages": meta.get("num_stages"),
+            },
+        )
+        entry.arguments = [
+            {
+                "name": n,
+                "kind": "tensor" if a.get("type") == "tensor" else "value",
+                **(
+                    {
+                        "dtype": str(a.get("dtype", "")).replace("torch.", ""),
+                        "shape": a.get("shape"),
+                        "stride": a.get("stride"),
+                        "offset": a.get("storage_offset", 0),
+                    }
+                    if a.get("type") == "tensor"
+                    else {"value": a.get("value", a.get("repr"))}
+                ),
+            }
+            for n, a in (first.get("extracted_args") or {}).items()
+        ]
         if code and "?" not in signature.values():
             try:
-                entry.reproducer = text_reproducer(code, kernel, signature, constants, attrs, options, entry.grid,
-                                                   "a tritonparse trace", whole_module=whole)
+                entry.reproducer = text_reproducer(
+                    code,
+                    kernel,
+                    signature,
+                    constants,
+                    attrs,
+                    options,
+                    entry.grid,
+                    "a tritonparse trace",
+                    whole_module=whole,
+                )
             except (UnsupportedArgument, SyntaxError, StopIteration, KeyError) as e:
                 entry.notes.append(f"no standalone file ({type(e).__name__}: {e})")
         else:

@@ -25,13 +25,22 @@ PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)  # the folder 
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("capture", help="record every Triton kernel a program compiles and launches; list, show, "
-                                       "compile and write out a capture (or a tritonparse trace)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("-o", "--output", default="run.inspector", help="the capture file to write (default run.inspector)")
+    p = sub.add_parser(
+        "capture",
+        help="record every Triton kernel a program compiles and launches; list, show, "
+        "compile and write out a capture (or a tritonparse trace)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "-o", "--output", default="run.inspector", help="the capture file to write (default run.inspector)"
+    )
     p.add_argument("--time", action="store_true", help="time every launch with CUDA events (on a GPU)")
-    p.add_argument("rest", nargs=argparse.REMAINDER,
-                   help="-- python prog.py ... (the program to run), or list/show/compile/edit RUN ...")
+    p.add_argument(
+        "rest",
+        nargs=argparse.REMAINDER,
+        help="-- python prog.py ... (the program to run), or list/show/compile/edit RUN ...",
+    )
     p.set_defaults(func=cmd_capture)
 
 
@@ -42,8 +51,11 @@ def cmd_capture(ns: argparse.Namespace) -> int:
     if rest and rest[0] == "--":
         rest = rest[1:]
     if not rest:
-        print("error: give the program to run after --, e.g. python -m inspector capture -o run.inspector -- "
-              "python train.py; or list/show/compile/edit RUN", file=sys.stderr)
+        print(
+            "error: give the program to run after --, e.g. python -m inspector capture -o run.inspector -- "
+            "python train.py; or list/show/compile/edit RUN",
+            file=sys.stderr,
+        )
         return 2
     return run_capture(rest, ns.output, ns.time)
 
@@ -68,12 +80,17 @@ def run_capture(program: list[str], output: str, time: bool = False) -> int:
     """Run `program` with every Triton compile and launch recorded to `output`."""
     split = _interpreter_command(program)
     if split is None:
-        print(f"error: capture runs a Python program: -- python prog.py ... (or -m module); got {' '.join(program)!r}",
-              file=sys.stderr)
+        print(
+            "error: capture runs a Python program: -- python prog.py ... (or -m module); "
+            f"got {' '.join(program)!r}",
+            file=sys.stderr,
+        )
         return 2
     interp, runs = split
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([PACKAGE_ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["PYTHONPATH"] = os.pathsep.join(
+        [PACKAGE_ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    )
     env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")  # Inductor compiles where the listener sees it
     out = os.path.abspath(output)
     cmd = [*interp, "-m", "inspector.capture.run_program", out, *(["--time"] if time else []), "--", *runs]
@@ -92,8 +109,11 @@ def run_capture(program: list[str], output: str, time: bool = False) -> int:
         return status or 1
     print(format_table(cap), file=sys.stderr)
     launches = sum(k.launches for k in cap.kernels)
-    print(f"wrote {output}: {len(cap.kernels)} kernel specialisations, {launches} launches ({cap.mode}, "
-          f"{cap.device}); the program exited with {status}", file=sys.stderr)
+    print(
+        f"wrote {output}: {len(cap.kernels)} kernel specialisations, {launches} launches ({cap.mode}, "
+        f"{cap.device}); the program exited with {status}",
+        file=sys.stderr,
+    )
     return status
 
 
@@ -110,7 +130,9 @@ def _action(rest: list[str]) -> int:
         p.add_argument("--json", action="store_true", help="the whole entry as JSON")
         p.add_argument("--reproducer", action="store_true", help="print only its standalone file")
     elif rest[0] == "compile":
-        p.add_argument("--target", default="sm_90", help="sm_80, sm_90, gfx942, ... or native (default sm_90)")
+        p.add_argument(
+            "--target", default="sm_90", help="sm_80, sm_90, gfx942, ... or native (default sm_90)"
+        )
         p.add_argument("--stage", choices=[s for s in STAGE_TITLES if s != "source"])
         p.add_argument("--json", action="store_true", help="print the inspection record as JSON")
         p.add_argument("--no-cache", action="store_true")
@@ -131,8 +153,10 @@ def _action(rest: list[str]) -> int:
         if ns.json:
             print(json.dumps(rows(cap), indent=1))
         else:
-            print(f"{ns.run}: {cap.mode} run on {cap.device or 'unknown'}, Triton {cap.triton_version or '?'}"
-                  + (f", `{' '.join(cap.program)}`" if cap.program else ""))
+            print(
+                f"{ns.run}: {cap.mode} run on {cap.device or 'unknown'}, Triton {cap.triton_version or '?'}"
+                + (f", `{' '.join(cap.program)}`" if cap.program else "")
+            )
             print(format_table(cap))
         return 0
     try:
@@ -165,26 +189,41 @@ def _action(rest: list[str]) -> int:
 
 
 def _show(entry, spec: str) -> None:
-    print(f"{entry.name} ({entry.kind}), {entry.launches} launches"
-          + (f" (+{entry.benchmark_launches} autotuner benchmark runs)" if entry.benchmark_launches else "")
-          + (f", {entry.time_ms:.3f} ms on the GPU" if entry.time_ms is not None else ""))
+    print(
+        f"{entry.name} ({entry.kind}), {entry.launches} launches"
+        + (f" (+{entry.benchmark_launches} autotuner benchmark runs)" if entry.benchmark_launches else "")
+        + (f", {entry.time_ms:.3f} ms on the GPU" if entry.time_ms is not None else "")
+    )
     print(f"  defined at   {entry.file}:{entry.line}" if entry.file else f"  module       {entry.module}")
     if entry.launch_site:
         print(f"  launched at  {entry.launch_site}")
-    print(f"  grid         {entry.grid}" + (f" (first of {entry.grids} distinct)" if entry.grids > 1 else "")
-          if entry.grid else "  grid         unknown")
+    print(
+        f"  grid         {entry.grid}" + (f" (first of {entry.grids} distinct)" if entry.grids > 1 else "")
+        if entry.grid
+        else "  grid         unknown"
+    )
     print(f"  options      {', '.join(f'{k}={v}' for k, v in entry.options.items())}")
     print(f"  specialised  {spec}")
     for a in entry.arguments:
-        desc = (f"{a['dtype']} {a['shape']} stride {a['stride']}" + (f" +{a['offset']}" if a.get("offset") else "")
-                if a.get("kind") == "tensor" else repr(a.get("value")))
-        print(f"    {a['name']:<16} {entry.signature.get(a['name'], ''):<10} {desc}"
-              + (f"  [{', '.join(entry.attributes[a['name']])}]" if entry.attributes.get(a["name"]) else ""))
+        desc = (
+            f"{a['dtype']} {a['shape']} stride {a['stride']}"
+            + (f" +{a['offset']}" if a.get("offset") else "")
+            if a.get("kind") == "tensor"
+            else repr(a.get("value"))
+        )
+        print(
+            f"    {a['name']:<16} {entry.signature.get(a['name'], ''):<10} {desc}"
+            + (f"  [{', '.join(entry.attributes[a['name']])}]" if entry.attributes.get(a["name"]) else "")
+        )
     if entry.autotune:
-        print(f"  autotune     chose config {entry.autotune.get('chosen')} of {len(entry.autotune['configs'])}:")
+        print(
+            f"  autotune     chose config {entry.autotune.get('chosen')} of {len(entry.autotune['configs'])}:"
+        )
         for i, c in enumerate(entry.autotune["configs"]):
-            print(f"    {'*' if i == entry.autotune.get('chosen') else ' '} {i}: "
-                  + ", ".join(f"{k}={v}" for k, v in c.items()))
+            print(
+                f"    {'*' if i == entry.autotune.get('chosen') else ' '} {i}: "
+                + ", ".join(f"{k}={v}" for k, v in c.items())
+            )
     if entry.compiled:
         print("  compiled     " + ", ".join(f"{k}={v}" for k, v in entry.compiled.items() if v is not None))
     for note in entry.notes:

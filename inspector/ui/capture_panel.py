@@ -74,20 +74,28 @@ def capture_panel() -> None:
                 ss[CAPTURE_ERROR] = str(e)
     cap: Capture | None = ss.get(CAPTURE)
     with st.expander("Captured run", expanded=cap is not None):
-        st.file_uploader("Open a capture or a tritonparse trace", type=["inspector", "ndjson", "gz", "json"],
-                         key="capture.upload", on_change=_on_upload,
-                         help="python -m inspector capture -o run.inspector -- python train.py")
+        st.file_uploader(
+            "Open a capture or a tritonparse trace",
+            type=["inspector", "ndjson", "gz", "json"],
+            key="capture.upload",
+            on_change=_on_upload,
+            help="python -m inspector capture -o run.inspector -- python train.py",
+        )
         if ss.get(CAPTURE_ERROR):
             st.error(ss[CAPTURE_ERROR])
         if cap is None:
             st.caption("No capture open.")
             return
         launches = sum(k.launches for k in cap.kernels)
-        st.caption(f"{len(cap.kernels)} kernels, {launches} launches; {cap.mode} run"
-                   + (f" on {cap.device}" if cap.device else "")
-                   + (f", Triton {cap.triton_version}" if cap.triton_version else ""))
+        st.caption(
+            f"{len(cap.kernels)} kernels, {launches} launches; {cap.mode} run"
+            + (f" on {cap.device}" if cap.device else "")
+            + (f", Triton {cap.triton_version}" if cap.triton_version else "")
+        )
         table = rows(cap)
-        columns = ["kernel", "launches"] + (["time_ms"] if cap.timed else []) + ["kind", "grid", "specialisation"]
+        columns = (
+            ["kernel", "launches"] + (["time_ms"] if cap.timed else []) + ["kind", "grid", "specialisation"]
+        )
         st.dataframe([{c: r.get(c) for c in columns} for r in table], hide_index=True, key="capture.table")
         choice = st.selectbox("Kernel", [r["kernel"] for r in table], key="capture.pick")
         if choice is None:
@@ -97,8 +105,13 @@ def capture_panel() -> None:
         for note in entry.notes:
             st.caption(note)
         if entry.reproducer:
-            st.button("Open and edit", key="capture.open", on_click=_open, args=(cap, choice),
-                      help="a standalone copy (the kernel and an example() making the captured launch) goes into "
-                           "your workspace and compiles for the target you pick")
+            st.button(
+                "Open and edit",
+                key="capture.open",
+                on_click=_open,
+                args=(cap, choice),
+                help="a standalone copy (the kernel and an example() making the captured launch) goes into "
+                "your workspace and compiles for the target you pick",
+            )
         else:
             st.warning("The capture holds no standalone file for this kernel.")

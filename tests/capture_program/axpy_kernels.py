@@ -1,4 +1,5 @@
 """A small kernel a training loop launches many times."""
+
 import torch
 import triton
 import triton.language as tl

@@ -1,4 +1,5 @@
 """A @triton.jit helper in a module of its own, as library code keeps them."""
+
 import triton
 import triton.language as tl
 

@@ -1,8 +1,8 @@
 """A row-wise RMS norm that calls a helper from another module."""
+
 import torch
 import triton
 import triton.language as tl
-
 from helpers import rms
 
 
@@ -18,8 +18,9 @@ def rms_norm_kernel(x_ptr, w_ptr, out_ptr, stride, n_cols, eps, BLOCK: tl.conste
 
 def rms_norm(x, w, eps=1e-6):
     out = torch.empty_like(x)
-    rms_norm_kernel[(x.shape[0],)](x, w, out, x.stride(0), x.shape[1], eps,
-                                   BLOCK=triton.next_power_of_2(x.shape[1]), num_warps=2)
+    rms_norm_kernel[(x.shape[0],)](
+        x, w, out, x.stride(0), x.shape[1], eps, BLOCK=triton.next_power_of_2(x.shape[1]), num_warps=2
+    )
     return out
 
 

@@ -1,15 +1,17 @@
 """A small 'training' program: three kernels, one autotuned, one calling a helper module, one
 launched STEPS times. Run it under TRITON_INTERPRET=1 on a CPU, or on a GPU."""
+
 import sys
 
 import torch
-
 from axpy_kernels import axpy
 from norm_kernels import rms_norm
 from scale_kernels import scale, scale_kernel
 
 STEPS = int(sys.argv[1]) if len(sys.argv) > 1 else 25
-device = "cuda" if torch.cuda.is_available() and not __import__("os").environ.get("TRITON_INTERPRET") else "cpu"
+device = (
+    "cuda" if torch.cuda.is_available() and not __import__("os").environ.get("TRITON_INTERPRET") else "cpu"
+)
 torch.manual_seed(0)
 w = torch.randn(4096, device=device)
 for step in range(STEPS):

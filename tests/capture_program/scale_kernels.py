@@ -1,4 +1,5 @@
 """An autotuned kernel. Its configs are timed by wall clock (the interpreter has no GPU timer)."""
+
 import time
 
 import torch
@@ -13,8 +14,11 @@ def wall_clock_bench(kernel_call, quantiles):
     return [ms, ms, ms]
 
 
-@triton.autotune(configs=[triton.Config({"BLOCK": 128}, num_warps=4), triton.Config({"BLOCK": 256}, num_warps=8)],
-                 key=["n"], do_bench=wall_clock_bench)
+@triton.autotune(
+    configs=[triton.Config({"BLOCK": 128}, num_warps=4), triton.Config({"BLOCK": 256}, num_warps=8)],
+    key=["n"],
+    do_bench=wall_clock_bench,
+)
 @triton.jit
 def scale_kernel(x_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
