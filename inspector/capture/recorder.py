@@ -120,9 +120,8 @@ class Recorder:
                 entry.benchmark_launches += 1
                 return
             if entry.launches == 0 and entry.benchmark_launches:
-                entry.launch_site = (
-                    _launch_site()
-                )  # made while benchmarking; the program's own launch is this
+                # made while the autotuner benchmarked: the program's own launch is this one
+                entry.launch_site = _launch_site()
             entry.launches += 1
             if entry.autotune is not None and entry.autotune["chosen"] is None and tuner is not None:
                 chosen = getattr(tuner, "best_config", None)  # set before the tuner launches
@@ -132,12 +131,12 @@ class Recorder:
                 grids.add(tuple(grid))
                 entry.grids = len(grids)
             if id(entry) in self._unloaded and getattr(kernel, "module", None) is not None:
-                entry.compiled.update(
-                    hooks.compiled_facts(kernel)
-                )  # loaded by this launch: the driver's figures
+                # loaded on the GPU by this launch: the driver's registers and spills
+                entry.compiled.update(hooks.compiled_facts(kernel))
                 self._unloaded.discard(id(entry))
         except Exception as e:  # noqa: BLE001 - recording must never break the program
-            self.errors.append(f"{getattr(fn, '__name__', fn)}: not recorded ({type(e).__name__}: {e})")
+            if len(self.errors) < 20:
+                self.errors.append(f"{getattr(fn, '__name__', fn)}: not recorded ({type(e).__name__}: {e})")
 
     def compiled(self, src: Any, metadata: dict, cache_hit: bool) -> None:
         h = metadata.get("hash")
