@@ -39,9 +39,8 @@ class KernelEntry:
     file_id: str = ""  # key of that file's text in Capture.files ("" when not kept)
     source: str = ""  # the kernel function's source text
     launch_site: str = ""  # "file:line" of the code that made its first launch
-    signature: dict[str, str] = field(
-        default_factory=dict
-    )  # parameter -> Triton type ("*fp32", "i32", "constexpr")
+    # parameter -> Triton type ("*fp32", "i32", "constexpr")
+    signature: dict[str, str] = field(default_factory=dict)
     constexprs: dict[str, Any] = field(default_factory=dict)  # parameter -> value (constexprs and ==1 / None)
     attributes: dict[str, list[str]] = field(default_factory=dict)  # parameter -> ["tt.divisibility=16"]
     options: dict[str, Any] = field(default_factory=dict)  # num_warps, num_stages, num_ctas, maxnreg, ...
