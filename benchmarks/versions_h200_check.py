@@ -69,6 +69,16 @@ def copy_installed_triton(folder: Path, version: str) -> None:
 
 
 def main() -> int:
+    ns = _arguments()
+    home = ns.home or tempfile.mkdtemp(prefix="inspector-h200-versions-")
+    try:
+        return check(ns, home)
+    finally:
+        if not ns.home and not ns.keep:
+            shutil.rmtree(home, ignore_errors=True)
+
+
+def _arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     how = ap.add_mutually_exclusive_group()
     how.add_argument("--home", help="an inspector home holding a ready side environment of the installed release")
@@ -77,9 +87,11 @@ def main() -> int:
     ap.add_argument("--kernels", default="", help="comma-separated kernel names (default: every bundled kernel)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary home")
     ap.add_argument("--out", help="also write the results as JSON here")
-    ns = ap.parse_args()
+    return ap.parse_args()
 
-    home = ns.home or tempfile.mkdtemp(prefix="inspector-h200-versions-")
+
+def check(ns: argparse.Namespace, home: str) -> int:
+    """The comparison, with the side environment under `home`; the exit status."""
     os.environ["TRITON_INSPECTOR_HOME"] = home
     os.environ.setdefault("TRITON_INSPECTOR_CACHE", os.path.join(home, "cache"))
     from inspector import versions
@@ -138,8 +150,6 @@ def main() -> int:
     print(f"\n{len(names) - bad} of {len(names)} kernels: identical PTX")
     if ns.out:
         Path(ns.out).write_text(json.dumps({"gpu": gpu, "triton": release, "rows": rows}, indent=1))
-    if not ns.home and not ns.keep:
-        shutil.rmtree(home, ignore_errors=True)
     return 1 if bad else 0
 
 

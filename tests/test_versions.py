@@ -216,3 +216,15 @@ def test_cli_compile_and_diff_across_releases(old_release):
     assert data["summary"].startswith(f"softmax_kernel gfx942, Triton {old_release} -> {NEW}")
     assert "vgprs" in [r["name"] for r in data["resources"]]  # both sides AMD: the target stayed
     assert {c["name"] for c in data["layouts"]} >= {"layouts", "layout conversions"}
+
+
+def test_cli_versions_compare_one_line_per_kernel(old_release, tmp_path):
+    out = cli("versions", "compare", "kernels/add.py", "kernels/softmax.py", "--from", old_release)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert [line.split(" ", 1)[0] for line in lines] == ["add_kernel", "softmax_kernel"]
+    assert all(f" sm_90, Triton {old_release} -> {NEW}: " in line for line in lines)
+    out = cli("versions", "compare", "kernels/add.py", "--from", "3.7.1", "--json",
+              env={"TRITON_INSPECTOR_HOME": str(tmp_path)})  # a home without side environments
+    assert out.returncode == 1
+    assert "versions add 3.7.1" in json.loads(out.stdout)["error"]

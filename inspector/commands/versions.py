@@ -4,6 +4,8 @@
     versions add 3.6.0                   install Triton 3.6.0 beside it (progress shown; --background returns at once)
     versions add 3.6.0 --wheel triton-3.6.0-cp312-....whl    from a wheel file (no package index needed)
     versions remove 3.6.0                delete it, leaving no files behind
+    versions compare kernels/*.py --from 3.6.0 --to 3.9.0 [--target gfx942] [--json]
+                                         one line per kernel: what changed between the two releases
 
 A compile uses one with `compile FILE --triton 3.6.0`; `diff FILE --triton 3.6.0 --vs-triton 3.9.0`
 compares two. Exit status: 0, 1 when an add failed, 2 on a bad or unsupported version.
@@ -34,13 +36,20 @@ def register(subparsers: Any) -> None:
     q.add_argument("--json", action="store_true", help="print the final state as JSON")
     q = sub.add_parser("remove", help="delete a side environment")
     q.add_argument("version")
+    q = sub.add_parser("compare", help="one line per kernel file: what changed between two releases")
+    q.add_argument("files", nargs="+", metavar="FILE", help="kernel files (each file's default kernel and call)")
+    q.add_argument("--from", dest="release_a", required=True, metavar="VERSION", help="the first release")
+    q.add_argument("--to", dest="release_b", metavar="VERSION",
+                   help="the second release (default: the installed one)")
+    q.add_argument("--target", default="sm_90", help="sm_90, gfx942, ... (default sm_90)")
+    q.add_argument("--json", action="store_true", help="one JSON object per line")
     p.set_defaults(func=run)
 
 
 def run(ns: argparse.Namespace) -> int:
     """Handler for `versions`."""
     try:
-        return {"list": _list, "add": _add, "remove": _remove}[ns.versions_command](ns)
+        return {"list": _list, "add": _add, "remove": _remove, "compare": _compare}[ns.versions_command](ns)
     except versions.VersionError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -85,3 +94,27 @@ def _remove(ns: argparse.Namespace) -> int:
     freed = versions.remove(ns.version)
     print(f"removed Triton {ns.version} ({freed / 2**20:.0f} MiB freed)")
     return 0
+
+
+def _compare(ns: argparse.Namespace) -> int:
+    """Each file compiled by both releases; its summary line (exit 1 when any side failed)."""
+    from inspector.compile.api import inspect_kernel
+    from inspector.versions.compare import compare
+
+    release_b = ns.release_b or versions.base_version()
+    status = 0
+    for file in ns.files:
+        a = inspect_kernel(file, target=ns.target, triton=ns.release_a)
+        b = inspect_kernel(file, target=ns.target, triton=release_b)
+        failed = [(r, rel) for r, rel in ((a, ns.release_a), (b, release_b)) if r.error is not None]
+        if failed:
+            status = 1
+            why = "; ".join(f"Triton {rel}: {r.error.short()}" for r, rel in failed)
+            line = {"file": file, "error": why} if ns.json else f"{file}: {why}"
+        else:
+            cmp = compare(a, b)
+            line = ({"file": file, "kernel": a.kernel, "summary": cmp.summary,
+                     "resources": [vars(c) for c in cmp.diff.resources if c.changed]}
+                    if ns.json else cmp.summary)
+        print(json.dumps(line) if ns.json else line, flush=True)
+    return status
