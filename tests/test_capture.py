@@ -428,3 +428,32 @@ def test_compiled_launch_path_without_a_gpu(tmp_path):
         assert again.resources.registers == entry.compiled["registers"]
         assert again.resources.shared_bytes == entry.compiled["shared"]
         assert {p.name: p.specialization for p in again.parameters if p.specialization} == entry.attributes
+
+
+def test_launches_through_another_launcher_keep_their_arguments(tmp_path):
+    """Inductor launches through its own launcher, which hands `CompiledKernel.launch_metadata`
+    to Triton's launch hooks: the capture counts those launches by compile and keeps the first
+    one's grid and arguments (shapes, strides, an unaligned storage offset), and the standalone
+    file made from them compiles to the same code."""
+    import re
+
+    out = tmp_path / "launcher.inspector"
+    p = _run([sys.executable, str(PROGRAM / "launcher_launch.py"), str(out)])
+    assert p.returncode == 0, p.stderr
+    made = json.loads(p.stdout.strip().splitlines()[-1])
+    assert made["launch_metadata_restored"]  # the capture gave the function its launch_metadata back
+    cap = load(out)
+    (entry,) = cap.kernels
+    assert entry.launches == 3 and entry.grid == [8, 1, 1]
+    args = {a["name"]: a for a in entry.arguments}
+    assert (
+        args["x_ptr"]["shape"] == [8, 100] and args["w_ptr"]["offset"] == 1 and args["stride"]["value"] == 100
+    )
+    assert "as_strided((100,), (1,), 1)" in entry.reproducer and "[(8, 1, 1)]" in entry.reproducer
+    assert not any("made from the compiled specialisation" in n for n in entry.notes)
+    again = reopen(cap, entry, "sm_90", folder=tmp_path / "w")
+    assert again.ok, again.error and again.error.short()
+    head = re.search(r"tt\.func public @\w+\(.*?\) attributes", again.stages["ttir"], re.S).group(0)
+    assert re.sub(r"\s*loc\([^()]*(\([^()]*\))?\)", "", head) == made["ttir_signature"]
+    assert again.resources.registers == made["registers"] and again.resources.shared_bytes == made["shared"]
+    assert again.grid == [8, 1, 1]

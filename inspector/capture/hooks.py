@@ -19,8 +19,11 @@ and load hooks fire only on a GPU: tests/test_capture_gpu.py, benchmarks/capture
 - Compiles not made through `JITFunction.run` (Inductor's `CachingAutotuner` calls
   `triton.compile` itself): `knobs.compilation.listener`, a single callable in 3.6 and 3.9,
   chained with one already set (tritonparse's), sees every compile, cache hits included.
-- Their launches: `knobs.runtime.launch_enter_hook` (a HookChain in 3.6 and 3.9) counts them by
-  the CUfunction handle, `knobs.runtime.kernel_load_end_hook` maps handles to compile hashes. A
+- Their launches: `knobs.runtime.launch_enter_hook` (a HookChain in 3.6 and 3.9) counts them. The
+  listener gives each compiled function a `launch_metadata` (the JITFunction attribute Triton's
+  `CompiledKernel.launch_metadata` evaluates for the hook, with the grid, the compile's metadata
+  and the arguments by name): launches are counted by compile hash and the first one's arguments
+  kept. `knobs.runtime.kernel_load_end_hook` maps CUfunction handles to hashes as well. A
   non-empty launch hook also makes Inductor (torch 2.11+) launch through Triton's launcher instead
   of its static launcher, which calls no hooks. With `time=True`, the enter/exit hooks record CUDA
   events around every launch.
@@ -72,7 +75,9 @@ class Sink(Protocol):
 
     def loaded(self, function: Any, hash: str) -> None: ...
 
-    def hooked_launch(self, function: Any) -> None: ...
+    def hooked_launch(self, function: Any, hash: str | None) -> None: ...
+
+    def launch_arguments(self, hash: str | None, grid: Any, args: dict) -> None: ...
 
     def timed(self, function: Any, start: Any, end: Any) -> None: ...
 
@@ -258,6 +263,7 @@ class TritonHooks:
         self._saved: dict[str, Any] = {}
         self._installed = False
         self.replaced: list[str] = []
+        self._watched: list[Any] = []  # functions given a launch_metadata (restored on uninstall)
 
     def install(self) -> None:
         if self._installed:
@@ -341,7 +347,11 @@ class TritonHooks:
                     times=times,
                     cache_hit=cache_hit,
                 )
-            sink.compiled(src, dict(metadata or {}), bool(cache_hit))
+            try:
+                sink.compiled(src, dict(metadata or {}), bool(cache_hit))
+                self._watch_launches(src)
+            except Exception:  # noqa: BLE001 - a capture must never break the program's compile
+                pass
 
         knobs.compilation.listener = listener
         self._listener = listener
@@ -361,6 +371,7 @@ class TritonHooks:
         Autotuner._bench = self._saved["tuner_bench"]
         if "interp_run" in self._saved:
             InterpretedFunction.run = self._saved["interp_run"]
+        self._unwatch()
         self.replaced = []  # hooks another tool took over during the capture (what it saw after is lost)
         if knobs.compilation.listener is self._listener:
             knobs.compilation.listener = self._saved["listener"]
@@ -396,27 +407,67 @@ class TritonHooks:
 
     # ---- the hooks themselves --------------------------------------------------------------
 
+    def _watch_launches(self, src: Any) -> None:
+        """Give a compiled function a `launch_metadata` (chained to one it has): Triton's launch
+        path evaluates it for the launch hook with the launch's grid, the compile's metadata (its
+        hash) and the arguments by name, so launches that do not go through `JITFunction.run`
+        (Inductor's launcher) are counted by compile and their first arguments kept."""
+        fn = getattr(src, "fn", None)
+        if self.state.in_run or fn is None or fn.__dict__.get("_inspector_watch") is not None:
+            return  # compiled by a launch the run wrapper sees, or watched already
+        previous = getattr(fn, "launch_metadata", None)
+        sink, state = self.sink, self.state
+
+        def launch_metadata(grid: Any, metadata: Any, args: dict) -> dict:
+            extra = dict(previous(grid, metadata, args) or {}) if previous is not None else {}
+            if not state.in_run:
+                h = getattr(metadata, "hash", None)
+                extra["inspector_hash"] = h
+                sink.launch_arguments(h, grid, args)
+            return extra
+
+        fn.launch_metadata = launch_metadata
+        fn.__dict__["_inspector_watch"] = previous if previous is not None else False
+        self._watched.append(fn)
+
+    def _unwatch(self) -> None:
+        for fn in self._watched:
+            previous = fn.__dict__.pop("_inspector_watch", False)
+            fn.launch_metadata = previous or None
+        self._watched = []
+
     def _loaded(self, module: Any, function: Any, name: str, metadata_group: Any, hash: str) -> None:
-        self.sink.loaded(function, hash)
+        try:
+            self.sink.loaded(function, hash)
+        except Exception:  # noqa: BLE001 - never break a kernel's load
+            pass
 
     def _enter(self, metadata: Any) -> None:
-        data = metadata.get() if hasattr(metadata, "get") else dict(metadata or {})
-        function = data.get("function")
-        if not self.state.in_run:
-            self.sink.hooked_launch(function)
-        if self.time:
-            import torch
+        if self.state.in_run and not self.time:
+            return  # counted by the run wrapper; nothing to evaluate
+        try:
+            data = metadata.get() if hasattr(metadata, "get") else dict(metadata or {})
+            function = data.get("function")
+            if not self.state.in_run:
+                self.sink.hooked_launch(function, data.get("inspector_hash"))
+            if self.time:
+                import torch
 
-            start = torch.cuda.Event(enable_timing=True)
-            start.record()
-            self.state.pending.append((function, start))
+                start = torch.cuda.Event(enable_timing=True)
+                start.record()
+                self.state.pending.append((function, start))
+        except Exception:  # noqa: BLE001 - never break a launch
+            pass
 
     def _exit(self, metadata: Any) -> None:
         if not self.state.pending:
             return
-        import torch
+        try:
+            import torch
 
-        function, start = self.state.pending.pop()
-        end = torch.cuda.Event(enable_timing=True)
-        end.record()
-        self.sink.timed(function, start, end)
+            function, start = self.state.pending.pop()
+            end = torch.cuda.Event(enable_timing=True)
+            end.record()
+            self.sink.timed(function, start, end)
+        except Exception:  # noqa: BLE001 - never break a launch
+            pass

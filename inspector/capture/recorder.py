@@ -19,7 +19,7 @@ from typing import Any
 
 from . import hooks
 from .store import Capture, KernelEntry
-from .synthetic import synthetic_call
+from .synthetic import launch_call, meta_proxy, synthetic_call
 
 _OWN_DIR = os.path.dirname(os.path.abspath(__file__))
 _TRITON_DIR = os.path.dirname(os.path.abspath(hooks.triton.__file__))
@@ -38,7 +38,10 @@ class Recorder:
         self._grids: dict[int, set] = {}  # id(entry) -> distinct grids (first 64)
         self._compiles: dict[str, dict[str, Any]] = {}  # hash -> what the listener saw
         self._hash_of_function: dict[Any, str] = {}
-        self._hook_launches: dict[Any, int] = {}
+        self._hook_launches: dict[Any, int] = {}  # launches seen only by the hook, by CUfunction
+        self._hash_launches: dict[str, int] = {}  # ... and by compile hash (watched functions)
+        self._hash_function: dict[str, Any] = {}
+        self._first_launch: dict[str, dict[str, Any]] = {}  # hash -> its first launch's grid, arguments
         self._times: list[tuple[Any, Any, Any]] = []
         self._entry_by_function: dict[Any, KernelEntry] = {}
         self._unloaded: set[int] = set()  # entries whose kernel was not yet loaded on the GPU
@@ -146,8 +149,23 @@ class Recorder:
     def loaded(self, function: Any, hash: str) -> None:
         self._hash_of_function[function] = hash
 
-    def hooked_launch(self, function: Any) -> None:
-        self._hook_launches[function] = self._hook_launches.get(function, 0) + 1
+    def hooked_launch(self, function: Any, hash: str | None = None) -> None:
+        if hash:
+            self._hash_launches[hash] = self._hash_launches.get(hash, 0) + 1
+            self._hash_function.setdefault(hash, function)
+        else:
+            self._hook_launches[function] = self._hook_launches.get(function, 0) + 1
+
+    def launch_arguments(self, hash: str | None, grid: Any, args: dict) -> None:
+        """A launch's grid and arguments, kept (as meta stand-ins) for the first launch of a compile."""
+        if not hash or hash in self._first_launch:
+            return
+        proxies = {name: meta_proxy(value) for name, value in args.items()}
+        self._first_launch[hash] = {
+            "grid": [int(g) for g in grid] if isinstance(grid, (tuple, list)) else None,
+            "proxies": {k: v for k, v in proxies.items() if v is not None or args[k] is None},
+            "described": [_describe(name, value) for name, value in args.items()],
+        }
 
     def timed(self, function: Any, start: Any, end: Any) -> None:
         self._times.append((function, start, end))
@@ -247,6 +265,9 @@ class Recorder:
             if h is not None:
                 launches_by_hash[h] = launches_by_hash.get(h, 0) + count
                 functions_by_hash[h] = function
+        for h, count in self._hash_launches.items():
+            launches_by_hash[h] = launches_by_hash.get(h, 0) + count
+            functions_by_hash.setdefault(h, self._hash_function.get(h))
         for h, info in self._compiles.items():
             if h in linked:
                 continue
@@ -312,12 +333,34 @@ class Recorder:
                 )
         self.capture.kernels.append(entry)
         try:
-            final = synthetic_call(jit, signature, src.constants or {}, src.attrs or {}, options)
-            entry.arguments = [_describe(n, final.args[n]) for n in names if n in final.args]
-            entry.notes.append(
-                "arguments made from the compiled specialisation (the launch's own were not seen)"
-            )
-            entry.reproducer = standalone_file(jit, final, None, entry.file or entry.module)
+            first = self._first_launch.get(h)
+            final = None
+            if first is not None:
+                entry.grid = first["grid"]
+                entry.arguments = first["described"]
+                final = launch_call(
+                    jit,
+                    signature,
+                    src.constants or {},
+                    src.attrs or {},
+                    options,
+                    first["proxies"],
+                    first["grid"],
+                )
+                if final is None:
+                    entry.notes.append(
+                        "the first launch's arguments do not give the compiled specialisation back "
+                        "(a pointer aligned apart from its storage offset?): its standalone file uses "
+                        "arguments made from the specialisation"
+                    )
+            if final is None:
+                final = synthetic_call(jit, signature, src.constants or {}, src.attrs or {}, options)
+                if first is None:
+                    entry.arguments = [_describe(n, final.args[n]) for n in names if n in final.args]
+                    entry.notes.append(
+                        "arguments made from the compiled specialisation (the launch's own were not seen)"
+                    )
+            entry.reproducer = standalone_file(jit, final, final.grid, entry.file or entry.module)
         except Exception as e:  # noqa: BLE001 - listed all the same, without a standalone file
             entry.notes.append(f"no standalone file ({type(e).__name__}: {e})")
 

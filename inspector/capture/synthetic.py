@@ -83,24 +83,74 @@ def _constant_value(value: Any) -> Any:
     return value
 
 
+def meta_proxy(value: Any) -> Any:
+    """What a reproducer needs of a launch argument, holding no memory: a tensor as a meta tensor of
+    the same dtype, shape, strides and storage offset; a plain value as itself; None otherwise."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        shape, stride, offset = list(value.shape), list(value.stride()), int(value.storage_offset())
+        size = offset + sum((n - 1) * st for n, st in zip(shape, stride) if n > 0) + 1
+        return torch.empty(size, dtype=value.dtype, device="meta").as_strided(shape, stride, offset)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return None
+
+
+def _by_name(names: list[str], d: dict) -> dict[str, Any]:
+    """Constants or attributes keyed by parameter path ((3,), "(3,)") or name, by name."""
+    out = {}
+    for key, value in (d or {}).items():
+        if isinstance(key, str) and key.startswith("("):
+            key = ast.literal_eval(key)
+        if isinstance(key, tuple) and len(key) == 1 and isinstance(key[0], int) and key[0] < len(names):
+            key = names[key[0]]
+        out[str(key)] = value
+    return out
+
+
+def launch_call(
+    jit: Any, signature: dict, constants: dict, attrs: dict, options: dict, proxies: dict, grid: Any
+) -> Any:
+    """A triton_compat.FinalCall from a launch's own arguments (`meta_proxy`s by name), or None
+    when they do not give the compiled specialisation back (alignment, divisibility, constants)."""
+    from .. import triton_compat as tc
+
+    names = list(jit.arg_names)
+    consts, attributes = _by_name(names, constants), _by_name(names, attrs)
+    args: dict[str, Any] = {}
+    for p in jit.params:
+        ty = str(signature.get(p.name, "constexpr"))
+        value = proxies.get(p.name, p.default if p.has_default else None)
+        if ty == "constexpr":
+            if p.name in consts:
+                args[p.name] = _constant_value(consts[p.name])
+            continue
+        div = _divisible(attributes.get(p.name))
+        if ty.startswith("*"):
+            if not hasattr(value, "storage_offset"):
+                return None
+            if (value.storage_offset() * value.element_size() % 16 == 0) != div:
+                return None
+        elif ty in INTEGERS:
+            if not isinstance(value, int) or isinstance(value, bool) or (value % 16 == 0) != div:
+                return None
+        elif value is None:
+            return None
+        args[p.name] = value
+    grid_list = [int(g) for g in grid] if isinstance(grid, (tuple, list)) else None
+    return tc.FinalCall(
+        args=args, options={k: v for k, v in options.items() if v is not None}, grid=grid_list
+    )
+
+
 def synthetic_call(jit: Any, signature: dict, constants: dict, attrs: dict, options: dict) -> Any:
     """A triton_compat.FinalCall for `jit` that compiles to the given specialisation. `constants`
     and `attrs` are keyed by parameter path ((3,)) or name, as Triton or a trace gives them."""
     from .. import triton_compat as tc
 
     names = list(jit.arg_names)
-
-    def by_name(d: dict) -> dict[str, Any]:
-        out = {}
-        for key, value in (d or {}).items():
-            if isinstance(key, str) and key.startswith("("):
-                key = ast.literal_eval(key)
-            if isinstance(key, tuple) and len(key) == 1 and isinstance(key[0], int) and key[0] < len(names):
-                key = names[key[0]]
-            out[str(key)] = value
-        return out
-
-    consts, attributes = by_name(constants), by_name(attrs)
+    consts, attributes = _by_name(names, constants), _by_name(names, attrs)
     args: dict[str, Any] = {}
     for p in jit.params:
         ty = str(signature.get(p.name, "constexpr"))
