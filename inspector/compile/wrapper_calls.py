@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import inspect
 import itertools
+import re
 import textwrap
 import types
 from typing import Any, Callable, NamedTuple
@@ -147,6 +148,9 @@ def _tensor_ranks(node: ast.FunctionDef) -> dict[str, int]:
     return ranks
 
 
+# A runtime scalar that is an extent (M, N, n_cols, seq_len, hidden_size): the tensors' trailing
+# dimension, not 1, or the kernel compiles for a degenerate one-element problem.
+SIZE_NAMES = re.compile(r"^([A-Z]|[A-Z]_\w+|n|n_\w+|num_\w+|\w*_?size|\w*len\w*|seq\w*|dim|d_\w+)$")
 INDEX_NAMES = ("target", "targets", "label", "labels", "index", "indices", "idx", "ids", "position_ids")
 
 
@@ -174,6 +178,8 @@ def _kernel_roles(node: ast.FunctionDef, kernel_names: set[str], kernel: Any) ->
                         out[arg.id] = "scalar"
                     elif name in constexprs:
                         out.setdefault(arg.id, "constexpr")
+                    elif name in usage.pointers:
+                        out.setdefault(arg.id, "pointer")
     return out
 
 
@@ -268,8 +274,12 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
             args.append(value if value is not None else 0)
         elif roles.get(p.name) == "scalar" and p.name not in ranks:
             value = _scalar(p)
-            args.append(value if value is not None else (1.0 if FLOAT_NAMES.match(p.name) else -100
-                                                         if "ignore" in p.name.lower() else 1))
+            if value is None:
+                value = 1.0 if FLOAT_NAMES.match(p.name) else -100 if "ignore" in p.name.lower() else \
+                    family[1][0] if SIZE_NAMES.match(p.name) else 1
+            args.append(value)
+        elif p.name not in roles and p.name not in ranks and SIZE_NAMES.match(p.name):  # a grid's extent
+            args.append(family[1][0])
         elif p.name in ranks or (value := _scalar(p)) is None:
             rank = min(max(ranks.get(p.name, 0) or 2, 1), 4)
             if roles.get(p.name) == "index" or p.name.lower() in INDEX_NAMES:  # labels, positions: one index per row

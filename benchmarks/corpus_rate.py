@@ -1,0 +1,77 @@
+"""How many published kernel files go in as they are: every file of tests/corpus/MANIFEST.json
+through the command line, GPU-free, for each target, with no value given (no --const, no --arg).
+
+    python benchmarks/corpus_rate.py [--targets sm_90,gfx942] [--json out.json]
+
+Prints one line per file and target (ok, or the error's kind and first line) and the rate per
+project. A `bare` file (kernels only, no launch anywhere) counts as taken when the tool names every
+missing value at once (exit 1, kind missing_constexpr) and then compiles with exactly those values
+(`probe_args`), the only case where the corpus test gives values too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "corpus"
+
+
+def compile_file(path: Path, target: str, extra: list[str]) -> dict:
+    proc = subprocess.run([sys.executable, "-m", "inspector", "compile", str(path), "--target", target, "--json",
+                           "--no-cache", *extra], capture_output=True, text=True, cwd=REPO, timeout=600)
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        return {"error": {"kind": "crash", "message": (proc.stderr or proc.stdout)[-300:]}}
+
+
+def try_entry(entry: dict, target: str) -> tuple[bool, str]:
+    path = CORPUS / entry["file"]
+    rec = compile_file(path, target, [])
+    err = rec.get("error")
+    if err and err.get("kind") == "missing_constexpr" and entry.get("form") == "bare":
+        values = [f"--const={m['name']}={entry.get('probe_args', {}).get(m['name'], m.get('suggested'))}"
+                  for m in err.get("details", {}).get("missing", [])]
+        rec = compile_file(path, target, ["--kernel", entry["entry"], *values])
+        err = rec.get("error")
+    if err:
+        return False, f"{err.get('kind')}: {(err.get('message') or '').splitlines()[0][:160]}"
+    return True, f"{rec.get('kernel')} via {rec.get('call_origin')}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--targets", default="sm_90,gfx942")
+    ap.add_argument("--json", help="write the results here")
+    args = ap.parse_args()
+    manifest = json.loads((CORPUS / "MANIFEST.json").read_text())
+    results = []
+    per_project: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    t0 = time.monotonic()
+    for entry in manifest:
+        for target in args.targets.split(","):
+            ok, what = try_entry(entry, target)
+            results.append({"file": entry["file"], "project": entry["project"], "target": target, "ok": ok,
+                            "what": what})
+            per_project[entry["project"]][0] += ok
+            per_project[entry["project"]][1] += 1
+            print(f"{'ok  ' if ok else 'FAIL'} {target:7} {entry['file']}: {what}", flush=True)
+    total = sum(v[0] for v in per_project.values()), sum(v[1] for v in per_project.values())
+    print()
+    for project, (good, n) in sorted(per_project.items()):
+        print(f"{project}: {good}/{n} file-target pairs")
+    print(f"all: {total[0]}/{total[1]} ({100 * total[0] / max(total[1], 1):.0f}%) in {time.monotonic() - t0:.0f} s")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
