@@ -229,7 +229,7 @@ def test_standalone_file_compiles_and_runs_on_its_own(captured, tmp_path):
     assert q.returncode == 0 and "ran" in q.stdout, q.stderr
 
 
-def test_cli_list_show_compile(captured):
+def test_cli_list_show_compile(captured, tmp_path):
     cap, _best, _ = captured
     p = _run([sys.executable, "-m", "inspector", "capture", "list", cap.source_path, "--json"])
     assert p.returncode == 0, p.stderr
@@ -239,10 +239,12 @@ def test_cli_list_show_compile(captured):
     p = _run([sys.executable, "-m", "inspector", "capture", "show", cap.source_path, "scale_kernel"])
     assert p.returncode == 0 and "chose config" in p.stdout and "autotuner benchmark runs" in p.stdout
     p = _run(
-        [sys.executable, "-m", "inspector", "capture", "compile", cap.source_path, "0", "--target", "gfx942"]
+        [sys.executable, "-m", "inspector", "capture", "compile", cap.source_path, "0", "--target", "gfx942"],
+        env={"TRITON_INSPECTOR_HOME": str(tmp_path)},  # the standalone file goes under its captures/
     )
     assert p.returncode == 0, p.stderr
     assert "axpy_kernel on gfx942" in p.stderr and "_load_dword" in p.stdout
+    assert list(tmp_path.glob("captures/*/axpy_kernel.py"))
     p = _run([sys.executable, "-m", "inspector", "capture", "compile", cap.source_path, "nope"])
     assert p.returncode == 2 and "no kernel 'nope'" in p.stderr and "axpy_kernel" in p.stderr
 
