@@ -34,7 +34,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--versions", default="3.6.0,3.9.0")
     ap.add_argument("--targets", default="sm_90,gfx942")
-    ap.add_argument("--kernels", default="", help="comma-separated kernel names (default: every bundled kernel)")
+    ap.add_argument(
+        "--kernels", default="", help="comma-separated kernel names (default: every bundled kernel)"
+    )
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--add", action="store_true", help="time adding each release into a fresh home")
     ap.add_argument("--keep", action="store_true", help="with --add: keep the home (its path is printed)")
@@ -62,7 +64,8 @@ def main() -> None:
             print(f"| {release} | {took:.1f} | {env.bytes / 2**20:.0f} |", flush=True)
         print()
     names = [k for k in ns.kernels.split(",") if k] or sorted(
-        p.stem for p in (REPO / "kernels").glob("*.py") if p.name != "__init__.py")
+        p.stem for p in (REPO / "kernels").glob("*.py") if p.name != "__init__.py"
+    )
     targets = [t for t in ns.targets.split(",") if t]
     times: dict[tuple[str, str, str], list[float]] = {}
     failed: dict[str, list[str]] = {r: [] for r in releases}
@@ -80,21 +83,34 @@ def main() -> None:
             for _ in range(ns.repeat):
                 for release in releases:
                     t0 = time.monotonic()
-                    rec = inspect_kernel(REPO / "kernels" / f"{name}.py", target=target, triton=release,
-                                         use_cache=False, sandbox=boxes[release])
+                    rec = inspect_kernel(
+                        REPO / "kernels" / f"{name}.py",
+                        target=target,
+                        triton=release,
+                        use_cache=False,
+                        sandbox=boxes[release],
+                    )
                     took = time.monotonic() - t0
                     if rec.error is not None or rec.triton_version != release:
-                        failed[release].append(f"{name}/{target}: {rec.error.kind if rec.error else rec.triton_version}")
+                        failed[release].append(
+                            f"{name}/{target}: {rec.error.kind if rec.error else rec.triton_version}"
+                        )
                         continue
                     times.setdefault((name, target, release), []).append(took)
-    print(f"Compile wall time per inspection (s), median of {ns.repeat}, cache off, warm worker manager; "
-          f"{platform.node()}, {os.cpu_count()} CPUs, Python {platform.python_version()}\n")
+    print(
+        f"Compile wall time per inspection (s), median of {ns.repeat}, cache off, warm worker manager; "
+        f"{platform.node()}, {os.cpu_count()} CPUs, Python {platform.python_version()}\n"
+    )
     print("| kernel | target | " + " | ".join(releases) + " |")
     print("|---|---|" + "---|" * len(releases))
     for name in names:
         for target in targets:
-            cells = [f"{statistics.median(times[(name, target, r)]):.2f}" if (name, target, r) in times else "failed"
-                     for r in releases]
+            cells = [
+                f"{statistics.median(times[(name, target, r)]):.2f}"
+                if (name, target, r) in times
+                else "failed"
+                for r in releases
+            ]
             print(f"| {name} | {target} | " + " | ".join(cells) + " |")
     totals = [sum(statistics.median(v) for k, v in times.items() if k[2] == r) for r in releases]
     print("| all | | " + " | ".join(f"{t:.2f}" for t in totals) + " |")

@@ -30,7 +30,6 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -46,9 +45,17 @@ def copy_installed_triton(folder: Path, version: str) -> None:
     from inspector.versions.install import _site_dirs
 
     venv = folder / ENV_DIR
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
-    purelib = Path(subprocess.run([env_python(venv), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                  capture_output=True, text=True, check=True).stdout.strip())
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True
+    )
+    purelib = Path(
+        subprocess.run(
+            [env_python(venv), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     (purelib / "_inspector_base.pth").write_text("\n".join(_site_dirs()) + "\n")
     dist = importlib.metadata.distribution("triton")
     for f in dist.files or []:
@@ -57,15 +64,33 @@ def copy_installed_triton(folder: Path, version: str) -> None:
             dst = purelib / f
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst)
-    out = subprocess.run([env_python(venv), "-c", "import triton; print(triton.__version__); print(triton.__file__)"],
-                         capture_output=True, text=True, cwd="/")
+    out = subprocess.run(
+        [env_python(venv), "-c", "import triton; print(triton.__version__); print(triton.__file__)"],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd="/",
+    )
     seen = out.stdout.split()
     if out.returncode != 0 or seen[0] != version or not seen[1].startswith(str(purelib)):
-        raise SystemExit(f"the copied side environment does not import its own triton {version}: {out.stdout} {out.stderr}")
-    write_state(SideEnvironment(version=version, path=str(folder), state="ready", step=4, phase="ready",
-                                started=time.time(), finished=time.time(), python=env_python(venv),
-                                triton_file=seen[1], source="copy of the installed triton",
-                                bytes=disk_usage(folder)))
+        raise SystemExit(
+            f"the copied side environment does not import its own triton {version}: {out.stdout} {out.stderr}"
+        )
+    write_state(
+        SideEnvironment(
+            version=version,
+            path=str(folder),
+            state="ready",
+            step=4,
+            phase="ready",
+            started=time.time(),
+            finished=time.time(),
+            python=env_python(venv),
+            triton_file=seen[1],
+            source="copy of the installed triton",
+            bytes=disk_usage(folder),
+        )
+    )
 
 
 def main() -> int:
@@ -81,10 +106,16 @@ def main() -> int:
 def _arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     how = ap.add_mutually_exclusive_group()
-    how.add_argument("--home", help="an inspector home holding a ready side environment of the installed release")
+    how.add_argument(
+        "--home", help="an inspector home holding a ready side environment of the installed release"
+    )
     how.add_argument("--wheel", help="make the side environment from this wheel")
-    how.add_argument("--copy-installed", action="store_true", help="make it from the installed Triton's files")
-    ap.add_argument("--kernels", default="", help="comma-separated kernel names (default: every bundled kernel)")
+    how.add_argument(
+        "--copy-installed", action="store_true", help="make it from the installed Triton's files"
+    )
+    ap.add_argument(
+        "--kernels", default="", help="comma-separated kernel names (default: every bundled kernel)"
+    )
     ap.add_argument("--keep", action="store_true", help="keep the temporary home")
     ap.add_argument("--out", help="also write the results as JSON here")
     return ap.parse_args()
@@ -103,8 +134,10 @@ def check(ns: argparse.Namespace, home: str) -> int:
         print(f"no GPU here ({gpu.get('reason')}): this check compares a native compile with a GPU-free one")
         return 2
     target = gpu["target"]
-    print(f"GPU: {gpu['properties'].get('name')} ({target}); installed Triton {release}; "
-          f"Python {sys.version.split()[0]}; inspector home {home}")
+    print(
+        f"GPU: {gpu['properties'].get('name')} ({target}); installed Triton {release}; "
+        f"Python {sys.version.split()[0]}; inspector home {home}"
+    )
     env = versions.get(release)
     if env is None or not env.ready:
         if ns.home:
@@ -116,37 +149,65 @@ def check(ns: argparse.Namespace, home: str) -> int:
             versions.add(release, wheel=ns.wheel)
             env = versions.wait(release, on_progress=lambda e: print("  " + e.describe(), flush=True))
             if not env.ready:
-                print(f"CANNOT CREATE the side environment of Triton {release}: {env.error}\n"
-                      "Without internet, copy a wheel of this release to the machine and pass --wheel PATH, "
-                      "or pass --copy-installed.")
+                print(
+                    f"CANNOT CREATE the side environment of Triton {release}: {env.error}\n"
+                    "Without internet, copy a wheel of this release to the machine and pass --wheel PATH, "
+                    "or pass --copy-installed."
+                )
                 return 2
     env = versions.get(release)
     print(f"side environment: {env.env_path} ({env.source}); imports triton from {env.triton_file}")
 
     names = [k for k in ns.kernels.split(",") if k] or sorted(
-        p.stem for p in (REPO / "kernels").glob("*.py") if p.name != "__init__.py")
+        p.stem for p in (REPO / "kernels").glob("*.py") if p.name != "__init__.py"
+    )
     rows, bad = [], 0
-    print(f"\n| kernel | native ({target}) registers | GPU-free side env registers | PTX |\n|---|---|---|---|")
+    print(
+        f"\n| kernel | native ({target}) registers | GPU-free side env registers | PTX |\n|---|---|---|---|"
+    )
     for name in names:
         path = REPO / "kernels" / f"{name}.py"
         native = inspect_kernel(path, target="native", use_cache=False)
         offline = inspect_kernel(path, target=target, triton=release, use_cache=False)
-        problem = next((f"{side}: {r.error.kind}: {r.error.message[:200]}" for side, r in
-                        (("native", native), ("side env", offline)) if r.error is not None), None)
+        problem = next(
+            (
+                f"{side}: {r.error.kind}: {r.error.message[:200]}"
+                for side, r in (("native", native), ("side env", offline))
+                if r.error is not None
+            ),
+            None,
+        )
         if problem is None and offline.mode != "offline":
             problem = f"the side-environment compile ran {offline.mode}, not GPU-free"
         same = problem is None and native.stages.get("ptx") == offline.stages.get("ptx")
         bad += not same
         verdict = problem or ("identical" if same else "DIFFERENT")
-        print(f"| {name} | {native.resources.registers} | {offline.resources.registers} | {verdict} |", flush=True)
+        print(
+            f"| {name} | {native.resources.registers} | {offline.resources.registers} | {verdict} |",
+            flush=True,
+        )
         if problem is None and not same:
-            diff = difflib.unified_diff(native.stages["ptx"].splitlines(), offline.stages["ptx"].splitlines(),
-                                        "native.ptx", "side-env.ptx", lineterm="", n=1)
+            diff = difflib.unified_diff(
+                native.stages["ptx"].splitlines(),
+                offline.stages["ptx"].splitlines(),
+                "native.ptx",
+                "side-env.ptx",
+                lineterm="",
+                n=1,
+            )
             print("\n".join(list(diff)[:40]))
-        rows.append({"kernel": name, "identical": same, "problem": problem, "native_mode": native.mode,
-                     "offline_mode": offline.mode, "native_registers": native.resources.registers,
-                     "offline_registers": offline.resources.registers,
-                     "triton": [native.triton_version, offline.triton_version]})
+        rows.append(
+            {
+                "kernel": name,
+                "identical": same,
+                "problem": problem,
+                "native_mode": native.mode,
+                "offline_mode": offline.mode,
+                "native_registers": native.resources.registers,
+                "offline_registers": offline.resources.registers,
+                "triton": [native.triton_version, offline.triton_version],
+            }
+        )
     print(f"\n{len(names) - bad} of {len(names)} kernels: identical PTX")
     if ns.out:
         Path(ns.out).write_text(json.dumps({"gpu": gpu, "triton": release, "rows": rows}, indent=1))

@@ -30,8 +30,15 @@ NEW = triton_version()  # the one installed beside the inspector (3.9.0 here)
 
 
 def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "inspector", *args], cwd=REPO, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "inspector", *args],
+        cwd=REPO,
+        check=False,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -39,8 +46,10 @@ def old_release() -> str:
     """The 3.6.0 side environment's version, once it is there."""
     env = versions.get(OLD)
     if env is None or not env.ready:
-        why = (f"no ready Triton {OLD} side environment under {versions.versions_dir()} "
-               f"(`python -m inspector versions add {OLD}`, which scripts/install.sh --test runs)")
+        why = (
+            f"no ready Triton {OLD} side environment under {versions.versions_dir()} "
+            f"(`python -m inspector versions add {OLD}`, which scripts/install.sh --test runs)"
+        )
         if os.environ.get("INSPECTOR_REQUIRE_VERSIONS") == "1":
             pytest.fail(why)
         pytest.skip(why)
@@ -50,6 +59,7 @@ def old_release() -> str:
 
 
 # ---- what needs no side environment ------------------------------------------------------------
+
 
 def test_release_numbers_and_support():
     assert support.parse("3.6.0") == (3, 6, 0)
@@ -85,6 +95,7 @@ def test_the_installed_release_by_number_needs_no_side_environment(tmp_path, mon
 
 
 # ---- adding and removing -----------------------------------------------------------------------
+
 
 def _files(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*")) if root.exists() else []
@@ -134,6 +145,7 @@ def test_remove_during_install_stops_it_and_leaves_no_files(tmp_path, monkeypatc
 
 # ---- two releases side by side ---------------------------------------------------------------
 
+
 @pytest.mark.parametrize("target", ["sm_90", "gfx942"])
 @pytest.mark.parametrize("kernel", KERNELS, ids=lambda p: p.stem)
 def test_bundled_kernels_compile_with_both_releases(old_release, sandbox, kernel, target):
@@ -147,12 +159,16 @@ def test_bundled_kernels_compile_with_both_releases(old_release, sandbox, kernel
 
 def test_worker_imports_the_side_environments_triton(old_release, tmp_path):
     kernel = tmp_path / "which_triton.py"
-    kernel.write_text((REPO / "kernels" / "add.py").read_text()
-                      + "\nimport triton as _t, torch as _torch\nprint('TRITON_FILE', _t.__file__)\n"
-                      + "print('TORCH_FILE', _torch.__file__)\n")
+    kernel.write_text(
+        (REPO / "kernels" / "add.py").read_text()
+        + "\nimport triton as _t, torch as _torch\nprint('TRITON_FILE', _t.__file__)\n"
+        + "print('TORCH_FILE', _torch.__file__)\n"
+    )
     rec = inspect_kernel(kernel, target="sm_90", triton=old_release, use_cache=False)
     assert rec.error is None, rec.error
-    lines = dict(line.split(" ", 1) for line in rec.log.splitlines() if line.startswith(("TRITON_FILE", "TORCH_FILE")))
+    lines = dict(
+        line.split(" ", 1) for line in rec.log.splitlines() if line.startswith(("TRITON_FILE", "TORCH_FILE"))
+    )
     venv = Path(versions.get(old_release).env_path).resolve()
     assert Path(lines["TRITON_FILE"]).resolve().is_relative_to(venv)
     assert not Path(lines["TORCH_FILE"]).resolve().is_relative_to(venv)
@@ -209,8 +225,17 @@ def test_cli_compile_and_diff_across_releases(old_release):
     assert lines[0].startswith(f"softmax_kernel sm_90, Triton {old_release} -> {NEW}: ")
     assert f"settings:   triton: {old_release} -> {NEW}" in lines
     assert any(line.startswith("layouts:") for line in lines)
-    out = cli("diff", "kernels/softmax.py", "--target", "gfx942", "--triton", old_release, "--vs-triton", NEW,
-              "--json")
+    out = cli(
+        "diff",
+        "kernels/softmax.py",
+        "--target",
+        "gfx942",
+        "--triton",
+        old_release,
+        "--vs-triton",
+        NEW,
+        "--json",
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["summary"].startswith(f"softmax_kernel gfx942, Triton {old_release} -> {NEW}")
@@ -224,7 +249,14 @@ def test_cli_versions_compare_one_line_per_kernel(old_release, tmp_path):
     lines = out.stdout.splitlines()
     assert [line.split(" ", 1)[0] for line in lines] == ["add_kernel", "softmax_kernel"]
     assert all(f" sm_90, Triton {old_release} -> {NEW}: " in line for line in lines)
-    out = cli("versions", "compare", "kernels/add.py", "--from", "3.7.1", "--json",
-              env={"TRITON_INSPECTOR_HOME": str(tmp_path)})  # a home without side environments
+    out = cli(
+        "versions",
+        "compare",
+        "kernels/add.py",
+        "--from",
+        "3.7.1",
+        "--json",
+        env={"TRITON_INSPECTOR_HOME": str(tmp_path)},
+    )  # a home without side environments
     assert out.returncode == 1
     assert "versions add 3.7.1" in json.loads(out.stdout)["error"]

@@ -9,11 +9,13 @@ from __future__ import annotations
 import os
 
 import pytest
+
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest  # the GPU machine has no streamlit
 
 from conftest import REPO
-from inspector import versions
 from test_versions import NEW, OLD, old_release  # noqa: F401 - the fixture
+
+from inspector import versions
 
 APP = str(REPO / "app.py")
 TIMEOUT = 300

@@ -23,24 +23,33 @@ from inspector import versions
 
 def register(subparsers: Any) -> None:
     """Add the `versions` subcommand."""
-    p = subparsers.add_parser("versions", help="list, add or remove Triton releases to compile with",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "versions",
+        help="list, add or remove Triton releases to compile with",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = p.add_subparsers(dest="versions_command", required=True)
     q = sub.add_parser("list", help="the default Triton and every side environment")
     q.add_argument("--json", action="store_true")
     q = sub.add_parser("add", help="add a Triton release as a side environment")
     q.add_argument("version", help="a release such as 3.6.0")
-    q.add_argument("--wheel", metavar="PATH", help="install from this wheel file instead of the package index")
+    q.add_argument(
+        "--wheel", metavar="PATH", help="install from this wheel file instead of the package index"
+    )
     q.add_argument("--find-links", metavar="DIR", help="a folder of wheels for pip to look in too")
     q.add_argument("--background", action="store_true", help="start the install and return at once")
     q.add_argument("--json", action="store_true", help="print the final state as JSON")
     q = sub.add_parser("remove", help="delete a side environment")
     q.add_argument("version")
     q = sub.add_parser("compare", help="one line per kernel file: what changed between two releases")
-    q.add_argument("files", nargs="+", metavar="FILE", help="kernel files (each file's default kernel and call)")
+    q.add_argument(
+        "files", nargs="+", metavar="FILE", help="kernel files (each file's default kernel and call)"
+    )
     q.add_argument("--from", dest="release_a", required=True, metavar="VERSION", help="the first release")
-    q.add_argument("--to", dest="release_b", metavar="VERSION",
-                   help="the second release (default: the installed one)")
+    q.add_argument(
+        "--to", dest="release_b", metavar="VERSION", help="the second release (default: the installed one)"
+    )
     q.add_argument("--target", default="sm_90", help="sm_90, gfx942, ... (default sm_90)")
     q.add_argument("--json", action="store_true", help="one JSON object per line")
     p.set_defaults(func=run)
@@ -77,7 +86,9 @@ def _add(ns: argparse.Namespace) -> int:
     if env.ready:
         print(f"already there: {env.describe()}", file=sys.stderr)
     elif not ns.background:
-        env = versions.wait(ns.version, on_progress=lambda e: print(e.describe(), file=sys.stderr, flush=True))
+        env = versions.wait(
+            ns.version, on_progress=lambda e: print(e.describe(), file=sys.stderr, flush=True)
+        )
     if ns.json:
         print(json.dumps(env.to_dict(), indent=1))
     elif env.ready:
@@ -113,8 +124,15 @@ def _compare(ns: argparse.Namespace) -> int:
             line = {"file": file, "error": why} if ns.json else f"{file}: {why}"
         else:
             cmp = compare(a, b)
-            line = ({"file": file, "kernel": a.kernel, "summary": cmp.summary,
-                     "resources": [vars(c) for c in cmp.diff.resources if c.changed]}
-                    if ns.json else cmp.summary)
+            line = (
+                {
+                    "file": file,
+                    "kernel": a.kernel,
+                    "summary": cmp.summary,
+                    "resources": [vars(c) for c in cmp.diff.resources if c.changed],
+                }
+                if ns.json
+                else cmp.summary
+            )
         print(json.dumps(line) if ns.json else line, flush=True)
     return status

@@ -36,10 +36,16 @@ def version_picker() -> None:
     if s.triton and s.triton not in options and s.triton != base:
         options.append(s.triton)  # a URL's release not added here: its compile error says how to add it
     ss["w.triton"] = s.triton if s.triton != base else DEFAULT
-    st.selectbox("Triton", options, key="w.triton", format_func=_label(base), on_change=state.set_setting,
-                 args=("w.triton", "triton"),
-                 help="The Triton release to compile with. Others run from side environments of their own "
-                      "(Manage Triton releases, or `python -m inspector versions add 3.6.0`).")
+    st.selectbox(
+        "Triton",
+        options,
+        key="w.triton",
+        format_func=_label(base),
+        on_change=state.set_setting,
+        args=("w.triton", "triton"),
+        help="The Triton release to compile with. Others run from side environments of their own "
+        "(Manage Triton releases, or `python -m inspector versions add 3.6.0`).",
+    )
     with st.expander("Manage Triton releases"):
         _manage(base)
 
@@ -79,7 +85,9 @@ def _environments() -> None:
     if any(env.state == "installing" for env in envs):
         _installing()
     elif not envs:
-        st.caption("No other release yet: add one, e.g. 3.6.0 (a venv sharing this torch; a few hundred MiB).")
+        st.caption(
+            "No other release yet: add one, e.g. 3.6.0 (a venv sharing this torch; a few hundred MiB)."
+        )
 
 
 @st.fragment(run_every=1.0)
@@ -88,8 +96,11 @@ def _installing() -> None:
     page reruns so that the picker lists the new release."""
     running = [env for env in versions.list_environments() if env.state == "installing"]
     for env in running:
-        st.progress(min(env.step / env.steps, 1.0), text=f"Adding Triton {env.version}: step {env.step + 1} of "
-                    f"{env.steps}, {env.phase}" + (f" ({env.detail[:60]})" if env.detail else ""))
+        st.progress(
+            min(env.step / env.steps, 1.0),
+            text=f"Adding Triton {env.version}: step {env.step + 1} of "
+            f"{env.steps}, {env.phase}" + (f" ({env.detail[:60]})" if env.detail else ""),
+        )
     if not running:
         st.rerun(scope="app")
 
@@ -107,14 +118,21 @@ def release_diff(rec: Inspection) -> None:
     others = [v for v in versions.available_versions() if v != mine]
     st.markdown("**Compare Triton releases**")
     if not others:
-        st.caption("Add a second Triton release (sidebar, Manage Triton releases) to compare this kernel across "
-                   "releases.")
+        st.caption(
+            "Add a second Triton release (sidebar, Manage Triton releases) to compare this kernel across "
+            "releases."
+        )
         return
     options = [""] + others
     ss["w.vs_triton"] = s.vs_triton if s.vs_triton in others else ""
-    vs = st.selectbox(f"Compare Triton {mine} with", options, key="w.vs_triton",
-                      format_func=lambda v: "choose a release" if not v else _label(base)(v),
-                      on_change=state.set_setting, args=("w.vs_triton", "vs_triton", None, False))
+    vs = st.selectbox(
+        f"Compare Triton {mine} with",
+        options,
+        key="w.vs_triton",
+        format_func=lambda v: "choose a release" if not v else _label(base)(v),
+        on_change=state.set_setting,
+        args=("w.vs_triton", "vs_triton", None, False),
+    )
     if not vs:
         return
     kf = state.current_kernel()
@@ -126,9 +144,20 @@ def release_diff(rec: Inspection) -> None:
         return
     cmp = compare(rec, other)
     st.code(cmp.summary, language=None, wrap_lines=True)
-    st.dataframe([{"": c.name, f"Triton {mine}": _text(c.a), f"Triton {vs}": _text(c.b),
-                   "changed": "●" if c.changed else ""} for c in cmp.layouts],
-                 hide_index=True, width="stretch", key="w.vs_triton.layouts")
+    st.dataframe(
+        [
+            {
+                "": c.name,
+                f"Triton {mine}": _text(c.a),
+                f"Triton {vs}": _text(c.b),
+                "changed": "●" if c.changed else "",
+            }
+            for c in cmp.layouts
+        ],
+        hide_index=True,
+        width="stretch",
+        key="w.vs_triton.layouts",
+    )
     diff_view(rec, other, f"Triton {mine}", f"Triton {vs}")
 
 

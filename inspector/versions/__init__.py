@@ -7,10 +7,36 @@ version starts from (`inspector.compile.api.inspect_kernel(..., triton="3.6.0")`
 installed beside the app stays the default. `support` says which releases are supported.
 """
 
-from .environments import (SideEnvironment, VersionError, add, available_versions, base_version, get,
-                           inspector_home, list_environments, python_for, remove, versions_dir, wait)
+from .environments import (
+    SideEnvironment,
+    VersionError,
+    add,
+    available_versions,
+    base_version,
+    get,
+    inspector_home,
+    list_environments,
+    python_for,
+    remove,
+    versions_dir,
+    wait,
+)
 from .support import TRIED, UnsupportedVersion, check
 
-__all__ = ["SideEnvironment", "VersionError", "UnsupportedVersion", "TRIED", "add", "available_versions",
-           "base_version", "check", "get", "inspector_home", "list_environments", "python_for", "remove",
-           "versions_dir", "wait"]
+__all__ = [
+    "TRIED",
+    "SideEnvironment",
+    "UnsupportedVersion",
+    "VersionError",
+    "add",
+    "available_versions",
+    "base_version",
+    "check",
+    "get",
+    "inspector_home",
+    "list_environments",
+    "python_for",
+    "remove",
+    "versions_dir",
+    "wait",
+]

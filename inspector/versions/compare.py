@@ -23,7 +23,9 @@ class VersionComparison:
     triton_a: str
     triton_b: str
     diff: InspectionDiff
-    layouts: list[Change] = field(default_factory=list)  # layout kinds, conversions (and through shared memory)
+    layouts: list[Change] = field(
+        default_factory=list
+    )  # layout kinds, conversions (and through shared memory)
     summary: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -40,10 +42,12 @@ def layout_changes(a: Inspection, b: Inspection) -> list[Change]:
     def kinds(r) -> list[str]:
         return sorted({lay.kind for lay in r.layouts})
 
-    return [Change("layouts", kinds(ra), kinds(rb)),
-            Change("layout conversions", len(ra.conversions), len(rb.conversions)),
-            Change("conversions through shared memory", ra.through_shared, rb.through_shared),
-            Change("conversions in loops", ra.in_loops, rb.in_loops)]
+    return [
+        Change("layouts", kinds(ra), kinds(rb)),
+        Change("layout conversions", len(ra.conversions), len(rb.conversions)),
+        Change("conversions through shared memory", ra.through_shared, rb.through_shared),
+        Change("conversions in loops", ra.in_loops, rb.in_loops),
+    ]
 
 
 def summary_line(a: Inspection, b: Inspection, d: InspectionDiff, layouts: list[Change]) -> str:
@@ -58,11 +62,19 @@ def summary_line(a: Inspection, b: Inspection, d: InspectionDiff, layouts: list[
         bits.append(f"occupancy {occ.a * 100:.0f}% -> {occ.b * 100:.0f}%")
     verdicts = [m for m in d.memory if m.a != m.b]
     if verdicts:
-        bits.append(f"{len(verdicts)} memory verdict{'s' if len(verdicts) > 1 else ''} changed ("
-                    + ", ".join(f"line {m.line_b or m.line_a} {m.a or 'absent'} -> {m.b or 'absent'}"
-                                for m in verdicts[:3]) + ")")
+        bits.append(
+            f"{len(verdicts)} memory verdict{'s' if len(verdicts) > 1 else ''} changed ("
+            + ", ".join(
+                f"line {m.line_b or m.line_a} {m.a or 'absent'} -> {m.b or 'absent'}" for m in verdicts[:3]
+            )
+            + ")"
+        )
     bits += [f"{c.name} {_text(c.a)} -> {_text(c.b)}" for c in layouts if c.changed]
-    texts = [f"{STAGE_TITLES.get(s, s)} +{sd.added} -{sd.removed}" for s, sd in d.stages.items() if not sd.identical]
+    texts = [
+        f"{STAGE_TITLES.get(s, s)} +{sd.added} -{sd.removed}"
+        for s, sd in d.stages.items()
+        if not sd.identical
+    ]
     same = [STAGE_TITLES.get(s, s) for s, sd in d.stages.items() if sd.identical]
     if texts:
         bits.append("lines " + ", ".join(texts))

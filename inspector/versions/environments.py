@@ -150,15 +150,21 @@ def read_state(folder: str | os.PathLike) -> SideEnvironment | None:
             return None
         env = SideEnvironment(version=folder.name, path=str(folder), started=started)
     except (OSError, ValueError, TypeError):
-        return SideEnvironment(version=folder.name, path=str(folder), state="failed",
-                               error="its state file is unreadable; remove it and add it again")
+        return SideEnvironment(
+            version=folder.name,
+            path=str(folder),
+            state="failed",
+            error="its state file is unreadable; remove it and add it again",
+        )
     env.path = str(folder)
     if env.state == "installing":
         gone = not _alive(env.pid) if env.pid else time.time() - env.started > STARTING_GRACE
         if gone:
             env.state = "failed"
-            env.error = (f"the install stopped ({env.phase}) and its process is gone; "
-                         f"`python -m inspector versions add {env.version}` tries again")
+            env.error = (
+                f"the install stopped ({env.phase}) and its process is gone; "
+                f"`python -m inspector versions add {env.version}` tries again"
+            )
     return env
 
 
@@ -205,15 +211,21 @@ def python_for(version: str) -> str:
     to add it (or what its install is doing)."""
     env = get(version)
     if env is None:
-        raise VersionError(f"Triton {version} is not available: the installed one is {base_version()}, and no "
-                           f"side environment holds {version}. Add it with `python -m inspector versions add "
-                           f"{version}` (or from the app's version picker).")
+        raise VersionError(
+            f"Triton {version} is not available: the installed one is {base_version()}, and no "
+            f"side environment holds {version}. Add it with `python -m inspector versions add "
+            f"{version}` (or from the app's version picker)."
+        )
     if env.state == "installing":
-        raise VersionError(f"Triton {version} is still being added ({env.phase}); try again when "
-                           f"`python -m inspector versions list` says ready")
+        raise VersionError(
+            f"Triton {version} is still being added ({env.phase}); try again when "
+            f"`python -m inspector versions list` says ready"
+        )
     if env.state == "failed":
-        raise VersionError(f"Triton {version} could not be added: {env.error}. Remove it with "
-                           f"`python -m inspector versions remove {version}` and add it again")
+        raise VersionError(
+            f"Triton {version} could not be added: {env.error}. Remove it with "
+            f"`python -m inspector versions remove {version}` and add it again"
+        )
     return env.python
 
 
@@ -233,8 +245,9 @@ def add(version: str, wheel: str | None = None, find_links: str | None = None) -
             raise VersionError(f"no wheel at {wheel}")
         name = os.path.basename(wheel)
         if not name.startswith(f"triton-{version}-"):
-            raise VersionError(f"{name} is not a wheel of triton {version} (its name should start "
-                               f"with triton-{version}-)")
+            raise VersionError(
+                f"{name} is not a wheel of triton {version} (its name should start with triton-{version}-)"
+            )
     folder = _folder(version)
     folder.parent.mkdir(parents=True, exist_ok=True)
     for _ in range(3):
@@ -248,8 +261,13 @@ def add(version: str, wheel: str | None = None, find_links: str | None = None) -
             _delete(folder)
     else:
         raise VersionError(f"cannot claim {folder}: another process keeps re-creating it")
-    env = SideEnvironment(version=version, path=str(folder), started=time.time(),
-                          source=wheel or "PyPI", python=env_python(folder / ENV_DIR))
+    env = SideEnvironment(
+        version=version,
+        path=str(folder),
+        started=time.time(),
+        source=wheel or "PyPI",
+        python=env_python(folder / ENV_DIR),
+    )
     write_state(env)
     command = [sys.executable, "-m", "inspector.versions.install", "--dir", str(folder), "--version", version]
     if wheel:
@@ -258,10 +276,13 @@ def add(version: str, wheel: str | None = None, find_links: str | None = None) -
         command += ["--find-links", os.path.abspath(find_links)]
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     environ = dict(os.environ)
-    environ["PYTHONPATH"] = package_root + (os.pathsep + environ["PYTHONPATH"] if environ.get("PYTHONPATH") else "")
+    environ["PYTHONPATH"] = package_root + (
+        os.pathsep + environ["PYTHONPATH"] if environ.get("PYTHONPATH") else ""
+    )
     with open(folder / LOG_FILE, "ab") as log:
-        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=environ,
-                                start_new_session=True)  # it outlives a page rerun or a CLI's Ctrl+C
+        proc = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=environ, start_new_session=True
+        )  # it outlives a page rerun or a CLI's Ctrl+C
     # The installer writes its own pid first; this covers the moment before it does.
     current = read_state(folder)
     if current is not None and current.state == "installing" and current.pid is None:
@@ -302,8 +323,10 @@ def remove(version: str) -> int:
     folder = _folder(version)
     env = read_state(folder)
     if env is None:
-        raise VersionError(f"there is no side environment of Triton {version} "
-                           f"(`python -m inspector versions list` shows them)")
+        raise VersionError(
+            f"there is no side environment of Triton {version} "
+            f"(`python -m inspector versions list` shows them)"
+        )
     if env.state == "installing" and env.pid and _alive(env.pid):
         try:
             os.killpg(env.pid, signal.SIGKILL)  # the installer leads its own session (pip with it)

@@ -31,9 +31,11 @@ import time
 from . import support
 from .environments import ENV_DIR, SideEnvironment, disk_usage, env_python, read_state, write_state
 
-_CHECK = ("import json, sys, torch, triton; print(json.dumps({'triton': triton.__version__, "
-          "'triton_file': triton.__file__, 'torch': torch.__version__, 'torch_file': torch.__file__, "
-          "'executable': sys.executable}))")
+_CHECK = (
+    "import json, sys, torch, triton; print(json.dumps({'triton': triton.__version__, "
+    "'triton_file': triton.__file__, 'torch': torch.__version__, 'torch_file': torch.__file__, "
+    "'executable': sys.executable}))"
+)
 
 
 def _site_dirs() -> list[str]:
@@ -63,8 +65,14 @@ class InstallError(Exception):
 
 def _run_logged(command: list[str], env: SideEnvironment, what: str) -> None:
     """Run a command with its output in the log, keeping its latest line as the phase detail."""
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            text=True, bufsize=1)
+    proc = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        bufsize=1,
+    )
     tail: list[str] = []
     last_write = 0.0
     assert proc.stdout is not None
@@ -75,17 +83,23 @@ def _run_logged(command: list[str], env: SideEnvironment, what: str) -> None:
         if not line:
             continue
         tail = (tail + [line])[-20:]
-        if line.startswith(("Collecting", "Downloading", "Processing", "Installing", "Successfully", "Looking")):
+        if line.startswith(
+            ("Collecting", "Downloading", "Processing", "Installing", "Successfully", "Looking")
+        ):
             env.detail = line[:200]
             if time.monotonic() - last_write > 0.2:
                 write_state(env)
                 last_write = time.monotonic()
     if proc.wait() != 0:
-        errors = [t for t in tail if "error" in t.lower() or "no matching" in t.lower() or "could not" in t.lower()]
+        errors = [
+            t for t in tail if "error" in t.lower() or "no matching" in t.lower() or "could not" in t.lower()
+        ]
         raise InstallError(f"{what} failed: {(errors or tail or ['no output'])[-1]}")
 
 
-def install(folder: str, version: str, wheel: str | None = None, find_links: str | None = None) -> SideEnvironment:
+def install(
+    folder: str, version: str, wheel: str | None = None, find_links: str | None = None
+) -> SideEnvironment:
     """Run the four steps for the environment in `folder`; return its final state."""
     env = read_state(folder) or SideEnvironment(version=version, path=folder)
     env.version, env.state, env.pid = version, "installing", os.getpid()
@@ -110,29 +124,48 @@ def install(folder: str, version: str, wheel: str | None = None, find_links: str
         if not with_pip:
             command.insert(4, "--without-pip")
         _run_logged(command, env, "creating the venv")
-        purelib = subprocess.run([env.python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                 capture_output=True, text=True, check=True).stdout.strip()
+        purelib = subprocess.run(
+            [env.python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         with open(os.path.join(purelib, "_inspector_base.pth"), "w") as f:
             f.write("\n".join(_site_dirs()) + "\n")  # after the venv's own folder: its triton wins
 
         requirement = wheel or f"triton=={version}"
         step(1, f"installing {'triton from ' + os.path.basename(wheel) if wheel else requirement} with pip")
-        pip = ([env.python, "-m", "pip"] if with_pip else [sys.executable, "-m", "pip", "--python", env.python])
-        command = pip + ["install", "--no-deps", "--no-input", "--progress-bar", "off", "--disable-pip-version-check"]
+        pip = [env.python, "-m", "pip"] if with_pip else [sys.executable, "-m", "pip", "--python", env.python]
+        command = pip + [
+            "install",
+            "--no-deps",
+            "--no-input",
+            "--progress-bar",
+            "off",
+            "--disable-pip-version-check",
+        ]
         if find_links:
             command += ["--find-links", find_links]
         try:
             _run_logged(command + [requirement], env, f"pip install {requirement}")
         except InstallError as e:
-            hint = "" if wheel else (f"; without access to the package index, download the wheel elsewhere "
-                                     f"(pip download --no-deps triton=={version}) and add it with --wheel PATH")
+            hint = (
+                ""
+                if wheel
+                else (
+                    f"; without access to the package index, download the wheel elsewhere "
+                    f"(pip download --no-deps triton=={version}) and add it with --wheel PATH"
+                )
+            )
             raise InstallError(f"{e}{hint}") from None
 
         step(2, "checking which triton and torch the environment imports")
-        out = subprocess.run([env.python, "-c", _CHECK], capture_output=True, text=True, cwd="/")
+        out = subprocess.run([env.python, "-c", _CHECK], check=False, capture_output=True, text=True, cwd="/")
         if out.returncode != 0:
-            raise InstallError("the environment cannot import torch and triton: "
-                               + (out.stderr.strip().splitlines() or ["no output"])[-1])
+            raise InstallError(
+                "the environment cannot import torch and triton: "
+                + (out.stderr.strip().splitlines() or ["no output"])[-1]
+            )
         seen = json.loads(out.stdout.strip().splitlines()[-1])
         env.triton_file, env.torch_file = seen["triton_file"], seen["torch_file"]
         if seen["triton"] != version:
@@ -149,7 +182,10 @@ def install(folder: str, version: str, wheel: str | None = None, find_links: str
         env.seconds = round(time.monotonic() - t0, 2)
         env.pid = None
         write_state(env)
-        print(f"ready: triton {version} in {venv} ({env.bytes / 2**20:.0f} MiB, {env.seconds:.1f} s)", flush=True)
+        print(
+            f"ready: triton {version} in {venv} ({env.bytes / 2**20:.0f} MiB, {env.seconds:.1f} s)",
+            flush=True,
+        )
     except Exception as e:  # noqa: BLE001 - every failure is recorded for the app and the CLI
         shutil.rmtree(venv, ignore_errors=True)
         env.state, env.error, env.pid, env.finished = "failed", str(e), None, time.time()

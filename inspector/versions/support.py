@@ -31,8 +31,9 @@ def parse(version: str) -> tuple[int, int, int]:
     that is no full release number."""
     m = _VERSION.match(version.strip())
     if not m:
-        raise UnsupportedVersion(f"{version!r} is not a Triton release number: give one such as 3.6.0 "
-                                 f"(tried: {', '.join(TRIED)})")
+        raise UnsupportedVersion(
+            f"{version!r} is not a Triton release number: give one such as 3.6.0 (tried: {', '.join(TRIED)})"
+        )
     return int(m.group(1)), int(m.group(2)), int(m.group(3))
 
 
@@ -44,8 +45,11 @@ def check(version: str) -> str | None:
         raise UnsupportedVersion(
             f"Triton {version} is older than the oldest release the inspector supports "
             f"({OLDEST[0]}.{OLDEST[1]}): its compiler has no offline driver switch or knobs to compile "
-            f"GPU-free. Pick {OLDEST[0]}.{OLDEST[1]} or newer (tried: {', '.join(TRIED)}).")
+            f"GPU-free. Pick {OLDEST[0]}.{OLDEST[1]} or newer (tried: {', '.join(TRIED)})."
+        )
     if major_minor > NEWEST_TRIED:
-        return (f"Triton {version} is newer than the newest release tried ({'.'.join(map(str, NEWEST_TRIED))}); "
-                "it may work, and a failure will name the Triton internal that changed")
+        return (
+            f"Triton {version} is newer than the newest release tried ({'.'.join(map(str, NEWEST_TRIED))}); "
+            "it may work, and a failure will name the Triton internal that changed"
+        )
     return None
