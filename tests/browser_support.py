@@ -174,3 +174,8 @@ def choose(page, label: str, option: str) -> None:
     box = page.locator("[data-testid=stSelectbox]", has=page.locator("[data-testid=stWidgetLabel]", has_text=label))
     box.first.click()
     page.get_by_role("option", name=option, exact=True).click()
+
+
+def kernel_upload(page):
+    """The kernel-file uploader's input (the sidebar may hold other uploaders)."""
+    return page.locator("[data-testid=stFileUploaderDropzoneInput][accept$='.py']")

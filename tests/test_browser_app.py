@@ -13,7 +13,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from browser_support import (CHROMIUM, CHROMIUM_ARGS, REPO, app_server, browser_missing_reason, choose,
-                             editor_text, is_local, metric, panes_frame, type_at_line_end, wait_idle)
+                             editor_text, is_local, kernel_upload, metric, panes_frame, type_at_line_end,
+                             wait_idle)
 
 pytestmark = pytest.mark.browser
 SHOTS = REPO / "test-artifacts" / "screenshots"
@@ -222,7 +223,7 @@ def test_upload_a_kernel_file(page, server, tmp_path):
     page.goto(f"{url}/?kernel=add&target=sm_90")
     page.get_by_text("Registers / thread").first.wait_for()
     wait_idle(page)
-    page.locator("[data-testid=stFileUploaderDropzoneInput]").set_input_files(str(mine))
+    kernel_upload(page).set_input_files(str(mine))
     page.get_by_text("Compiled scale_kernel.py for sm_90").first.wait_for()
     wait_idle(page)
     assert "kernel=file%3Ascale_kernel.py" in page.url or "kernel=file:scale_kernel.py" in page.url
@@ -275,7 +276,7 @@ def test_cancel_a_running_compile(page, server, tmp_path):
     page.goto(f"{url}/?kernel=add&target=sm_90")
     page.get_by_text("Registers / thread").first.wait_for()
     wait_idle(page)
-    page.locator("[data-testid=stFileUploaderDropzoneInput]").set_input_files(str(slow))
+    kernel_upload(page).set_input_files(str(slow))
     cancel = page.get_by_role("button", name="Cancel")
     cancel.wait_for()
     page.get_by_text("Compiling slow_example.py").first.wait_for()

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from browser_support import (CHROMIUM, CHROMIUM_ARGS, REPO, app_server, browser_missing_reason, editor_frame,
-                             editor_text, is_local, wait_idle)
+                             editor_text, is_local, kernel_upload, wait_idle)
 
 pytestmark = pytest.mark.browser
 SHOTS = REPO / "test-artifacts" / "screenshots"
@@ -178,7 +178,7 @@ def test_same_name_uploads_from_two_sessions_both_survive(contexts, server, tmp_
                       "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n")
         f.write_text(texts[who])
         pg = open_page(contexts(), f"{url}/?kernel=add&target=sm_90")
-        pg.locator("[data-testid=stFileUploaderDropzoneInput]").set_input_files(str(f))
+        kernel_upload(pg).set_input_files(str(f))
         pg.get_by_text("Compiled kern.py for sm_90").first.wait_for()
         wait_idle(pg)
         pages.append(pg)
@@ -190,7 +190,7 @@ def test_same_name_uploads_from_two_sessions_both_survive(contexts, server, tmp_
     again.parent.mkdir()
     again.write_text(texts["second"].replace("second", "third"))
     first = pages[0]
-    first.locator("[data-testid=stFileUploaderDropzoneInput]").set_input_files(str(again))
+    kernel_upload(first).set_input_files(str(again))
     first.get_by_text("Compiled kern-2.py for sm_90").first.wait_for()
     key = ws_key(first)
     assert saved_text(home, key, "files/kern.py") == texts["first"]
