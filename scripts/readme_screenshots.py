@@ -2,8 +2,8 @@
 
     python3 scripts/readme_screenshots.py   # writes assets/screenshots/{main-view,scalar-marker,occupancy}.png
 
-Main view: vector add compiled for sm_90, TTGIR and PTX beside the editor, its first `tl.load`
-line clicked, so the lines it became are lit in both panes. Scalar marker: the same kernel with
+Main view: vector add compiled for sm_90, the PTX beside the editor, its first `tl.load` line
+clicked, so the PTX lines it became are lit. Scalar marker: the same kernel with
 n = 4095, the pointer on the scalar-load marker of that line, its reason showing. Occupancy: the
 num_warps what-if slider moved to 1 warp, with the calculator's curves.
 """
@@ -38,11 +38,11 @@ def main() -> None:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport=VIEWPORT)
         page.set_default_timeout(300_000)
-        page.goto(f"{url}/?kernel=add&target=sm_90&panes=ttgir,ptx")
+        page.goto(f"{url}/?kernel=add&target=sm_90")
         page.get_by_text("Compiled add.py for sm_90").first.wait_for()
         wait_idle(page)
         frame = workbench_frame(page, 300_000)
-        frame.locator(".cm-line", has_text="x = tl.load(x_ptr").click()
+        frame.locator(".cm-line", has_text="x = tl.load(x_ptr").click(position={"x": 60, "y": 8})
         frame.locator(".pane[data-pane=ptx] .r.hit").first.wait_for()
         _settle(page, frame)
         page.screenshot(path=str(OUT / "main-view.png"))
