@@ -10,6 +10,7 @@ that other kernels of the file call (the same rule as `inspector.compile.kernel_
 from __future__ import annotations
 
 import ast
+import functools
 import os
 from dataclasses import dataclass
 
@@ -41,8 +42,10 @@ def _is_jit_decorator(node: ast.expr) -> bool:
     return name in ("jit", "autotune", "heuristics")
 
 
+@functools.lru_cache(maxsize=256)
 def kernel_defs(source: str) -> dict[str, KernelDef]:
-    """The `@triton.jit` functions of a file's text, by name (empty when it does not parse)."""
+    """The `@triton.jit` functions of a file's text, by name (empty when it does not parse).
+    Remembered per text: every kernel and target of a file asks for the same (do not mutate)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:

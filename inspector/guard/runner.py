@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..compile.api import triton_version
-from ..compile.record import Inspection
+from ..compile.record import ErrorInfo, Inspection
 from .baseline import Baseline
 from .compare import CaseResult, compare, missing
 from .discovery import entry_kernels, kernel_files
@@ -97,7 +97,12 @@ def run_guard(paths: list[str], targets: list[str], baseline: Baseline, engine: 
         finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
         for fut in finished:
             file, kernel, target = pending.pop(fut)
-            rec, m = fut.result()
+            try:
+                rec, m = fut.result()
+            except Exception as e:  # noqa: BLE001 - one request's failure is that case's, not the run's
+                rec = Inspection.failure(ErrorInfo("internal", f"{type(e).__name__}: {e}", file), file=file,
+                                         target=split_target(target)[0], kernel=kernel or "")
+                m = metrics_of(rec)
             m.target = target  # "sm_90", or "sm_90@3.6.0" for another Triton release
             done += 1
             hits += rec.cached
