@@ -45,7 +45,8 @@ PATHS = [
 ]
 
 
-def child(mode: str, targets: list[str], jobs: int, paths: list[str]) -> dict:
+def child(mode: str, targets: list[str], jobs: int, paths: list[str], runs: tuple[str, ...] = ("cold", "warm"),
+          timeout: float | None = None) -> dict:
     """One mode in this process: a cold run (cache empty) and a warm one (every record cached)."""
     from inspector.guard import baseline, run_guard
     from inspector.guard.engines import LocalEngine, RayEngine
@@ -57,11 +58,11 @@ def child(mode: str, targets: list[str], jobs: int, paths: list[str]) -> dict:
         return LocalEngine(1 if mode == "serial" else jobs)
 
     out: dict = {"mode": mode}
-    for run in ("cold", "warm"):
+    for run in runs:
         eng = engine()
         load0 = os.getloadavg()[0]
         t0 = time.monotonic()
-        result = run_guard(paths, targets, baseline.Baseline(None), eng)
+        result = run_guard(paths, targets, baseline.Baseline(None), eng, timeout=timeout)
         wall = time.monotonic() - t0
         doc = to_json(result)
         out[run] = {
@@ -70,8 +71,8 @@ def child(mode: str, targets: list[str], jobs: int, paths: list[str]) -> dict:
             "load_avg_end": os.getloadavg()[0],
             "launchable": sum(1 for c in result.cases if c.metrics is not None and c.metrics.launchable),
             "compile_seconds_sum": round(result.compile_seconds, 1),
-            "statuses": {c["kernel_id"] + "@" + c["target"]: (c["metrics"] or {}).get("launchable")
-                         for c in doc["cases"]},
+            "statuses": {c["kernel_id"] + " on " + c["target"]: "launched" if (c["metrics"] or {}).get("launchable")
+                         else (c["metrics"] or {}).get("problem") or c["status"] for c in doc["cases"]},
         }
         if mode == "ray" and isinstance(eng, RayEngine):
             timings = eng.task_timings
@@ -127,18 +128,25 @@ def main() -> int:
     p.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
     p.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "guard_scale.json"))
     p.add_argument("--quick", action="store_true", help="the guard tests' repository alone (a smoke test)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds per compile (default 60; a loaded machine may need more)")
+    p.add_argument("--warm-only", metavar="DIR",
+                   help="only the warm runs, on the caches a previous run left in DIR (its cache-MODE folders)")
     p.add_argument("--child", help=argparse.SUPPRESS)
+    p.add_argument("--runs", default="cold,warm", help=argparse.SUPPRESS)
     p.add_argument("--paths", help=argparse.SUPPRESS)
     ns = p.parse_args()
     targets = ns.targets.split(",")
     if ns.child:
-        print(json.dumps(child(ns.child, targets, ns.jobs, json.loads(ns.paths))))
+        print(json.dumps(child(ns.child, targets, ns.jobs, json.loads(ns.paths), tuple(ns.runs.split(",")),
+                               ns.timeout)))
         return 0
 
     import guard_repo
     from inspector.compile.api import triton_version
 
-    work = Path(tempfile.mkdtemp(prefix="guard-scale-"))
+    work = Path(ns.warm_only) if ns.warm_only else Path(tempfile.mkdtemp(prefix="guard-scale-"))
+    runs = ("warm",) if ns.warm_only else ("cold", "warm")
     paths = [str(guard_repo.write(work / "repo") / "ops")]
     if not ns.quick:
         paths += [str(REPO / x) for x in PATHS]
@@ -154,25 +162,31 @@ def main() -> int:
         env = {**os.environ, "TRITON_INSPECTOR_CACHE": str(work / f"cache-{mode}"), "PYTHONPATH": str(REPO)}
         t0 = time.monotonic()
         proc = subprocess.run([sys.executable, __file__, "--child", mode, "--targets", ns.targets, "--jobs",
-                               str(ns.jobs), "--paths", json.dumps(paths)], env=env, capture_output=True, text=True)
+                               str(ns.jobs), "--paths", json.dumps(paths), "--runs", ",".join(runs)]
+                              + (["--timeout", str(ns.timeout)] if ns.timeout else []),
+                              env=env, capture_output=True, text=True)
         if proc.returncode != 0:
             print(proc.stderr[-3000:], file=sys.stderr)
             return 1
         doc = json.loads(proc.stdout.strip().splitlines()[-1])
         doc["process_wall_s"] = round(time.monotonic() - t0, 1)
         results["modes"][mode] = doc
-        cold, warm = doc["cold"], doc["warm"]
-        print(f"{mode:6s} cold: {cold['cases']} cases ({cold['launchable']} launched) x {len(targets)} targets, "
-              f"{cold['compiles']} compiles, {cold['wall_s']} s wall; warm: {warm['wall_s']} s, "
-              f"{warm['wall_s'] / max(1, warm['cases']) * 1000:.0f} ms per case; process {doc['process_wall_s']} s; "
-              f"load {cold['load_avg_start']:.1f}", flush=True)
+        for run in runs:
+            r = doc[run]
+            print(f"{mode:6s} {run}: {r['cases']} cases ({r['launchable']} launched), {r['compiles']} compiled, "
+                  f"{r['cache_hits']} cached, {r['wall_s']} s wall, {r['wall_s'] / max(1, r['cases']) * 1000:.0f} ms "
+                  f"per case; load {r['load_avg_start']:.1f}", flush=True)
     modes = results["modes"]
-    statuses = {m: d["cold"]["statuses"] for m, d in modes.items()}
+    statuses = {m: d[runs[0]]["statuses"] for m, d in modes.items()}
     results["same_cases_in_every_mode"] = len({json.dumps(s, sort_keys=True) for s in statuses.values()}) == 1
+    # Cases whose outcome differs between modes (a compile stopped by its timeout on a loaded machine, ...).
+    cases = sorted({c for s in statuses.values() for c in s})
+    results["differences"] = {c: {m: s.get(c) for m, s in statuses.items()} for c in cases
+                              if len({s.get(c) for s in statuses.values()}) > 1}
     for d in modes.values():
-        for run in ("cold", "warm"):
+        for run in runs:
             d[run].pop("statuses")
-    if "serial" in modes:
+    if "serial" in modes and not ns.warm_only:
         base = modes["serial"]["cold"]["wall_s"]
         for m, d in modes.items():
             d["speed_up_vs_serial"] = round(base / d["cold"]["wall_s"], 2)
