@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from urllib.parse import parse_qs, urlparse
 
 import pytest

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_support import (CHROMIUM, CHROMIUM_ARGS, REPO, app_server, browser_missing_reason, editor_frame,
+from browser_support import (CHROMIUM, CHROMIUM_ARGS, REPO, app_server, browser_missing_reason,
                              editor_text, is_local, type_at_line_end, wait_idle, workbench_frame)
 
 pytestmark = pytest.mark.browser

@@ -82,7 +82,7 @@ def occupancy_panel(rec: Inspection) -> None:
     smem_kib = c3.slider("shared memory per block (KiB)" if nvidia else "LDS per workgroup (KiB)", 0.0,
                          max(smem_max, base.shared, 128) / 1024, value=base.shared / 1024, step=0.125,
                          format="%.2f", key=f"wi.smem.{k}")
-    smem = int(round(smem_kib * 1024))
+    smem = round(smem_kib * 1024)
     changes: dict[str, object] = {"num_warps": warps, "shared": smem}
     if nvidia:
         changes["registers"] = regs
