@@ -130,9 +130,10 @@ def test_bare_kernel_pointers_found_from_use_and_missing_values_named_once(sandb
     assert "--const BLOCK=1024 --const HAS_BIAS=False" in proc.stderr
 
 
-def test_reproducer_compiles_to_the_same_kernel(sandbox, tmp_path):
-    entry = next(e for e in RUNNABLE if e["file"].endswith("rms_norm.py"))
-    rec = inspect_kernel(CORPUS / entry["file"], target="sm_90", sandbox=sandbox)
+@pytest.mark.parametrize("kernel", [None, "_rms_norm_backward_kernel"])  # the second: a dtype constexpr
+def test_reproducer_compiles_to_the_same_kernel(sandbox, tmp_path, kernel):  # between positional arguments
+    entry = next(e for e in RUNNABLE if e["file"].endswith("liger_kernel/ops/rms_norm.py"))
+    rec = inspect_kernel(CORPUS / entry["file"], kernel=kernel, target="sm_90", sandbox=sandbox)
     assert rec.error is None and rec.reproducer
     repro = tmp_path / "rms_norm_repro.py"
     repro.write_text(rec.reproducer)

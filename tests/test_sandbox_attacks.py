@@ -655,3 +655,13 @@ def test_a_benchmark_runs_the_users_file_jailed(tmp_path):
         for w in written:
             if w.exists():
                 w.unlink()
+
+
+def test_a_kernel_file_lying_directly_in_tmp_compiles(box):
+    """Its folder is /tmp: shown alone, it must not cover the request's private /tmp."""
+    path = Path(f"/tmp/inspector-direct-{TOKEN}.py")
+    path.write_text((KERNELS / "add.py").read_text())
+    try:
+        clean(inspect_kernel(path, target="sm_90", sandbox=box, use_cache=False))
+    finally:
+        path.unlink()

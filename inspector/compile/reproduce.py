@@ -46,7 +46,9 @@ def _literal(value: Any) -> str | None:
     if isinstance(value, torch.dtype):
         return str(value)
     if isinstance(value, tl.dtype):
-        return f"tl.{value.name}" if hasattr(tl, value.name) else None
+        # tl.float32 is named "fp32": find the module attribute that is this dtype.
+        names = [value.name] + sorted(n for n, v in vars(tl).items() if isinstance(v, tl.dtype) and v == value)
+        return next((f"tl.{n}" for n in names if isinstance(getattr(tl, n, None), tl.dtype)), None)
     if isinstance(value, tl.constexpr):
         inner = _literal(value.value)
         return f"tl.constexpr({inner})" if inner is not None else None
@@ -162,6 +164,7 @@ def standalone_file(fn: Any, final: Any, grid: list[int] | None, file: str, orig
     writer.function(fn)
     lines = ["def example(device):"]
     call: list[str] = []
+    by_name = False
     for p in tc.signature_params(fn):
         if p.name not in final.args:
             continue
@@ -176,14 +179,18 @@ def standalone_file(fn: Any, final: Any, grid: list[int] | None, file: str, orig
             text = _literal(value)
         if text is None:
             text = f"None  # {p.name}: {type(value).__name__} not reproducible as source"
-        call.append(f"{p.name}={text}" if p.is_constexpr else text)
+        # Constexprs by name, and every argument after one (a positional one may not follow).
+        by_name = by_name or p.is_constexpr
+        call.append(f"{p.name}={text}" if by_name else text)
     for key, value in final.options.items():
         literal = _literal(value)
         if literal is not None and value is not None:
             call.append(f"{key}={literal}")
     grid_text = repr(tuple(grid)) if grid else "(1,)"
     lines.append(f"    {fn.__name__}[{grid_text}](")
-    lines += [f"        {c}," for c in call]
+    for c in call:  # a note on a value goes after its comma
+        code, _, note = c.partition("  # ")
+        lines.append(f"        {code},  # {note}" if note else f"        {code},")
     lines.append("    )")
     said = {"file": "launched by the file's own code", "example": "launched by example()",
             "signature": "called as built from its signature", "": ""}.get(origin, f"launched by {origin}()")

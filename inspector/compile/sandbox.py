@@ -127,11 +127,14 @@ def hidden_paths() -> list[str]:
     return sorted({os.path.realpath(p) for p in (str(default_cache_dir()), inspector_home, home)})
 
 
+SCRATCH_ROOTS = ("/tmp", "/var/tmp", "/dev/shm")
+
+
 def request_paths(request: dict[str, Any]) -> list[str]:
     """What a request may read besides the system and Python: its project root (the request's
-    `project_root`, else `root`, else `project_root(file)`), and its file. A root that is /, the
-    home folder or one above it would show the whole home: then only the file's folder, or if that
-    is the home too, the file."""
+    `project_root`, else `root`, else `project_root(file)`), and its file. A root that is /, /tmp,
+    the home folder or one above it would show too much (or hide the private /tmp): then only the
+    file's folder, or if that is one of them too, the file."""
     file = request.get("file")
     if not file:
         return []
@@ -141,7 +144,9 @@ def request_paths(request: dict[str, Any]) -> list[str]:
     root = request.get("project_root") or request.get("root") or project_root(file)
     for candidate in (root, os.path.dirname(file), file):
         candidate = os.path.realpath(candidate)
-        if candidate != "/" and not _within(home, candidate):
+        # /tmp itself would cover the request's private /tmp with a read-only one: a file lying
+        # directly in /tmp is shown alone.
+        if candidate not in ("/", *SCRATCH_ROOTS) and not _within(home, candidate):
             out.append(candidate)
             break
     if out and not _within(file, out[0]):

@@ -278,7 +278,8 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
                 value = 1.0 if FLOAT_NAMES.match(p.name) else -100 if "ignore" in p.name.lower() else \
                     family[1][0] if SIZE_NAMES.match(p.name) else 1
             args.append(value)
-        elif p.name not in roles and p.name not in ranks and SIZE_NAMES.match(p.name):  # a grid's extent
+        elif p.name not in roles and p.name not in ranks and _scalar(p) is None and SIZE_NAMES.match(p.name):
+            # an extent only the grid uses
             args.append(family[1][0])
         elif p.name in ranks or (value := _scalar(p)) is None:
             rank = min(max(ranks.get(p.name, 0) or 2, 1), 4)
