@@ -34,12 +34,14 @@ def compile_file(path: Path, target: str, extra: list[str]) -> dict:
 
 def try_entry(entry: dict, target: str) -> tuple[bool, str]:
     path = CORPUS / entry["file"]
-    rec = compile_file(path, target, [])
+    # A bare file names which of its kernels is asked for (it launches none to choose from).
+    chosen = ["--kernel", entry["entry"]] if entry.get("form") == "bare" else []
+    rec = compile_file(path, target, chosen)
     err = rec.get("error")
-    if err and err.get("kind") == "missing_constexpr" and entry.get("form") == "bare":
+    if err and err.get("kind") == "missing_constexpr" and chosen:
         values = [f"--const={m['name']}={entry.get('probe_args', {}).get(m['name'], m.get('suggested'))}"
                   for m in err.get("details", {}).get("missing", [])]
-        rec = compile_file(path, target, ["--kernel", entry["entry"], *values])
+        rec = compile_file(path, target, [*chosen, *values])
         err = rec.get("error")
     if err:
         return False, f"{err.get('kind')}: {(err.get('message') or '').splitlines()[0][:160]}"
