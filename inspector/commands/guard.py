@@ -107,6 +107,11 @@ def run(ns: argparse.Namespace) -> int:
         bar.close()
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except ConnectionError as e:  # ray.init found no cluster at the address
+        bar.close()
+        print(f"error: --ray {ns.ray}: cannot join the Ray cluster ({e}); start one (`ray start --head`), give its "
+              "address, or use --ray local", file=sys.stderr)
+        return 2
     finally:
         bar.close()
         engine.close()
