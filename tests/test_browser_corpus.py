@@ -1,9 +1,9 @@
 """Real published kernels through the app, in a real headless Chromium: files of the corpus
-(tests/corpus, Liger-Kernel 0.8.2 as released, the entries whose imports need no GPU) opened by
+(tests/corpus, as released: Liger-Kernel 0.8.2, FlagGems 4.2.0, torchao 0.18.0) opened by
 module name or by path, compiled as part of their package, PTX shown; a kernel nothing launches
 asks for its missing values in a small form (never command-line syntax), and compiles with them.
 
-The server opens files only under $TRITON_INSPECTOR_OPEN_ROOTS (here the corpus' source folder)
+The server opens files only under $TRITON_INSPECTOR_OPEN_ROOTS (here the corpus' project folders)
 and the installed packages; anything else is refused with a message saying so.
 """
 
@@ -30,7 +30,11 @@ OPENED = [
     ("liger_kernel/ops/swiglu.py", "liger_kernel/src/liger_kernel/ops/swiglu.py"),
     (str(LIGER_SRC / "liger_kernel" / "ops" / "softmax.py"), "liger_kernel/src/liger_kernel/ops/softmax.py"),
     ("liger_kernel.ops.geglu", "liger_kernel/src/liger_kernel/ops/geglu.py"),
+    ("flag_gems.ops.layernorm", "flag_gems/flag_gems/ops/layernorm.py"),  # behind FlagGems' own launch cache
+    (str(CORPUS / "torchao" / "torchao" / "prototype" / "attention" / "quantization" / "triton_qkv_quantization.py"),
+     "torchao/torchao/prototype/attention/quantization/triton_qkv_quantization.py"),
 ]
+OPEN_ROOTS = os.pathsep.join(str(p) for p in (LIGER_SRC, CORPUS / "flag_gems", CORPUS / "torchao"))
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +57,7 @@ def server(browser, tmp_path_factory):
     home = tmp_path_factory.mktemp("inspector-home")
     SHOTS.mkdir(parents=True, exist_ok=True)
     with app_server(home, log=SHOTS.parent / "streamlit-browser-corpus.log",
-                    env_extra={"TRITON_INSPECTOR_OPEN_ROOTS": str(LIGER_SRC)}) as url:
+                    env_extra={"TRITON_INSPECTOR_OPEN_ROOTS": OPEN_ROOTS}) as url:
         yield url, home
 
 
