@@ -45,6 +45,19 @@ PATHS = [
 ]
 
 
+def _machine() -> str:
+    """The CPU model, usable CPUs and memory, from /proc (platform.processor() is empty on Linux)."""
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "")
+        with open("/proc/meminfo") as f:
+            mem = int(next(l for l in f if l.startswith("MemTotal")).split()[1]) / 2**20
+    except (OSError, StopIteration, ValueError):
+        mem = 0.0
+    return f"{model or platform.machine()}, {len(os.sched_getaffinity(0))} CPUs, {mem:.0f} GiB"
+
+
 def child(mode: str, targets: list[str], jobs: int, paths: list[str], runs: tuple[str, ...] = ("cold", "warm"),
           timeout: float | None = None) -> dict:
     """One mode in this process: a cold run (cache empty) and a warm one (every record cached)."""
@@ -150,7 +163,7 @@ def main() -> int:
     paths = [str(guard_repo.write(work / "repo") / "ops")]
     if not ns.quick:
         paths += [str(REPO / x) for x in PATHS]
-    results = {"machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} CPUs, {platform.processor() or ''}".strip(", "),
+    results = {"machine": _machine(),
                "python": platform.python_version(), "triton": triton_version(), "targets": targets,
                "jobs": ns.jobs, "modes": {}}
     try:
