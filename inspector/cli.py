@@ -45,7 +45,7 @@ def add_compile_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--autotune-config", type=int, metavar="I", help="inspect config I of an autotuned kernel")
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds before the worker is stopped (default $TRITON_INSPECTOR_TIMEOUT, else 60)")
-    p.add_argument("--no-cache", action="store_true", help="compile again even if the result is cached")
+    p.add_argument("--no-cache", action="store_true", help="compile again even if the result is cached (the new result is stored)")
     p.add_argument("--triton", metavar="VERSION",
                    help="compile with this Triton release (default: the installed one); others come from side "
                         "environments: python -m inspector versions add 3.6.0")

@@ -290,6 +290,19 @@ def test_cache_hit_is_served_without_compiling(tmp_path, sandbox):
     assert not other.cached and other.resources.num_warps == 8
 
 
+def test_no_cache_compiles_again_and_stores_the_result(tmp_path, sandbox):
+    from inspector.compile.cache import Cache
+
+    store = Cache(tmp_path / "c")
+    fresh = inspect_kernel(ADD, target="sm_80", cache=store, sandbox=sandbox, use_cache=False)
+    assert not fresh.cached
+    assert store.get(fresh.cache_key) is not None  # written although not read
+    again = inspect_kernel(ADD, target="sm_80", cache=store, sandbox=sandbox)
+    assert again.cached and again.stages == fresh.stages
+    forced = inspect_kernel(ADD, target="sm_80", cache=store, sandbox=sandbox, use_cache=False)
+    assert not forced.cached
+
+
 def test_amd_resources(sandbox):
     rec = inspect_kernel(ADD, target="gfx950", sandbox=sandbox)
     assert rec.error is None

@@ -96,6 +96,8 @@ def inspect_kernel(
     `threading.Event`) stops the compile with every process it started; the record's error kind
     is then "cancelled".
 
+    `use_cache=False` compiles again even when the result is cached, and stores the new result.
+
     `source`, when given, is compiled in place of the file's own text, as that file (inside its
     package): an edited copy of a package's kernel keeps its relative imports.
 
@@ -182,7 +184,9 @@ def inspect_kernel(
                                  file=path, source=source, target=str(target), kernel=kernel or "")
     # The record describes the text hashed here, whatever the worker says.
     rec.file, rec.source, rec.cache_key = path, source, key
-    if use_cache and (rec.error is None or rec.error.kind in _CACHEABLE_ERRORS):
+    # Stored even when the cache was not read (`use_cache=False`, the CLI's --no-cache): a fresh
+    # result replaces what was there, and the next call is a hit.
+    if rec.error is None or rec.error.kind in _CACHEABLE_ERRORS:
         store.put(key, rec.to_dict())
     return _finish(rec, sandbox)
 
