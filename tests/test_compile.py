@@ -384,3 +384,37 @@ def test_amd_registers_and_lds_of_a_dot(sandbox):
     assert r.lds_bytes == r.shared_bytes > 0
     waves = int(re.search(r"; Occupancy: (\d+)", rec.stages["amdgcn"]).group(1))
     assert rec.occupancy["waves_per_simd_by_registers"] == waves
+
+
+def test_the_native_gpu_answer_is_kept_per_boot_and_driver(tmp_path, monkeypatch):
+    """`--target native` asks a worker about the GPU once per boot and driver; later processes (a
+    CLI call each) read the answer from the cache on disk. Without a GPU device node nothing is
+    asked at all."""
+    from inspector.compile import api
+    from inspector.compile.cache import Cache
+
+    class Box:  # the worker's side of the question, counted
+        python = sys.executable
+        asked = 0
+
+        def run(self, request, limits):
+            assert request == {"kind": "native"}
+            Box.asked += 1
+            return {"available": True, "target": "sm_90", "properties": {"name": "NVIDIA H200"}}
+
+    store = Cache(tmp_path / "c")
+    monkeypatch.setattr(api, "GPU_DEVICE_NODES", (str(tmp_path / "missing"),))
+    assert api.native_gpu(Box(), store)["available"] is False and Box.asked == 0
+    node = tmp_path / "nvidiactl"
+    node.write_text("")
+    monkeypatch.setattr(api, "GPU_DEVICE_NODES", (str(node),))
+    for _ in range(2):  # two processes: the in-memory answer is gone between them
+        api._native_cache.clear()
+        assert api.native_gpu(Box(), store)["properties"]["name"] == "NVIDIA H200"
+    assert Box.asked == 1
+    monkeypatch.setattr(api, "_DRIVER_VERSIONS", (str(tmp_path / "new-driver"),))
+    (tmp_path / "new-driver").write_text("580.200")
+    api._native_cache.clear()
+    api.native_gpu(Box(), store)
+    assert Box.asked == 2  # a driver update asks again
+    api._native_cache.clear()

@@ -123,7 +123,7 @@ def inspect_kernel(
 
     target_key = target
     if target == "native":
-        gpu = native_gpu(sandbox)
+        gpu = native_gpu(sandbox, cache)
         if not gpu.get("available"):
             return Inspection.failure(
                 ErrorInfo("unknown_target", f"no native GPU here ({gpu.get('reason', 'none found')}); "
@@ -246,18 +246,53 @@ def _finish(rec: Inspection, sandbox: Sandbox | None = None) -> Inspection:
 _native_cache: dict[int, dict[str, Any]] = {}
 
 
-def native_gpu(sandbox: Sandbox | None = None) -> dict[str, Any]:
-    """{"available": bool, "target": "sm_90", "properties": {...}} for the local GPU (asked once)."""
+GPU_DEVICE_NODES = ("/dev/nvidiactl", "/dev/kfd")
+_DRIVER_VERSIONS = ("/sys/module/nvidia/version", "/proc/driver/nvidia/version", "/sys/module/amdgpu/version")
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def _native_key(box: Sandbox) -> str:
+    """What the native GPU's answer depends on: this boot, the driver, the worker's Python and
+    Triton, and the pipeline's code. A reboot or a driver update asks again."""
+    return cache_key({"native": _read("/proc/sys/kernel/random/boot_id"),
+                      "driver": [_read(p) for p in _DRIVER_VERSIONS], "python": getattr(box, "python", ""),
+                      "triton": triton_version(), "code": _code_digest()})
+
+
+def native_gpu(sandbox: Sandbox | None = None, cache: Cache | None = None) -> dict[str, Any]:
+    """{"available": bool, "target": "sm_90", "properties": {...}} for the local GPU.
+
+    Asked of a worker once per boot and driver: the answer is kept in the cache on disk (a CLI
+    call with `--target native` then starts no worker on a hit), and in memory per process.
+    Without a GPU device node there is nothing to ask."""
     box = sandbox or default_sandbox()
-    if id(box) not in _native_cache:
-        if os.environ.get("TRITON_INSPECTOR_NO_GPU") == "1":
-            _native_cache[id(box)] = {"available": False, "reason": "TRITON_INSPECTOR_NO_GPU=1"}
+    if id(box) in _native_cache:
+        return _native_cache[id(box)]
+    if os.environ.get("TRITON_INSPECTOR_NO_GPU") == "1":
+        answer: dict[str, Any] = {"available": False, "reason": "TRITON_INSPECTOR_NO_GPU=1"}
+    elif not any(os.path.exists(p) for p in GPU_DEVICE_NODES):
+        answer = {"available": False, "reason": "no GPU device on this machine"}
+    else:
+        store = cache or Cache()
+        key = _native_key(box)
+        stored = store.get(key)
+        if isinstance(stored, dict) and "available" in stored:
+            answer = stored
         else:
             try:
-                _native_cache[id(box)] = box.run({"kind": "native"}, Limits(timeout=120, memory=None))
-            except SandboxError as e:
-                _native_cache[id(box)] = {"available": False, "reason": e.message}
-    return _native_cache[id(box)]
+                answer = box.run({"kind": "native"}, Limits(timeout=120, memory=None))
+                store.put(key, answer)
+            except SandboxError as e:  # not stored: a timeout or a crash may not happen again
+                answer = {"available": False, "reason": e.message}
+    _native_cache[id(box)] = answer
+    return answer
 
 
 def list_targets(sandbox: Sandbox | None = None, cache: Cache | None = None,
