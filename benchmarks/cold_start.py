@@ -81,8 +81,10 @@ def one_run(browser, query: str) -> dict[str, float]:
             editor_at = _wait(lambda: (f := frame()) and f.evaluate(
                 "() => window.tkiEditor && window.tkiEditor.text().length > 0 && +document.body.dataset.firstRenderAt"),
                 "the editor's text")
+            # The rows may be in before the paint time is written: wait for both (a NaN is no time).
             result_at = _wait(lambda: (f := frame()) and f.evaluate(
-                "() => document.querySelector('.pane[data-pane=ptx] .r') && +document.body.dataset.paintedAt"),
+                "() => { const at = +document.body.dataset.paintedAt;"
+                " return document.querySelector('.pane[data-pane=ptx] .r') && Number.isFinite(at) && at > 0 ? at : 0; }"),
                 "the PTX pane")
             return {"server_up": server_up, "first_paint": fcp - t0, "editor_ready": editor_at - t0,
                     "first_result": result_at - t0}
