@@ -179,3 +179,34 @@ def choose(page, label: str, option: str) -> None:
 def kernel_upload(page):
     """The kernel-file uploader's input (the sidebar may hold other uploaders)."""
     return page.locator("[data-testid=stFileUploaderDropzoneInput][accept$='.py']")
+
+
+def chromium() -> Iterator:
+    """A test module's browser: Debian's Chromium through Playwright. Skips where it is missing,
+    fails instead under INSPECTOR_REQUIRE_BROWSER=1 (CI)."""
+    import pytest
+    from playwright.sync_api import sync_playwright
+
+    reason = browser_missing_reason()
+    if reason:
+        if os.environ.get("INSPECTOR_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"INSPECTOR_REQUIRE_BROWSER=1 but {reason}")
+        pytest.skip(reason)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def local_page(browser, height: int, wait_ms: int) -> Iterator:
+    """A page of its own context at 1600 x `height`, waiting up to `wait_ms`; afterwards, it must
+    have fetched nothing from outside the app."""
+    ctx = browser.new_context(viewport={"width": 1600, "height": height})
+    page = ctx.new_page()
+    page.set_default_timeout(wait_ms)
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    yield page
+    ctx.close()
+    outside = [u for u in requests if not is_local(u)]
+    assert not outside, f"fetched from outside the app: {outside}"

@@ -6,15 +6,13 @@ from outside the app (the editor, plots and fonts all come from the server).
 
 from __future__ import annotations
 
-import os
 import time
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_support import (CHROMIUM, CHROMIUM_ARGS, REPO, app_server, browser_missing_reason, choose,
-                             editor_text, is_local, kernel_upload, metric, panes_frame, type_at_line_end,
-                             wait_idle)
+from browser_support import (REPO, app_server, choose, chromium, editor_text, kernel_upload, local_page,
+                             metric, panes_frame, type_at_line_end, wait_idle)
 
 pytestmark = pytest.mark.browser
 SHOTS = REPO / "test-artifacts" / "screenshots"
@@ -23,17 +21,7 @@ WAIT_MS = 120_000  # a cold compile on a slow CI machine
 
 @pytest.fixture(scope="module")
 def browser():
-    reason = browser_missing_reason()
-    if reason:
-        if os.environ.get("INSPECTOR_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"INSPECTOR_REQUIRE_BROWSER=1 but {reason}")
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+    yield from chromium()
 
 
 @pytest.fixture(scope="module")
@@ -46,15 +34,7 @@ def server(browser, tmp_path_factory):
 
 @pytest.fixture
 def page(browser, server):
-    ctx = browser.new_context(viewport={"width": 1600, "height": 1200})
-    pg = ctx.new_page()
-    pg.set_default_timeout(WAIT_MS)
-    requests: list[str] = []
-    pg.on("request", lambda r: requests.append(r.url))
-    yield pg
-    ctx.close()
-    outside = [u for u in requests if not is_local(u)]
-    assert not outside, f"fetched from outside the app: {outside}"
+    yield from local_page(browser, 1200, WAIT_MS)
 
 
 def workspace_dir(page, home):

@@ -15,8 +15,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_support import (CHROMIUM, CHROMIUM_ARGS, REPO, app_server, browser_missing_reason, editor_text,
-                             is_local, wait_idle, workbench_frame)
+from browser_support import (REPO, app_server, chromium, editor_text, local_page, wait_idle, workbench_frame)
 
 pytestmark = pytest.mark.browser
 SHOTS = REPO / "test-artifacts" / "screenshots"
@@ -39,17 +38,7 @@ OPEN_ROOTS = os.pathsep.join(str(p) for p in (LIGER_SRC, CORPUS / "flag_gems", C
 
 @pytest.fixture(scope="module")
 def browser():
-    reason = browser_missing_reason()
-    if reason:
-        if os.environ.get("INSPECTOR_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"INSPECTOR_REQUIRE_BROWSER=1 but {reason}")
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+    yield from chromium()
 
 
 @pytest.fixture(scope="module")
@@ -63,15 +52,7 @@ def server(browser, tmp_path_factory):
 
 @pytest.fixture
 def page(browser, server):
-    ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
-    pg = ctx.new_page()
-    pg.set_default_timeout(WAIT_MS)
-    requests: list[str] = []
-    pg.on("request", lambda r: requests.append(r.url))
-    yield pg
-    ctx.close()
-    outside = [u for u in requests if not is_local(u)]
-    assert not outside, f"fetched from outside the app: {outside}"
+    yield from local_page(browser, 1000, WAIT_MS)
 
 
 def open_kernel(page, spec: str) -> None:

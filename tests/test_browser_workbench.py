@@ -10,14 +10,13 @@ hold on a loaded machine.
 
 from __future__ import annotations
 
-import os
 import time
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_support import (CHROMIUM, CHROMIUM_ARGS, REPO, app_server, browser_missing_reason,
-                             editor_text, is_local, type_at_line_end, wait_idle, workbench_frame)
+from browser_support import (REPO, app_server, chromium, editor_text, is_local, type_at_line_end, wait_idle,
+                             workbench_frame)
 
 pytestmark = pytest.mark.browser
 SHOTS = REPO / "test-artifacts" / "screenshots"
@@ -27,17 +26,7 @@ VIEWPORT = {"width": 1600, "height": 1000}
 
 @pytest.fixture(scope="module")
 def browser():
-    reason = browser_missing_reason()
-    if reason:
-        if os.environ.get("INSPECTOR_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"INSPECTOR_REQUIRE_BROWSER=1 but {reason}")
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+    yield from chromium()
 
 
 @pytest.fixture(scope="module")

@@ -7,14 +7,13 @@ Every wait is on the page (or the file the page saved), never a fixed sleep.
 
 from __future__ import annotations
 
-import os
 import time
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_support import (CHROMIUM, CHROMIUM_ARGS, REPO, app_server, browser_missing_reason, editor_frame,
-                             editor_text, is_local, kernel_upload, wait_idle)
+from browser_support import (REPO, app_server, chromium, editor_frame, editor_text, is_local, kernel_upload,
+                             wait_idle)
 
 pytestmark = pytest.mark.browser
 SHOTS = REPO / "test-artifacts" / "screenshots"
@@ -24,17 +23,7 @@ BUNDLED_ADD = (REPO / "kernels" / "add.py").read_text()
 
 @pytest.fixture(scope="module")
 def browser():
-    reason = browser_missing_reason()
-    if reason:
-        if os.environ.get("INSPECTOR_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"INSPECTOR_REQUIRE_BROWSER=1 but {reason}")
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+    yield from chromium()
 
 
 @pytest.fixture(scope="module")
