@@ -20,7 +20,8 @@ import sys
 import types
 from typing import TYPE_CHECKING, Iterator
 
-from .store import Capture, CaptureFileError, KernelEntry, load, loads, save
+from .reading import load, loads
+from .store import Capture, CaptureFileError, KernelEntry, save
 
 if TYPE_CHECKING:
     from .recorder import Recorder

@@ -14,7 +14,7 @@ import streamlit as st
 from inspector.compile.record import Inspection
 from inspector.ui import compiling, state, targets
 from inspector.ui.autotune_grid import grid_rows, time_configs
-from inspector.ui.diff_panel import diff_view
+from inspector.ui.diff_view import diff_view
 
 GRIDS = "autotune_grids"  # session state: grid key -> list of records
 TIMES = "autotune_times"  # session state: grid key -> {"times": {config: ms or why not}, "label": ...}

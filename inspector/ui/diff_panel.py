@@ -1,73 +1,19 @@
-"""The diff of two inspections (`inspector.analysis.diff_inspections`): what changed in the
-settings, resources and occupancy, which loads and stores changed width, the instruction mix, and
-any stage's text (renumbered registers and SSA names ignored), highlighted.
-
-"A" is a compile the user pinned, or an autotune row; "B" the current compile, or the other row.
-"""
+"""The Diff tab: the current compile against a pinned one (and, above, against the same view
+compiled by another Triton release); the diff itself is drawn by `inspector.ui.diff_view`."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from inspector.analysis import InspectionDiff, diff_inspections
-from inspector.highlight import render_rows
-from inspector.compile.record import STAGE_TITLES, Inspection
+from inspector.compile.record import Inspection
 from inspector.ui import state
-from inspector.ui.panes import Pane, panes_document
-
-DIFF_HEIGHT = 520
-
-
-def _label(rec: Inspection) -> str:
-    opts = rec.options or {}
-    return f"{rec.kernel} · {rec.target} · {opts.get('num_warps', '?')} warps · {opts.get('num_stages', '?')} stages"
-
-
-def change_rows(d: InspectionDiff) -> list[dict[str, str]]:
-    """Settings, resources and occupancy, changed ones first."""
-    rows = [{"": c.name, "A": str(c.a), "B": str(c.b), "changed": "●" if c.changed else ""}
-            for c in [*d.settings, *d.resources, *d.occupancy]]
-    return sorted(rows, key=lambda r: r["changed"] != "●")
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def _hunk_rows(key: str, _hunks: tuple[str, ...]) -> str:
-    return render_rows("\n".join(_hunks), "diff", "diff")
-
-
-def diff_view(a: Inspection, b: Inspection, name_a: str = "A", name_b: str = "B") -> None:
-    """The whole diff of two records."""
-    d = diff_inspections(a, b)
-    st.markdown(f"**A** = {name_a}: {_label(a)}  \n**B** = {name_b}: {_label(b)}")
-    st.dataframe(change_rows(d), hide_index=True, use_container_width=True, key=f"w.diff.table.{name_a}.{name_b}")
-    widened = [m for m in d.memory if m.a != m.b]
-    for m in widened:
-        st.markdown(f"- `{m.op}` at line {m.line_b or m.line_a}: **{m.a or 'absent'} → {m.b or 'absent'}** "
-                    f"({m.b_summary or m.a_summary})" + (f": {'; '.join(m.b_reasons)}" if m.b_reasons else ""))
-    stages = [s for s in b.stage_names() if s in d.stages]
-    if not stages:
-        st.caption("The two compiles share no stage (one is NVIDIA, the other AMD).")
-        return
-    labels = {s: f"{STAGE_TITLES.get(s, s)} (+{d.stages[s].added} −{d.stages[s].removed})" for s in stages}
-    default = "ptx" if "ptx" in stages else stages[-1]
-    stage = st.segmented_control("Stage", stages, default=default, format_func=labels.get,
-                                 key=f"w.diff.stage.{name_a}.{name_b}") or default
-    sd = d.stages[stage]
-    rows = "" if sd.identical else _hunk_rows(f"{a.cache_key}|{b.cache_key}|{stage}", tuple(sd.hunks))
-    pane = Pane("diff", f"{STAGE_TITLES.get(stage, stage)}: A → B", f"+{sd.added} −{sd.removed} lines", "diff", rows,
-                "Identical once registers and SSA names are renumbered.")
-    st.iframe(panes_document([pane], {}, storage_key="tki:diff"), height=DIFF_HEIGHT)
-    if d.mix.get(stage):
-        moved = {c: ab for c, ab in d.mix[stage].items() if ab[0] != ab[1]}
-        if moved:
-            st.caption("Instruction mix: " + ", ".join(f"{c} {x} → {y}" for c, (x, y) in sorted(moved.items())))
+from inspector.ui.diff_view import diff_view
+from inspector.ui.versions import release_diff
 
 
 def diff_panel(rec: Inspection) -> None:
     """Pin the current compile as A; diff it against whatever is compiled next. Above it, the
     same view compiled by another Triton release (inspector/ui/versions.py)."""
-    from inspector.ui.versions import release_diff
-
     release_diff(rec)
     st.divider()
     pinned: Inspection | None = st.session_state.get(state.PIN)

@@ -6,7 +6,7 @@ side environment (`inspector.versions`); "Manage Triton releases" adds one in th
 (its progress is read from the installer's state file on every rerun, and redrawn every second
 while it installs) or removes one. `release_diff(rec)` (Diff tab) compiles the same view with a
 second release and shows the comparison: the summary line, layouts, and the whole diff
-(`diff_panel.diff_view`). The settings' `triton` and `vs_triton` are in the URL.
+(`diff_view.diff_view`). The settings' `triton` and `vs_triton` are in the URL.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def _installing() -> None:
 def release_diff(rec: Inspection) -> None:
     """Compare the current compile with the same view compiled by another Triton release."""
     from inspector.ui.compiling import compile_with_status
-    from inspector.ui.diff_panel import diff_view
+    from inspector.ui.diff_view import diff_view
     from inspector.versions.compare import compare
 
     s = state.settings()
