@@ -129,11 +129,21 @@ def test_two_sessions_and_two_tabs_on_one_bundled_kernel(contexts, server):
     a2.get_by_text("Registers / thread").first.wait_for()
     wait_until(lambda: "# tab one again" in editor_text(a2), "tab two's reload did not find the current text")
     a2.get_by_text("History", exact=True).first.click()
+    wait_idle(a2)
     history = a2.locator("[data-testid=stSelectbox]",
                          has=a2.locator("[data-testid=stWidgetLabel]", has_text="Version"))
-    history.first.click()
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     tab_two_version = next(len(kept) - i for i, v in enumerate(reversed(kept)) if "# tab two" in v)
-    a2.get_by_role("option", name=f"#{tab_two_version} ·", exact=False).first.click()
+    option = a2.get_by_role("option", name=f"#{tab_two_version} ·", exact=False).first
+    for _ in range(3):  # a rerun that lands while the list opens closes it again: open it once more
+        history.first.click()
+        try:
+            option.wait_for(timeout=20_000)
+            break
+        except PlaywrightTimeout:
+            wait_idle(a2)
+    option.click()
     wait_idle(a2)
     a2.get_by_role("button", name=f"Restore version {tab_two_version}").click()
     a2.get_by_text(f"Restored version {tab_two_version}").first.wait_for()

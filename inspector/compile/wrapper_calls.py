@@ -10,7 +10,10 @@ with made-up arguments, read from how the wrapper uses each parameter:
   or hands it to torch (its rank from `a, b = X.shape` or `X.shape[2]`);
 - a string when it is compared with strings or looked up in a module-level dict with string keys
   (the first such value); a bool, float or int from its annotation or its name;
-  a tensor for anything else.
+- a shape list for `normalized_shape`-like parameters (passed to `len()` / `math.prod()`), an axis
+  for `dim`/`axis` (0, then -1), "off" (False/0) for values handed to a constexpr, and the tensors'
+  trailing size for extents (M, N, n_cols) the kernel or only its grid takes;
+- a tensor for anything else.
 Tensors are meta tensors of one of a few shape families (the last dimension the same for every
 tensor, so shape checks between X and W hold), tried in turn until a launch of the kernel is
 recorded. The first launch recorded wins; failures are returned, not raised.
