@@ -74,6 +74,17 @@ def compile_request(ns: argparse.Namespace, **extra: Any) -> dict[str, Any]:
     )
 
 
+def write_stage(rec: Inspection, stage: str | None) -> bool:
+    """Print a stage's text (the target's assembly by default) to stdout; False, with an error on
+    stderr naming the stages there are, when the record has no such stage."""
+    stage = stage or ("amdgcn" if rec.backend == "hip" else "ptx")
+    if stage not in rec.stages:
+        print(f"error: no {stage} stage for {rec.target}; stages: {', '.join(rec.stages)}", file=sys.stderr)
+        return False
+    sys.stdout.write(rec.stages[stage])
+    return True
+
+
 def report_error(rec: Inspection) -> None:
     """The error (or why the kernel cannot launch) on stderr, with the file and line, and the
     command-line form of what is missing."""
@@ -171,11 +182,8 @@ def cmd_compile(ns: argparse.Namespace) -> int:
         for s in rec.passes:
             print(f"{s.index:4d}  {s.dialect:4s}  {'changed' if s.changed else '       '}  {s.name}  [{s.scope}]")
     else:
-        stage = ns.stage or ("amdgcn" if rec.backend == "hip" else "ptx")
-        if stage not in rec.stages:
-            print(f"error: no {stage} stage for {rec.target}; stages: {', '.join(rec.stages)}", file=sys.stderr)
+        if not write_stage(rec, ns.stage):
             return 2
-        sys.stdout.write(rec.stages[stage])
     print(summary_line(rec), file=sys.stderr)
     if rec.stopped and not rec.error:
         st = rec.stopped

@@ -232,7 +232,7 @@ def _show(entry, spec: str) -> None:
 
 def _compile(cap, entry, ns: argparse.Namespace) -> int:
     from ..capture.reopen import NoReproducer, reopen
-    from ..cli import report_error, summary_line
+    from ..cli import report_error, summary_line, write_stage
 
     try:
         rec = reopen(cap, entry, target=ns.target, use_cache=not ns.no_cache, timeout=ns.timeout)
@@ -246,11 +246,8 @@ def _compile(cap, entry, ns: argparse.Namespace) -> int:
     if rec.error and not rec.stages:
         report_error(rec)
         return 1
-    stage = ns.stage or ("amdgcn" if rec.backend == "hip" else "ptx")
-    if stage not in rec.stages:
-        print(f"error: no {stage} stage for {rec.target}; stages: {', '.join(rec.stages)}", file=sys.stderr)
+    if not write_stage(rec, ns.stage):
         return 2
-    sys.stdout.write(rec.stages[stage])
     print(summary_line(rec), file=sys.stderr)
     print(f"from {rec.file}", file=sys.stderr)
     if status:
