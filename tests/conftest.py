@@ -12,6 +12,8 @@ REPO = Path(__file__).resolve().parent.parent
 KERNELS = REPO / "kernels"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+# Tests compile in-process (their own Sandbox), spawning no warm pool daemon; tests/test_pool.py turns it on.
+os.environ.setdefault("TRITON_INSPECTOR_POOL", "0")
 
 
 def _has_gpu() -> bool:

@@ -4,4 +4,4 @@ Each module named in COMMANDS has `register(subparsers)`, which adds its argpars
 sets `func` to a handler taking the parsed namespace and returning the exit status.
 """
 
-COMMANDS = ["occupancy", "bench", "explain", "diff", "versions", "guard", "capture"]
+COMMANDS = ["occupancy", "bench", "explain", "diff", "versions", "guard", "capture", "pool"]
