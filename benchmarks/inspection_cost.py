@@ -1,15 +1,27 @@
-"""What a full inspection costs against a bare Triton compile of the same kernel, and a cache hit.
+"""What a full inspection costs against a bare Triton compile of the same kernel, cold and warm,
+and what a cache hit costs through the command line.
 
 For each bundled kernel and target:
-- bare, fresh process: `python` starts, imports torch and Triton, and Triton compiles the kernel
-  (JITFunction.warmup -> triton.compile, empty Triton cache): what a user's script pays.
-- bare, warm process: the same compile in a process that has already compiled once (imports,
-  LLVM and backend initialisation done): Triton's pipeline alone.
-- full inspection: `inspect_kernel(use_cache=False)` from the caller with a warm worker pool: fork,
-  import the file, run example(), compile, SASS through nvdisasm, resources, record back as JSON.
-- cache hit: `inspect_kernel` served from the on-disk cache (median of 20).
+- bare, fresh process: `python` starts, imports torch and Triton, and Triton compiles the
+  kernel's launch (JITFunction.run with an empty Triton cache): what a user's script pays. The
+  launch is recorded from the file's example() in the same process first; GPU-free, running the
+  example on meta tensors is not counted (a user's script on a GPU has real tensors); natively the
+  whole process counts (import, example's launch, compile: exactly what a script pays).
+- CLI, cold: `python -m inspector compile FILE --target T --no-cache` in a fresh process with an
+  empty workspace home, no warm worker pool (TRITON_INSPECTOR_POOL=0): start-up, the sandboxed
+  worker's imports, running the file, compile, resources, record. SASS is left for later (the
+  call prints PTX; `--stage sass` or `--json` makes it).
+- bare, warm process: the same compile in a process that has compiled before (imports, LLVM and
+  backend initialisation done): Triton's pipeline alone.
+- inspection, warm: `inspect_kernel(use_cache=False, defer=("sass",))` from the caller with a
+  warm worker manager (every warm-up step done): fork, jail, import the file, run example(),
+  compile, resources, reproducer, record back as JSON.
+- + SASS: `complete(rec)` afterwards, when the SASS is first asked for (nvdisasm in the sandbox).
+- CLI cache hit: `python -m inspector compile FILE --target T` served from the cache, wall-clock
+  of the whole process (median of 5).
 
-Run: python benchmarks/inspection_cost.py [--targets sm_90,gfx942] [--kernels add,matmul] [--repeat 3]
+Run: python benchmarks/inspection_cost.py [--targets sm_90,gfx942|native] [--kernels add,matmul] [--repeat 3]
+     [--json OUT.json]
 Prints a markdown table. Timings are wall-clock on whatever machine runs it; say which.
 """
 
@@ -34,33 +46,53 @@ import json, os, sys, time, tempfile, warnings
 t_start = time.perf_counter()
 sys.path.insert(0, {repo!r})
 warnings.simplefilter("ignore")
+import contextlib
 import torch, triton
-from inspector.compile import kernel_file as kf, triton_compat as tc, worker
+from inspector import triton_compat as tc
+from inspector.compile import kernel_file as kf, worker
+from inspector.compile.stand_in_device import stand_in_device
 from inspector.targets import parse_target
 if {warm!r}:
     worker.warm_up()
-target = parse_target({target!r})
-with tc.use_cache_dir(tempfile.mkdtemp()), tc.offline_target(target):
-    module = kf.load_module({path!r})
-    kernels = kf.kernels_in(module, {path!r})
-    launches = kf.run_example(module)
+native = {target!r} == "native"
+target = None if native else parse_target({target!r})
+driver = contextlib.nullcontext() if native else tc.offline_target(target)
+with tc.use_cache_dir(tempfile.mkdtemp()), driver, stand_in_device(target):
+    t_example = time.perf_counter()
+    with tc.capture_launches() as launches:
+        module, _ = kf.execute_file({path!r})
+        if callable(getattr(module, "example", None)) and not launches:
+            kf.run_example(module, {path!r})
+    example = time.perf_counter() - t_example
     launch = launches[0]
     configs = tc.autotune_configs(launch.obj)
     t0 = time.perf_counter()
     kernel, _ = tc.compile_launch(launch, {{}}, {{}}, configs[0] if configs else None)
     t1 = time.perf_counter()
-print(json.dumps({{"compile": t1 - t0, "process": t1 - t_start}}))
+print(json.dumps({{"compile": t1 - t0, "process": t1 - t_start, "example": example}}))
 """
 
 
 def bare(path: Path, target: str, warm: bool) -> dict:
+    """One bare compile in a fresh interpreter: {"compile", "process", "example", "wall"} seconds."""
     code = _BARE.format(repo=str(REPO), path=str(path), target=target, warm=warm)
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     wall = time.perf_counter() - t0
     result = json.loads(out.stdout.strip().splitlines()[-1])
     result["wall"] = wall
+    # What a script pays: the whole process, less emulating the example on meta tensors GPU-free.
+    result["script"] = wall if target == "native" else wall - result["example"]
     return result
+
+
+def cli(path: Path, target: str, home: str, *flags: str, pool: bool = False) -> float:
+    """Wall-clock seconds of one `python -m inspector compile` process."""
+    env = {**os.environ, "TRITON_INSPECTOR_HOME": home, "TRITON_INSPECTOR_POOL": "1" if pool else "0"}
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "inspector", "compile", str(path), "--target", target, *flags],
+                   cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    return time.perf_counter() - t0
 
 
 def main() -> None:
@@ -68,9 +100,10 @@ def main() -> None:
     ap.add_argument("--targets", default="sm_90,gfx942")
     ap.add_argument("--kernels", default="", help="comma-separated kernel file stems (default: all bundled)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--json", help="also write the rows here")
     ns = ap.parse_args()
 
-    from inspector.compile.api import inspect_kernel, triton_version
+    from inspector.compile.api import complete, inspect_kernel, triton_version
     from inspector.compile.cache import Cache
     from inspector.compile.sandbox import Sandbox
 
@@ -78,37 +111,46 @@ def main() -> None:
     if ns.kernels:
         wanted = set(ns.kernels.split(","))
         kernels = [p for p in kernels if p.stem in wanted]
-    box = Sandbox()
-    box.warm_up()
+    box = Sandbox(warm_up_worker=True)
+    box.warm_up(complete=True)
     cache = Cache(tempfile.mkdtemp(prefix="inspection-cost-"))
-    print(f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores; Python "
-          f"{platform.python_version()}; Triton {triton_version()}")
-    print()
-    print("| kernel | target | bare, fresh process (s) | bare, warm process (s) | full inspection (s) "
-          "| full / bare warm | cache hit median (ms) |")
-    print("|---|---|---|---|---|---|---|")
+    machine = (f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores; Python "
+               f"{platform.python_version()}; Triton {triton_version()}")
+    print(f"machine: {machine}\n")
+    print("| kernel | target | bare, fresh process (s) | CLI, cold (s) | cold / bare | bare, warm process (s) "
+          "| inspection, warm (s) | warm / bare | + SASS when asked (s) | CLI cache hit (s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    rows = []
+    med = statistics.median
     for path in kernels:
         for target in ns.targets.split(","):
-            fresh = bare(path, target, warm=False)
-            warm = statistics.median(bare(path, target, warm=True)["compile"] for _ in range(ns.repeat))
-            fulls = []
+            fresh = med(bare(path, target, warm=False)["script"] for _ in range(ns.repeat))
+            cold = med(cli(path, target, tempfile.mkdtemp(prefix="inspection-cost-home-"), "--no-cache")
+                       for _ in range(ns.repeat))
+            warm = med(bare(path, target, warm=True)["compile"] for _ in range(ns.repeat))
+            fulls, sass = [], []
             for _ in range(ns.repeat):
                 t0 = time.perf_counter()
-                rec = inspect_kernel(path, target=target, use_cache=False, sandbox=box, timeout=600)
+                rec = inspect_kernel(path, target=target, use_cache=False, sandbox=box, timeout=600,
+                                     cache=cache, defer=("sass",))
                 fulls.append(time.perf_counter() - t0)
                 if rec.error:
                     raise SystemExit(f"{path.name} {target}: {rec.error.short()}")
-            full = statistics.median(fulls)
-            inspect_kernel(path, target=target, cache=cache, sandbox=box)
-            hits = []
-            for _ in range(20):
                 t0 = time.perf_counter()
-                rec = inspect_kernel(path, target=target, cache=cache, sandbox=box)
-                hits.append(time.perf_counter() - t0)
-                assert rec.cached
-            print(f"| {path.stem} | {target} | {fresh['wall']:.2f} | {warm:.3f} | {full:.3f} | "
-                  f"{full / warm:.2f}x | {statistics.median(hits) * 1000:.1f} |", flush=True)
+                complete(rec, sandbox=box, cache=cache)
+                sass.append(time.perf_counter() - t0)
+            home = tempfile.mkdtemp(prefix="inspection-cost-home-")
+            cli(path, target, home)
+            hit = med(cli(path, target, home) for _ in range(5))
+            row = {"kernel": path.stem, "target": target, "bare_fresh": fresh, "cli_cold": cold,
+                   "bare_warm": warm, "inspection_warm": med(fulls), "sass": med(sass), "cli_hit": hit}
+            rows.append(row)
+            print(f"| {path.stem} | {target} | {fresh:.2f} | {cold:.2f} | {cold / fresh:.2f}x | {warm:.3f} | "
+                  f"{row['inspection_warm']:.3f} | {row['inspection_warm'] / warm:.2f}x | {row['sass']:.3f} | "
+                  f"{hit:.2f} |", flush=True)
     box.close()
+    if ns.json:
+        Path(ns.json).write_text(json.dumps({"machine": machine, "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":

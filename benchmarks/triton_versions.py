@@ -76,7 +76,7 @@ def main() -> None:
             from inspector.compile.sandbox import default_sandbox
 
             box = default_sandbox()
-        box.warm_up()
+        box.warm_up(complete=True)
         boxes[release] = box
     for name in names:
         for target in targets:

@@ -78,8 +78,12 @@ def write_stage(rec: Inspection, stage: str | None) -> bool:
     """Print a stage's text (the target's assembly by default) to stdout; False, with an error on
     stderr naming the stages there are, when the record has no such stage."""
     stage = stage or ("amdgcn" if rec.backend == "hip" else "ptx")
+    if stage in rec.deferred:
+        from .compile.api import complete
+
+        complete(rec, [stage])
     if stage not in rec.stages:
-        print(f"error: no {stage} stage for {rec.target}; stages: {', '.join(rec.stages)}", file=sys.stderr)
+        print(f"error: no {stage} stage for {rec.target}; stages: {', '.join([*rec.stages, *rec.deferred])}", file=sys.stderr)
         return False
     sys.stdout.write(rec.stages[stage])
     return True
@@ -154,7 +158,9 @@ def write_out_dir(rec: Inspection, out: str) -> list[str]:
 def cmd_compile(ns: argparse.Namespace) -> int:
     from .compile.api import inspect_kernel
 
-    rec = inspect_kernel(**compile_request(ns, passes=ns.passes))
+    # SASS is made only when this call prints or writes it (nvdisasm costs ~0.2 s on any kernel).
+    needs_sass = ns.json or ns.out or ns.stage == "sass"
+    rec = inspect_kernel(**compile_request(ns, passes=ns.passes, defer=() if needs_sass else ("sass",)))
     if ns.out and rec.stages:
         write_out_dir(rec, ns.out)
     status = 1 if rec.launch_problem() else 0

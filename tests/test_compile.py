@@ -418,3 +418,60 @@ def test_the_native_gpu_answer_is_kept_per_boot_and_driver(tmp_path, monkeypatch
     api.native_gpu(Box(), store)
     assert Box.asked == 2  # a driver update asks again
     api._native_cache.clear()
+
+
+def test_sass_deferred_until_asked_then_cached(tmp_path, sandbox):
+    """defer=("sass",) leaves nvdisasm out of the compile; complete() makes the same SASS later
+    (in the sandbox) and stores it, so the next hit has it; a caller that did not defer gets it."""
+    from inspector.compile.api import complete
+    from inspector.compile.cache import Cache
+
+    cache = Cache(str(tmp_path / "cache"))
+    full = inspect_kernel(ADD, target="sm_90", sandbox=sandbox, use_cache=False, cache=Cache(str(tmp_path / "c2")))
+    rec = inspect_kernel(ADD, target="sm_90", sandbox=sandbox, cache=cache, defer=("sass",))
+    assert rec.error is None and rec.deferred == ["sass"] and "sass" not in rec.stages and rec.binary
+    assert rec.stages["ptx"] == full.stages["ptx"] and rec.resources.registers == full.resources.registers
+    hit = inspect_kernel(ADD, target="sm_90", sandbox=sandbox, cache=cache, defer=("sass",))
+    assert hit.cached and hit.deferred == ["sass"]
+    complete(hit, sandbox=sandbox, cache=cache)
+    assert hit.deferred == [] and hit.binary == "" and hit.stages["sass"] == full.stages["sass"]
+    again = inspect_kernel(ADD, target="sm_90", sandbox=sandbox, cache=cache, defer=("sass",))
+    assert again.cached and again.deferred == [] and again.stages["sass"] == full.stages["sass"]
+    # A record cached with SASS deferred is completed for a caller that wants every stage.
+    cache2 = Cache(str(tmp_path / "cache3"))
+    inspect_kernel(ADD, target="sm_90", sandbox=sandbox, cache=cache2, defer=("sass",))
+    whole = inspect_kernel(ADD, target="sm_90", sandbox=sandbox, cache=cache2)
+    assert whole.cached and whole.deferred == [] and whole.stages["sass"] == full.stages["sass"]
+    amd = inspect_kernel(ADD, target="gfx942", sandbox=sandbox, cache=cache, defer=("sass",))
+    assert amd.deferred == [] and "amdgcn" in amd.stages  # nothing of AMD's is made later
+
+
+def test_cli_prints_ptx_without_sass_and_sass_when_asked(tmp_path):
+    """The CLI makes SASS only when it prints or writes it; asking later completes the cached record."""
+    env = {**os.environ, "TRITON_INSPECTOR_HOME": str(tmp_path / "home")}
+    first = subprocess.run([sys.executable, "-m", "inspector", "compile", str(ADD)], capture_output=True,
+                           text=True, cwd=REPO, env=env, check=True)
+    assert ".visible .entry add_kernel" in first.stdout
+    sass = subprocess.run([sys.executable, "-m", "inspector", "compile", str(ADD), "--stage", "sass"],
+                          capture_output=True, text=True, cwd=REPO, env=env, check=True)
+    assert "(cached)" in sass.stderr and "LDG.E.128" in sass.stdout
+    js = json.loads(subprocess.run([sys.executable, "-m", "inspector", "compile", str(ADD), "--json"],
+                                   capture_output=True, text=True, cwd=REPO, env=env, check=True).stdout)
+    assert js["cached"] and js["deferred"] == [] and "LDG.E.128" in js["stages"]["sass"]
+
+
+def test_worker_manager_serves_before_it_is_warm(tmp_path):
+    """The zygote answers as soon as torch and Triton are imported, warms between requests, and
+    says when it is warm; a request sent at once is not held behind the warming."""
+    from inspector.compile.sandbox import Sandbox
+
+    box = Sandbox(warm_up_worker=True)
+    try:
+        assert box.warm_up() is False  # ready, not yet warm
+        rec = inspect_kernel(ADD, target="sm_90", sandbox=box, use_cache=False, defer=("sass",))
+        assert rec.error is None
+        assert box.warm_up(complete=True, timeout=300) is True
+        rec = inspect_kernel(ADD, target="gfx942", sandbox=box, use_cache=False)
+        assert rec.error is None
+    finally:
+        box.close()

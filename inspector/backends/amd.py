@@ -50,7 +50,18 @@ def parse_amdgcn_metadata(amdgcn: str) -> dict[str, int]:
     return out
 
 
-def extra_stages(asm: dict) -> dict[str, str]:
+DEFERRABLE: tuple[str, ...] = ()  # AMDGCN comes from the compiler itself: nothing is made later
+
+
+def binary(asm: dict) -> bytes:
+    return b""
+
+
+def extra_stages(asm: dict, skip: tuple[str, ...] | list[str] = ()) -> dict[str, str]:
+    return {}
+
+
+def stages_from_binary(data: bytes, stages: list[str]) -> dict[str, str]:
     return {}
 
 

@@ -134,9 +134,24 @@ def parse_ptxas_log(log: str) -> dict[str, int]:
     return out
 
 
-def extra_stages(asm: dict) -> dict[str, str]:
+# Stages a compile may leave for later (made from the binary when first asked for).
+DEFERRABLE = ("sass",)
+
+
+def binary(asm: dict) -> bytes:
+    """The compiled binary the deferred stages are made from."""
+    return asm.get("cubin") or b""
+
+
+def extra_stages(asm: dict, skip: tuple[str, ...] | list[str] = ()) -> dict[str, str]:
+    """The stages made from the binary (SASS), less those in `skip`."""
     cubin = asm.get("cubin")
-    return {"sass": disassemble(cubin)} if cubin else {}
+    return {"sass": disassemble(cubin)} if cubin and "sass" not in skip else {}
+
+
+def stages_from_binary(data: bytes, stages: list[str]) -> dict[str, str]:
+    """Deferred stages made from a binary (`binary(asm)`)."""
+    return {"sass": disassemble(data)} if "sass" in stages and data else {}
 
 
 def resources(asm: dict, metadata: dict, log: str) -> Resources:

@@ -77,6 +77,7 @@ def inspect_kernel(
     cancel: threading.Event | None = None,
     source: str | None = None,
     triton: str | None = None,
+    defer: tuple[str, ...] | list[str] = (),
 ) -> Inspection:
     """Compile `kernel` from `file` for `target` in a worker process and return the record.
 
@@ -100,6 +101,11 @@ def inspect_kernel(
 
     `source`, when given, is compiled in place of the file's own text, as that file (inside its
     package): an edited copy of a package's kernel keeps its relative imports.
+
+    `defer=("sass",)` leaves SASS out of a fresh compile (nvdisasm costs about 0.2 s on any
+    cubin, more than most compiles): the record lists it in `deferred` and `complete(rec)` makes
+    it when it is first wanted. Without `defer`, a record always has every stage: a cached one
+    that lacks some is completed (and stored again) before it is returned.
 
     `triton` names the Triton release to compile with ("3.6.0"): the installed one by default,
     another from its side environment (`inspector.versions`; the worker starts from that
@@ -151,11 +157,13 @@ def inspect_kernel(
         "autotune_index": autotune_index,
         "passes": bool(passes),
     }
+    # Deferring changes when a stage is made, not what it is: one cache entry either way.
     key = cache_key({
         "source": source, "path": path, "target": target_key, "triton": version,
         "schema": SCHEMA_VERSION, "code": _code_digest(), "package": fingerprint(location),
         **{k: v for k, v in request.items() if k not in ("file", "target", "source")},
     })
+    request["defer"] = list(defer)
     store = cache or Cache()
     if use_cache:
         hit = store.get(key)
@@ -166,7 +174,7 @@ def inspect_kernel(
                 rec = None  # a malformed entry is a miss
             if rec is not None and rec.cache_key == key and rec.source == source:
                 rec.cached = True
-                return _finish(rec, sandbox)
+                return _finish(complete(rec, _unwanted(rec, defer), sandbox, store), sandbox)
 
     box = sandbox or default_sandbox()
     try:
@@ -189,6 +197,40 @@ def inspect_kernel(
     if rec.error is None or rec.error.kind in _CACHEABLE_ERRORS:
         store.put(key, rec.to_dict())
     return _finish(rec, sandbox)
+
+
+def _unwanted(rec: Inspection, defer: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """Deferred stages of `rec` the caller did not agree to defer."""
+    return tuple(s for s in rec.deferred if s not in defer)
+
+
+def complete(rec: Inspection, stages: tuple[str, ...] | list[str] | None = None, sandbox: Sandbox | None = None,
+             cache: Cache | None = None) -> Inspection:
+    """Make the deferred `stages` of `rec` (default: all of them) and return it, completed in place.
+
+    They are made from the record's binary in a sandboxed worker (the binary came from a worker,
+    so the tools reading it never run in the caller), and the cache entry is stored again, so a
+    later hit has them. A failure leaves them deferred and says why in the log."""
+    wanted = [s for s in (rec.deferred if stages is None else stages) if s in rec.deferred]
+    if not wanted or not rec.binary:
+        return rec
+    box = sandbox or default_sandbox()
+    request = {"kind": "stages", "backend": rec.backend, "binary": rec.binary, "stages": wanted}
+    try:
+        made = box.run(request, Limits(timeout=default_timeout())).get("stages") or {}
+    except SandboxError as e:
+        rec.log += f"\nnote: {', '.join(wanted)} not made: {e.message}\n"
+        return rec
+    made = {k: v for k, v in made.items() if k in wanted and isinstance(v, str)}
+    rec.stages.update(made)
+    rec.deferred = [s for s in rec.deferred if s not in made]
+    if not rec.deferred:
+        rec.binary = ""
+    if rec.cache_key and (rec.error is None or rec.error.kind in _CACHEABLE_ERRORS):
+        stored = rec.to_dict()
+        stored["cached"], stored["occupancy"] = False, None  # as inspect_kernel stores it
+        (cache or Cache()).put(rec.cache_key, stored)
+    return rec
 
 
 def triton_sandbox(triton: str | None, sandbox: Sandbox | None = None) -> tuple[str, Sandbox | None]:

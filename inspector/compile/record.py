@@ -136,6 +136,11 @@ class Inspection:
     autotune_configs: list[dict[str, Any]] = field(default_factory=list)
     autotune_index: int | None = None
     stages: dict[str, str] = field(default_factory=dict)
+    # Stages not made yet, to be made when first asked for (`inspector.compile.api.complete`):
+    # SASS costs nvdisasm's 0.2 s whatever the kernel, more than most compiles. `binary` is then
+    # the compiled binary (base64) they are made from; "" once nothing is deferred.
+    deferred: list[str] = field(default_factory=list)
+    binary: str = ""
     passes: list[PassSnapshot] | None = None
     resources: Resources = field(default_factory=Resources)
     metadata: dict[str, Any] = field(default_factory=dict)  # Triton's compile metadata

@@ -373,6 +373,7 @@ class Sandbox:
         self._active: dict[str, _Request] = {}
         self._dir = tempfile.mkdtemp(prefix="inspector-sandbox-")
         self._ready = threading.Event()
+        self._warm = threading.Event()  # the zygote finished its warm-up steps
         atexit.register(self.close)
 
     def isolation(self) -> dict[str, Any]:
@@ -405,6 +406,7 @@ class Sandbox:
             env["TMPDIR"] = "/dev/shm"  # the manager's own scratch space (its warm-up compile)
             command = jail.outer_command(command, env)
         self._ready = ready = threading.Event()
+        self._warm = threading.Event()
         self._ctl = ours
         launched = threading.Event()
 
@@ -455,6 +457,9 @@ class Sandbox:
             if msg.get("event") == "ready":
                 ready.set()
                 continue
+            if msg.get("event") == "warm":
+                self._warm.set()
+                continue
             with self._lock:
                 pending = self._pending.get(msg.get("id", ""))
             if pending is None:
@@ -489,9 +494,15 @@ class Sandbox:
                 os.killpg(proc.pid, signal.SIGKILL)
         shutil.rmtree(self._dir, ignore_errors=True)
 
-    def warm_up(self) -> None:
-        """Start the zygote now (a first request would otherwise pay for torch's import)."""
+    def warm_up(self, complete: bool = False, timeout: float = 120.0) -> bool:
+        """Start the zygote now (a first request would otherwise pay for torch's import). It is
+        ready once torch and Triton are imported and warms the rest between requests; with
+        `complete`, also wait (up to `timeout` s) for that warming to finish (benchmarks do, to
+        time warm compiles). Returns whether the zygote is warm."""
         self._ensure_started()
+        if complete and self._warm_up_worker:
+            return self._warm.wait(timeout)
+        return self._warm.is_set()
 
     def active(self) -> list[dict[str, Any]]:
         """The requests running now: {"id", "seconds", "phase", "line"} each (phase from

@@ -6,6 +6,7 @@ sandbox forks a child for each request and calls `handle(request)` there.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import io
 import os
@@ -14,7 +15,7 @@ import sys
 import tempfile
 import time
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 import torch
 import triton
@@ -322,7 +323,10 @@ def _inspect(rec: Inspection, request: dict, path: str, workdir: str, log: io.St
     backend = for_backend(rec.backend)
     asm = kernel.asm
     rec.stages = {name: asm[name] for name in backend.STAGES if name in asm and isinstance(asm[name], str)}
-    rec.stages.update(backend.extra_stages(asm))
+    defer = [s for s in backend.DEFERRABLE if s in (request.get("defer") or [])]
+    rec.stages.update(backend.extra_stages(asm, skip=defer))
+    if defer:
+        rec.deferred, rec.binary = defer, base64.b64encode(backend.binary(asm)).decode()
     rec.metadata = tc.metadata_dict(kernel)
     rec.resources = backend.resources(asm, rec.metadata, ptxas_text)
     rec.options = {k: rec.metadata.get(k) for k in tc.COMMON_OPTIONS if k in rec.metadata}
@@ -360,6 +364,9 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         return probe_targets(request.get("candidates") or [])
     if kind == "native":
         return native_info()
+    if kind == "stages":
+        return {"stages": for_backend(request["backend"]).stages_from_binary(
+            base64.b64decode(request["binary"]), list(request.get("stages") or []))}
     raise ValueError(f"unknown request kind {kind!r}")
 
 
@@ -408,26 +415,44 @@ def example(device):
 '''
 
 
-def warm_up() -> None:
-    """Do once, before the zygote forks, the one-time work every request would otherwise repeat:
-    torch's meta-tensor machinery, Triton's backends and LLVM's targets, the disassembler's files.
-    Never initialises CUDA (forked children must be free to)."""
-    # Meta-tensor ops import torch._dynamo on first use (about 0.7 s): pay it here, once.
-    import torch._dynamo  # noqa: F401
+def warm_up_steps() -> list[Callable[[], None]]:
+    """The one-time work every request would otherwise repeat, in steps the zygote runs between
+    requests (`inspector.compile.zygote`): Triton's backend and LLVM's targets for NVIDIA, torch's
+    meta-tensor machinery, then AMD's backend. A request that arrives first is forked at once and
+    pays for what it needs itself, so warming never delays the first compile. Never initialises
+    CUDA (forked children must be free to)."""
 
-    x = torch.randn(64, 64, device="meta")
-    ((3 * x).to(torch.bfloat16).t().contiguous().float() + torch.empty_like(x)).sum(dim=-1)
-    workdir = tempfile.mkdtemp(prefix="inspector-warm-")
-    path = os.path.join(workdir, "warm_up.py")
-    with open(path, "w") as f:
-        f.write(_WARM_UP_SRC)
-    main = sys.modules["__main__"]
-    try:
-        for target in ("sm_90", "gfx942"):
-            inspect_file({"file": path, "target": target})
-    finally:
-        sys.modules["__main__"] = main  # a compile runs the file as __main__
-        shutil.rmtree(workdir, ignore_errors=True)
+    def meta_tensors() -> None:
+        # Meta-tensor ops import torch._dynamo on first use (about 0.9 s): pay it here, once.
+        import torch._dynamo  # noqa: F401
+
+        x = torch.randn(64, 64, device="meta")
+        ((3 * x).to(torch.bfloat16).t().contiguous().float() + torch.empty_like(x)).sum(dim=-1)
+
+    def compile_for(target: str) -> Callable[[], None]:
+        def step() -> None:
+            workdir = tempfile.mkdtemp(prefix="inspector-warm-")
+            path = os.path.join(workdir, "warm_up.py")
+            with open(path, "w") as f:
+                f.write(_WARM_UP_SRC)
+            main = sys.modules["__main__"]
+            try:
+                inspect_file({"file": path, "target": target, "defer": ["sass"]})
+            finally:
+                sys.modules["__main__"] = main  # a compile runs the file as __main__
+                shutil.rmtree(workdir, ignore_errors=True)
+
+        return step
+
+    # The default target's compile first: a page's first compile is for it and waits for no step
+    # longer than that one (0.5 s).
+    return [compile_for("sm_90"), meta_tensors, compile_for("gfx942")]
+
+
+def warm_up() -> None:
+    """Every warm-up step at once (see `warm_up_steps`)."""
+    for step in warm_up_steps():
+        step()
 
 
 def native_info() -> dict[str, Any]:

@@ -8,7 +8,8 @@ bubblewrap when it is installed). It talks to the server over one AF_UNIX SOCK_S
          with five descriptors: the request (a memfd holding its JSON), then the write ends of
          the result, progress, log (stderr) and info pipes, which the server reads directly
          {"op": "kill", "id": "..."}
-    out: {"event": "ready", "vm_bytes": N}
+    out: {"event": "ready", "vm_bytes": N}      torch and Triton imported: requests are served
+         {"event": "warm", "vm_bytes": N}       every warm-up step done (with warm_up in the config)
          {"id": "...", "event": "started"}    {"id": "...", "event": "exited", "status": 0 | -signal | code}
 
 A request is three processes, so that each has one job:
@@ -42,6 +43,7 @@ import socket
 import struct
 import sys
 import tempfile
+import time
 import traceback
 
 from inspector.compile import jail
@@ -50,6 +52,9 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 # Where the request's descriptors sit in C, G and W.
 FD_REQUEST, FD_RESULT, FD_PROGRESS, FD_LOG, FD_INFO, FD_ALIVE = 3, 4, 5, 6, 7, 8
 EXIT_MEMORY, EXIT_OUTPUT, EXIT_CRASH = 86, 87, 3
+# A warm-up step starts only after this long with no request in flight or arriving: a caller that
+# started the zygote and sends its first request at once gets it forked first.
+WARM_AFTER_QUIET = 0.3
 
 
 def _place_descriptors(fds: list[int]) -> None:
@@ -258,8 +263,9 @@ def main() -> None:
 
     import inspector.compile.worker
 
-    if cfg.get("warm_up"):
-        inspector.compile.worker.warm_up()
+    # Warming runs in steps between requests, never before one: the first request is forked as
+    # soon as the imports are done (see worker.warm_up_steps).
+    steps = inspector.compile.worker.warm_up_steps() if cfg.get("warm_up") else []
     cfg["expose"] = [*jail.SYSTEM_DIRS, *jail.python_paths(), REPO_ROOT]
     vm = _vm_size()
     zygote = os.getpid()
@@ -274,8 +280,18 @@ def main() -> None:
     send({"event": "ready", "vm_bytes": vm})
     children: dict[int, str] = {}
     by_id: dict[str, int] = {}
+    quiet_since = time.monotonic()
     while True:
-        ready, _, _ = select.select([ctl, wake_r], [], [], 1.0 if children else None)
+        idle = bool(steps) and not children
+        wait = max(0.0, quiet_since + WARM_AFTER_QUIET - time.monotonic()) if idle else (1.0 if children else None)
+        ready, _, _ = select.select([ctl, wake_r], [], [], wait)
+        if idle and not ready:
+            _warm_step(steps.pop(0))
+            quiet_since = time.monotonic()
+            vm = _vm_size()  # a request's memory allowance counts from what the zygote maps now
+            if not steps:
+                send({"event": "warm", "vm_bytes": vm})
+            continue
         if wake_r in ready:
             while True:
                 try:
@@ -298,6 +314,7 @@ def main() -> None:
                 pid = os.fork()
                 if pid == 0:
                     _request(msg, fds, cfg, zygote)
+                quiet_since = time.monotonic()
                 children[pid] = msg["id"]
                 by_id[msg["id"]] = pid
                 send({"id": msg["id"], "event": "started"})
@@ -312,6 +329,7 @@ def main() -> None:
                 break
             if pid == 0:
                 break
+            quiet_since = time.monotonic()
             rid = children.pop(pid, None)
             if rid is not None:
                 by_id.pop(rid, None)
@@ -320,6 +338,14 @@ def main() -> None:
     for pid in children:
         _kill(pid)
     os._exit(0)
+
+
+def _warm_step(step) -> None:
+    """One warm-up step; a failure only costs the warmth (the requests pay for it themselves)."""
+    try:
+        step()
+    except BaseException:  # noqa: BLE001 - keep serving
+        traceback.print_exc()
 
 
 def _kill(pid: int) -> None:
