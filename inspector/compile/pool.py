@@ -421,8 +421,8 @@ class PoolServer:
                 conn.send({"event": "status", **self.info(asking=1), "isolation": self.box.isolation()})
             elif op == "warm_up":
                 try:
-                    self.box.warm_up()
-                    conn.send({"event": "ok"})
+                    warm = self.box.warm_up(complete=bool(msg.get("complete")), timeout=float(msg.get("timeout") or 120))
+                    conn.send({"event": "ok", "warm": bool(warm)})
                 except SandboxError as e:
                     conn.send({"event": "error", "kind": e.kind, "message": e.message, "details": e.details})
             elif op == "stop":
@@ -768,24 +768,27 @@ class PoolClient:
                 pass
         return isolation()
 
-    def warm_up(self) -> None:
-        """Start the pool (and its zygote) now."""
+    def warm_up(self, complete: bool = False, timeout: float = 120.0) -> bool:
+        """Start the pool (and its zygote) now; as `Sandbox.warm_up`: with `complete`, also wait
+        (up to `timeout` s) for the zygote's warming; returns whether it is warm."""
         if not self._pool_blocked():
             try:
                 conn = self._connect()
                 try:
-                    conn.send({"op": "warm_up"})
-                    reply = conn.read_one(ZYGOTE_START_TIMEOUT + 10)
+                    conn.send({"op": "warm_up", "complete": complete, "timeout": timeout})
+                    reply = conn.read_one(ZYGOTE_START_TIMEOUT + timeout + 10)
                 finally:
                     conn.close()
                 if reply and reply.get("event") == "error":
                     raise SandboxError(reply.get("kind") or "crashed", reply.get("message") or "")
-                return
+                if reply is not None:
+                    return bool(reply.get("warm"))
+                self._give_up("it gave no answer to warm_up")
             except PoolUnavailable as e:
                 self._give_up(str(e))
             except OSError as e:
                 self._give_up(f"its socket failed: {e}")
-        self._local().warm_up()
+        return bool(self._local().warm_up(complete=complete, timeout=timeout))
 
     def active(self) -> list[dict[str, Any]]:
         """This process's requests in flight: {"id", "seconds", "phase", "line"} each (the phase

@@ -712,12 +712,32 @@ def _kill(pid: int) -> None:
 _default: Sandbox | None = None
 _default_lock = threading.Lock()
 _by_python: dict[str, Sandbox] = {}  # one sandbox (one warm zygote) per side environment's interpreter
+_pool_clients: dict[str, Any] = {}  # one pool client per interpreter (inspector.compile.pool)
+
+
+def pool_enabled() -> bool:
+    """Whether `default_sandbox()` hands out the shared warm pool's client: $TRITON_INSPECTOR_POOL
+    is not "0" (default "1")."""
+    return os.environ.get("TRITON_INSPECTOR_POOL", "1").strip() != "0"
 
 
 def default_sandbox(python: str | None = None) -> Sandbox:
     """The process-wide sandbox (one zygote per process that inspects); with `python`, the one
-    whose worker manager runs that interpreter (a side environment of another Triton release)."""
+    whose worker manager runs that interpreter (a side environment of another Triton release).
+
+    While the pool is enabled (`pool_enabled()`) this is an `inspector.compile.pool.PoolClient`
+    instead, one per interpreter: the same methods, its requests run in the user's shared warm
+    pool daemon (the CLI's calls and the app share it), in-process when the pool cannot be had.
+    The variable is read on every call, so a process may switch between the two."""
     global _default
+    if pool_enabled():
+        from .pool import PoolClient
+
+        key = os.path.abspath(python or sys.executable)
+        with _default_lock:
+            if key not in _pool_clients:
+                _pool_clients[key] = PoolClient(python=key)
+            return _pool_clients[key]
     with _default_lock:
         if python is not None and os.path.abspath(python) != os.path.abspath(sys.executable):
             python = os.path.abspath(python)
@@ -730,9 +750,16 @@ def default_sandbox(python: str | None = None) -> Sandbox:
 
 
 def close_sandbox_for(python: str) -> None:
-    """Stop the worker manager running `python`, if this process has one (its environment is
-    being removed)."""
+    """Stop the worker manager running `python`, if this process has one, and this user's pool
+    daemons whose workers run it (its environment is being removed)."""
+    python = os.path.abspath(python)
     with _default_lock:
-        box = _by_python.pop(os.path.abspath(python), None)
+        box = _by_python.pop(python, None)
+        client = _pool_clients.pop(python, None)
     if box is not None:
         box.close()
+    if client is not None:
+        client.close()
+    from .pool import stop_pools
+
+    stop_pools(python=python)

@@ -1,0 +1,384 @@
+"""The warm worker pool (`inspector.compile.pool`): real daemons, real GPU-free compiles.
+
+Every test has its own $TRITON_INSPECTOR_HOME (so its own pool folder) and cache, turns the pool
+on (tests/conftest.py turns it off for the rest of the suite), and stops every daemon it started
+at teardown, killing any left over, so none outlives the session. Waits are on state, with deadlines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+ADD = str(REPO / "kernels" / "add.py")
+
+VARIANT = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def axpy_{i}(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x * {c} + y, mask=mask)
+
+
+def example(device):
+    x = torch.randn(4096, device=device)
+    axpy_{i}[(4,)](x, torch.randn_like(x), torch.empty_like(x), 4096, BLOCK=1024)
+'''
+
+FOREVER = '''import triton
+import triton.language as tl
+from inspector.compile import progress
+
+
+@triton.jit
+def never(x_ptr):
+    pass
+
+
+progress.phase("spinning", line=12)  # what the pool streams back for active()
+while True:  # the module level never ends: only a stop ends this compile
+    pass
+'''
+
+
+def wait_for(predicate, timeout: float = 60.0, what: str = "the condition"):
+    end = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(0.05)
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below `pid` (by parent links in /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                text = f.read()
+            ppid = int(text[text.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    out: set[int] = set()
+    todo = [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            if c not in out:
+                out.add(c)
+                todo.append(c)
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def daemons_of(home: str) -> list[int]:
+    """Pool daemons whose environment names this home (whatever their state files say)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if b"inspector.compile.pool" not in f.read():
+                    continue
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if f"TRITON_INSPECTOR_HOME={home}".encode() not in f.read().split(b"\0"):
+                    continue
+        except OSError:
+            continue
+        if alive(int(entry)):
+            out.append(int(entry))
+    return out
+
+
+@pytest.fixture
+def pool_home(tmp_path, monkeypatch):
+    """A home, cache and kernel folder of the test's own, the pool on (no warm-up compile, to keep
+    the tests light on a small machine), and every daemon stopped afterwards."""
+    from inspector.compile import pool
+
+    home = str(tmp_path / "home")
+    monkeypatch.setenv("TRITON_INSPECTOR_HOME", home)
+    monkeypatch.setenv("TRITON_INSPECTOR_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("TRITON_INSPECTOR_POOL", "1")
+    monkeypatch.setenv("TRITON_INSPECTOR_POOL_IDLE", "300")
+    monkeypatch.setenv("TRITON_INSPECTOR_POOL_PREWARM", "0")
+    (tmp_path / "kernels").mkdir()
+    yield home
+    pool.stop_pools()
+    for pid in daemons_of(home):
+        os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not daemons_of(home), 30, "the test's pool daemons to end")
+
+
+def variant(folder: Path, i: int) -> str:
+    path = folder / f"axpy_{i}.py"
+    path.write_text(VARIANT.format(i=i, c=f"{1.0 + i / 8:.3f}"))
+    return str(path)
+
+
+def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "inspector", *args], cwd=REPO, env=dict(os.environ),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def the_pool() -> dict:
+    from inspector.compile import pool
+
+    infos = pool.pools()
+    assert len(infos) == 1, infos
+    return infos[0]
+
+
+def test_second_call_reuses_the_pool(pool_home, tmp_path):
+    from inspector.compile import pool
+
+    first = cli("compile", ADD, "--target", "sm_90")
+    assert first.returncode == 0, first.stderr
+    assert ".visible .entry add_kernel" in first.stdout
+    a = the_pool()
+    if a["code"] == pool.code_digest():  # (unless someone edited the checkout meanwhile)
+        assert a["current"] and a["key"] == pool.pool_key()
+    assert a["zygote_starts"] == 1 and a["served"] == 1
+
+    second = cli("compile", variant(tmp_path / "kernels", 1), "--target", "gfx942")
+    assert second.returncode == 0, second.stderr
+    assert "axpy_1 on gfx942" in second.stderr and "(cached)" not in second.stderr
+    b = the_pool()
+    # The same daemon, the same worker manager (no second torch import): the compile was all it paid.
+    assert (b["pid"], b["zygote_pid"], b["zygote_starts"]) == (a["pid"], a["zygote_pid"], 1)
+    assert b["served"] == 2 and b["running"] == 0
+
+    status = cli("pool", "status")
+    assert status.returncode == 0 and a["key"] in status.stdout and "this environment's" in status.stdout
+
+
+def test_private_folder_socket_and_key(pool_home, tmp_path, monkeypatch):
+    from inspector.compile import pool
+
+    assert cli("compile", ADD, "--target", "gfx942").returncode == 0
+    a = the_pool()
+    folder = Path(pool_home) / "pool"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    sock = Path(a["socket"])
+    assert stat.S_ISSOCK(sock.stat().st_mode) and stat.S_IMODE(sock.stat().st_mode) == 0o600
+    for ext in ("json", "log", "lock"):
+        assert stat.S_IMODE((folder / f"{a['key']}.{ext}").stat().st_mode) & 0o077 == 0
+
+    # Another environment for the workers (a Triton variable the workers would see): another key,
+    # another daemon; the first is not used.
+    before = pool.pool_key()
+    monkeypatch.setenv("TRITON_INSPECTOR_TEST_ONLY", "1")  # the inspector's own: same key
+    assert pool.pool_key() == before
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "0")
+    assert pool.pool_key() != before
+    assert cli("compile", variant(tmp_path / "kernels", 2), "--target", "gfx942").returncode == 0
+    infos = {i["key"]: i for i in pool.pools()}
+    assert len(infos) == 2 and a["key"] in infos
+    other = next(i for k, i in infos.items() if k != a["key"])
+    assert other["pid"] != a["pid"] and other["served"] == 1 and infos[a["key"]]["served"] == 1
+    assert not infos[a["key"]]["current"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to connect as another user")
+def test_another_user_is_refused(pool_home):
+    assert cli("compile", ADD, "--target", "gfx942").returncode == 0
+    a = the_pool()
+    folder = Path(pool_home) / "pool"
+    sock = Path(a["socket"])
+    # Open the way for user 65534 (the folder and socket modes are what stop it normally): the
+    # daemon's peer-uid check must still refuse it.
+    os.chmod(folder, 0o755)
+    os.chmod(sock, 0o666)
+    dirfd = os.open(folder, os.O_PATH | os.O_DIRECTORY)
+    try:
+        child = os.fork()
+        if child == 0:  # as user 65534: connect, ask for the status, report what came back
+            code = 2
+            try:
+                import ctypes
+                import socket
+                import struct
+
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+                ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: /proc/self/fd stays ours
+                s = socket.socket(socket.AF_UNIX)
+                s.connect(f"/proc/self/fd/{dirfd}/{sock.name}")
+                data = json.dumps({"op": "status"}).encode()
+                s.settimeout(30)
+                try:  # refused: the daemon closes the connection without a word
+                    s.sendall(struct.pack(">Q", len(data)) + data)
+                    code = 1 if s.recv(8) else 0
+                except (BrokenPipeError, ConnectionResetError):
+                    code = 0
+            except BaseException as e:  # noqa: BLE001
+                sys.stderr.write(f"probe: {e!r}\n")
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(child, 0)
+    finally:
+        os.close(dirfd)
+        os.chmod(folder, 0o700)
+        os.chmod(sock, 0o600)
+    assert os.waitstatus_to_exitcode(status) == 0, "connected and got an answer (1) or could not connect (2)"
+    assert the_pool()["served"] == 1  # still there, still serving its user
+
+
+def test_concurrent_first_calls_start_one_daemon(pool_home, tmp_path):
+    files = [variant(tmp_path / "kernels", i) for i in (3, 4)]
+    procs = [subprocess.Popen([sys.executable, "-m", "inspector", "compile", f, "--target", "gfx942"], cwd=REPO,
+                              env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for f in files]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        assert "not used" not in err  # neither fell back to an in-process worker
+    a = the_pool()
+    assert a["served"] == 2 and a["zygote_starts"] == 1
+    assert len(daemons_of(pool_home)) == 1
+    log = (Path(pool_home) / "pool" / f"{a['key']}.log").read_text()
+    assert log.count(": pid ") == 1, log
+
+
+def test_killed_or_stopped_pool_is_restarted(pool_home, tmp_path):
+    assert cli("compile", ADD, "--target", "gfx942").returncode == 0
+    a = the_pool()
+    zygote_tree = descendants(a["pid"])
+    assert zygote_tree
+    os.kill(a["pid"], signal.SIGKILL)
+    wait_for(lambda: not alive(a["pid"]) and not any(alive(p) for p in zygote_tree), 30,
+             "the killed daemon and its worker manager to be gone")
+
+    again = cli("compile", variant(tmp_path / "kernels", 5), "--target", "gfx942")
+    assert again.returncode == 0, again.stderr
+    assert "not used" not in again.stderr
+    b = the_pool()
+    assert b["pid"] != a["pid"] and b["served"] == 1
+
+    stop = cli("pool", "stop")
+    assert stop.returncode == 0 and f"stopped pool {b['key']}" in stop.stdout
+    assert not alive(b["pid"]) and not daemons_of(pool_home)
+    assert cli("pool", "status").stdout.strip().endswith("no pool running")
+
+    third = cli("compile", variant(tmp_path / "kernels", 6), "--target", "gfx942")
+    assert third.returncode == 0, third.stderr
+    c = the_pool()
+    assert c["pid"] not in (a["pid"], b["pid"])
+
+
+def _request_processes(info: dict, baseline: set[int]) -> set[int]:
+    return {p for p in descendants(info["pid"]) - baseline if alive(p)}
+
+
+def test_cancel_and_timeout_kill_the_request_in_the_pool(pool_home, tmp_path):
+    from inspector.compile.api import inspect_kernel
+    from inspector.compile.pool import PoolClient
+    from inspector.compile.sandbox import default_sandbox
+
+    box = default_sandbox()
+    assert isinstance(box, PoolClient)
+    box.warm_up()
+    info = the_pool()
+    baseline = descendants(info["pid"])  # the worker manager's own processes
+    forever = tmp_path / "kernels" / "forever.py"
+    forever.write_text(FOREVER)
+
+    # Cancel from the caller: the event set.
+    cancel = threading.Event()
+    out: dict = {}
+    t = threading.Thread(target=lambda: out.setdefault("rec", inspect_kernel(str(forever), target="sm_90",
+                                                                             cancel=cancel)))
+    t.start()
+    running = wait_for(lambda: [r for r in box.active() if r["phase"]], 60, "the request's phase in active()")
+    assert (running[0]["phase"], running[0]["line"]) == ("spinning", 12) and running[0]["seconds"] >= 0
+    wait_for(lambda: _request_processes(info, baseline), 30, "the request's processes in the pool")
+    cancel.set()
+    t.join(60)
+    assert not t.is_alive()
+    assert out["rec"].error.kind == "cancelled"
+    assert not _request_processes(info, baseline)  # gone by the time the answer came
+    assert box.active() == []
+
+    # The timeout, enforced in the pool, with where it struck.
+    rec = inspect_kernel(str(forever), target="sm_90", timeout=3, use_cache=False)
+    assert rec.error.kind == "timeout", rec.error
+    assert rec.error.line in (12, 13), rec.error
+    assert not _request_processes(info, baseline)
+
+    # The client killed: its socket closes, the pool kills the request.
+    p = subprocess.Popen([sys.executable, "-m", "inspector", "compile", str(forever), "--target", "gfx942"],
+                         cwd=REPO, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: the_pool()["running"] == 1 and _request_processes(info, baseline), 60,
+                 "the CLI's request running in the pool")
+    finally:
+        p.kill()
+        p.wait()
+    wait_for(lambda: the_pool()["running"] == 0 and not _request_processes(info, baseline), 30,
+             "the killed client's request to be stopped")
+    assert the_pool()["pid"] == info["pid"]
+
+
+def test_idle_pool_stops_itself(pool_home, monkeypatch):
+    monkeypatch.setenv("TRITON_INSPECTOR_POOL_IDLE", "2")
+    assert cli("compile", ADD, "--target", "gfx942").returncode == 0
+    from inspector.compile import pool
+
+    infos = pool.pools()
+    assert len(infos) == 1 and infos[0]["idle_limit"] == 2
+    pid, key = infos[0]["pid"], infos[0]["key"]
+    wait_for(lambda: not alive(pid), 60, "the idle daemon to stop")
+    assert pool.pools() == [] and not daemons_of(pool_home)
+    log = (Path(pool_home) / "pool" / f"{key}.log").read_text()
+    assert "stopping (idle for 2 s)" in log
+    assert not (Path(pool_home) / "pool" / f"{key}.sock").exists()
+
+
+def test_pool_off_compiles_in_process(pool_home, monkeypatch):
+    from inspector.compile.sandbox import Sandbox, default_sandbox
+
+    monkeypatch.setenv("TRITON_INSPECTOR_POOL", "0")
+    assert isinstance(default_sandbox(), Sandbox)
+    out = cli("compile", ADD, "--target", "gfx942")
+    assert out.returncode == 0, out.stderr
+    assert not (Path(pool_home) / "pool").exists() and not daemons_of(pool_home)
+
+
+def test_unreachable_pool_falls_back_in_process(pool_home, tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("TRITON_INSPECTOR_HOME", str(blocker / "home"))
+    out = cli("compile", ADD, "--target", "gfx942")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count("the warm worker pool is not used") == 1
+    assert "add_kernel on gfx942" in out.stderr
