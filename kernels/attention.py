@@ -7,10 +7,13 @@ N x N score matrix never exists in memory (online softmax, in base 2: exp(x) = 2
 log2 e folded into the scale). Causal attention runs the key loop in two stages: the blocks wholly
 below the diagonal without any mask, then the diagonal block with one; blocks above it are
 skipped, which halves the work. Q, K, V and O are read and written through tensor descriptors made
-on the device (TMA on Hopper). Sequence lengths must be multiples of 128 (the largest block).
+on the host and passed as kernel parameters (TMA on Hopper). On a GPU the autotuner's prune keeps
+the config measured best for the head dim (64: 128 x 64 blocks, 4 warps; 128: 128 x 128, 8 warps),
+so the pick is the same in every run. Sequence lengths must be multiples of 128 (the largest block).
 
 What to look for in the IR (first config, fp16, head dim 64, sm_90):
-- TTIR: one `tt.descriptor_load` of Q before the key loop; in the loop a `tt.descriptor_load`
+- TTIR: Q, K, V, O arrive as `!tt.tensordesc` kernel arguments (no `tt.make_tensor_descriptor`);
+  one `tt.descriptor_load` of Q before the key loop; in the loop a `tt.descriptor_load`
   of K, `tt.trans`, `tt.dot` (Q K^T), two `tt.reduce` (row max, row sum), `math.exp2`, and a
   second `tt.dot` (P V) accumulating into the fp32 output.
 - TTGIR: both dots are `ttng.warp_group_dot` (wgmma). Q K^T reads both operands from shared
@@ -34,32 +37,48 @@ import math
 import torch
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 TITLE = "Flash attention (forward)"
 KERNEL = "attention_kernel"
 
 
 def _config(bm, bn, stages, warps):
-    return triton.Config(dict(BLOCK_M=bm, BLOCK_N=bn), num_stages=stages, num_warps=warps)
+    return triton.Config(dict(BLOCK_M=bm, BLOCK_N=bn), num_stages=stages, num_warps=warps, pre_hook=_set_block_shapes)
+
+
+def _set_block_shapes(nargs):
+    """The descriptors are made before the config is known: give them this config's block shapes."""
+    bm, bn, d = nargs["BLOCK_M"], nargs["BLOCK_N"], nargs["HEAD_DIM"]
+    nargs["q_desc"].block_shape = [bm, d]
+    nargs["o_desc"].block_shape = [bm, d]
+    nargs["k_desc"].block_shape = [bn, d]
+    nargs["v_desc"].block_shape = [bn, d]
 
 
 CONFIGS = [
-    _config(128, 64, 3, 4),
-    _config(128, 128, 3, 8),
+    _config(128, 64, 3, 4),  # head dim 64's config on the H200
+    _config(128, 128, 3, 8),  # head dim 128's
     _config(128, 64, 4, 4),
     _config(128, 128, 2, 8),
     _config(64, 64, 3, 4),  # small enough for sm_80-class shared memory; the CPU interpreter's pick
 ]
+HEAD_DIM_CONFIG = {64: 0, 128: 1}  # index into CONFIGS, measured on the H200 (docs/kernels-performance.md)
 
 
 def _prune(configs, named_args, **kwargs):
-    """Key blocks no wider than the head (wider ones compile but cost registers for nothing);
-    off a GPU there is nothing to tune: the last config."""
+    """On a GPU, the head dim's measured config (a deterministic pick: nothing is timed), else key
+    blocks no wider than the head; off a GPU there is nothing to tune: the last config. A list
+    pinned to one config is kept as it is."""
     head_dim = kwargs["HEAD_DIM"]
-    kept = [c for c in configs if c.kwargs["BLOCK_N"] <= head_dim]
-    if named_args["q_ptr"].device.type != "cuda":
-        return kept[-1:]
-    return kept
+    if named_args["q_desc"].base.device.type != "cuda":
+        return configs[-1:]
+    if head_dim in HEAD_DIM_CONFIG:
+        want = CONFIGS[HEAD_DIM_CONFIG[head_dim]]
+        kept = [c for c in configs if c is want]
+        if kept:
+            return kept
+    return [c for c in configs if c.kwargs["BLOCK_N"] <= head_dim] or configs
 
 
 @triton.jit
@@ -107,17 +126,13 @@ def _attention_keys(
 @triton.autotune(configs=CONFIGS, key=["N_CTX", "HEAD_DIM", "CAUSAL"], prune_configs_by={"early_config_prune": _prune})
 @triton.jit
 def attention_kernel(
-    q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, Z, H, N_CTX,
+    q_desc, k_desc, v_desc, o_desc, sm_scale, Z, H, N_CTX,
     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):
     start_m = tl.program_id(0)
     off_hz = tl.program_id(1)
-    # Q, K, V, O are (Z, H, N_CTX, HEAD_DIM) contiguous: one (Z*H*N_CTX, HEAD_DIM) matrix each.
-    rows = Z * H * N_CTX
-    q_desc = tl.make_tensor_descriptor(q_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1], block_shape=[BLOCK_M, HEAD_DIM])
-    k_desc = tl.make_tensor_descriptor(k_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1], block_shape=[BLOCK_N, HEAD_DIM])
-    v_desc = tl.make_tensor_descriptor(v_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1], block_shape=[BLOCK_N, HEAD_DIM])
-    o_desc = tl.make_tensor_descriptor(o_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1], block_shape=[BLOCK_M, HEAD_DIM])
+    # Q, K, V, O are (Z, H, N_CTX, HEAD_DIM) contiguous: the descriptors see one
+    # (Z*H*N_CTX, HEAD_DIM) matrix each.
     kv_row0 = off_hz * N_CTX
     q_row = kv_row0 + start_m * BLOCK_M
 
@@ -135,11 +150,7 @@ def attention_kernel(
         acc, l_i, m_i = _attention_keys(acc, l_i, m_i, q, k_desc, v_desc, kv_row0, start_m, qk_scale, N_CTX,
                                         BLOCK_M, BLOCK_N, 3)
     acc = acc / l_i[:, None]
-    o_desc.store([q_row, 0], acc.to(o_ptr.dtype.element_ty))
-
-
-def _torch_scratch(size: int, alignment: int, stream) -> torch.Tensor:
-    return torch.empty(size, device="cuda", dtype=torch.int8)
+    o_desc.store([q_row, 0], acc.to(o_desc.dtype))
 
 
 def launch(
@@ -156,14 +167,21 @@ def launch(
     assert D in (16, 32, 64, 128, 256) and N_CTX % 128 == 0, "head dim a power of two, N_CTX a multiple of 128"
     out = torch.empty_like(q) if out is None else out
     assert out.shape == q.shape and out.is_contiguous(), "out: contiguous, shaped like q"
-    if q.is_cuda:
-        triton.set_allocator(_torch_scratch)  # scratch for the descriptors made on the device
+    # Descriptors made on the host, passed as kernel parameters (made on the device, each of the
+    # thousands of programs would first write four of them to global memory). Block shapes: the
+    # head dim's config; the config's pre_hook sets them again for whichever config runs.
+    cfg = CONFIGS[HEAD_DIM_CONFIG.get(D, 0)].kwargs
+    rows = Z * H * N_CTX
+    q_desc, k_desc, v_desc, o_desc = (
+        TensorDescriptor(t, [rows, D], [D, 1], [cfg["BLOCK_N" if t is k or t is v else "BLOCK_M"], D])
+        for t in (q, k, v, out)
+    )
     sm_scale = 1.0 / math.sqrt(D) if sm_scale is None else sm_scale
 
     def grid(meta):
         return (triton.cdiv(N_CTX, meta["BLOCK_M"]), Z * H)
 
-    attention_kernel[grid](q, k, v, out, sm_scale, Z, H, N_CTX, HEAD_DIM=D, CAUSAL=causal)
+    attention_kernel[grid](q_desc, k_desc, v_desc, o_desc, sm_scale, Z, H, N_CTX, HEAD_DIM=D, CAUSAL=causal)
     return out
 
 

@@ -3,20 +3,25 @@
 A persistent kernel: one program per SM walks the output tiles `pid, pid + programs, ...` in
 grouped order (GROUP_M rows of tiles at a time, so the A rows and B columns that neighbouring
 programs need are read from DRAM once and then hit in L2). Operands are read through tensor
-descriptors made on the device (`tl.make_tensor_descriptor`), which on Hopper become TMA copies
-into shared memory that the tensor cores read directly. The epilogue (activation, down-cast) runs
-on the fp32 accumulator in registers, and the tile leaves through the descriptor too.
-Block shapes, pipeline depth and warps are autotuned; the first config is the one that won on
-an H200 at 4096^3 and 8192^3, bf16 and fp16 alike (docs/kernels-performance.md).
+descriptors made on the host (`triton.tools.tensor_descriptor.TensorDescriptor`, passed as kernel
+parameters), which on Hopper become TMA copies into shared memory that the tensor cores read
+directly. The epilogue (activation, down-cast) runs on the fp32 accumulator in registers, and the
+tile leaves through the descriptor too.
+The autotuner's early prune keeps one config per size class on a GPU (`size_class`: 128 x 256
+tiles from 2048^3 up, 64 x 128 tiles below, both measured on an H200, docs/kernels-performance.md),
+so nothing is timed at launch and every run picks the same config; the first config is the
+large-size one.
 
 What to look for in the IR (the first config, bf16, sm_90 unless named):
-- TTIR: `tt.make_tensor_descriptor` three times before the loops, `tt.descriptor_load` of A and
-  B and `tt.dot` inside them, one `tt.descriptor_store` per tile.
-- TTGIR: `ttng.tensormap_create` (the descriptors are written on the device),
-  `ttng.async_tma_copy_global_to_local` into multi-buffered `ttg.local_alloc`s (`num_stages`
-  deep) completing on mbarriers (`ttng.barrier_expect`, `ttng.wait_barrier`), and
-  `ttng.warp_group_dot`: wgmma reading both operands straight from shared memory.
-- PTX: `tensormap.replace.tile.*`, then TMA loads
+- TTIR: the three descriptors are kernel arguments (`!tt.tensordesc<128x64xbf16>` etc., each
+  followed by its shape and strides); `tt.descriptor_load` of A and B and `tt.dot` inside the
+  loops, one `tt.descriptor_store` per tile. No `tt.make_tensor_descriptor`.
+- TTGIR: `ttng.async_tma_copy_global_to_local` into multi-buffered `ttg.local_alloc`s
+  (`num_stages` deep) completing on mbarriers (`ttng.barrier_expect`, `ttng.wait_barrier`), and
+  `ttng.warp_group_dot`: wgmma reading both operands straight from shared memory; no
+  `ttng.tensormap_create` (nothing is written to global memory before the first load).
+- PTX: each descriptor is a `.param .align 64 .b8 matmul_kernel_param_N[128]` (a CUtensorMap
+  filled by the launcher); TMA loads
   `cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes` (`shared::cluster`
   under Triton 3.6), `wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16` (each of the two
   warpgroups owns 64 of the 128 rows), and the TMA store
@@ -25,7 +30,8 @@ What to look for in the IR (the first config, bf16, sm_90 unless named):
 - The same source on sm_80 becomes `cp.async.cg.shared.global` + `ldmatrix` +
   `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`; on sm_120, TMA loads feeding `mma.sync`
   (no wgmma there). These configs are sized for Hopper's 227 KB of shared memory: on sm_120
-  (99 KB) only the last, 128 x 128 x 32 config fits.
+  (99 KB) only the last, 128 x 128 x 32 config fits; the small-size 64 x 128 x 64 config, 6 stages
+  (144 KB), does not either.
 - `activation="leaky_relu"`: `arith.cmpf` + `arith.select` on the fp32 accumulator before the
   `arith.truncf` (PTX `setp.ge.f32`, `mul.f32`, `selp.f32`): the activation adds no memory traffic.
 """
@@ -33,6 +39,7 @@ What to look for in the IR (the first config, bf16, sm_90 unless named):
 import torch
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 TITLE = "Matmul (persistent, TMA, grouped ordering)"
 KERNEL = "matmul_kernel"
@@ -40,26 +47,54 @@ KERNEL = "matmul_kernel"
 
 def _config(bm, bn, bk, stages, warps, flatten=True, group=8):
     return triton.Config(
-        dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group, FLATTEN=flatten), num_stages=stages, num_warps=warps
+        dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group, FLATTEN=flatten),
+        num_stages=stages,
+        num_warps=warps,
+        pre_hook=_set_block_shapes,
     )
 
 
-# Hopper-sized configs (shared memory: stages x (BM x BK + BK x BN) x 2 B plus the BM x BN output tile).
+def _set_block_shapes(nargs):
+    """The descriptors are made before the config is known: give them this config's block shapes."""
+    bm, bn, bk = nargs["BLOCK_M"], nargs["BLOCK_N"], nargs["BLOCK_K"]
+    nargs["a_desc"].block_shape = [bm, bk]
+    nargs["b_desc"].block_shape = [bk, bn]
+    nargs["c_desc"].block_shape = [bm, bn]
+
+
+# Hopper-sized configs (shared memory: stages x (BM x BK + BK x BN) x 2 B plus the BM x BN output
+# tile). On a GPU the early prune keeps exactly one of them per size class (`size_class`), so
+# nothing is timed and every run launches the same config; the others stay for the inspector's
+# autotune grid (`--autotune-config I`).
 CONFIGS = [
-    _config(128, 256, 64, 3, 8),
+    _config(128, 256, 64, 3, 8),  # "large": >= half a wave of 128 x 256 tiles (2048^3 and up on an H200)
+    _config(64, 128, 64, 6, 4),  # "small": fewer tiles than that (1024^3): 4x more, smaller tiles
     _config(128, 256, 64, 3, 8, flatten=False),
     _config(256, 128, 64, 3, 8),
     _config(128, 128, 64, 4, 8),
-    _config(128, 128, 64, 4, 4),
     _config(128, 128, 32, 3, 4),  # fits the 99 KB of sm_86/sm_89/sm_120; the CPU interpreter's pick
 ]
+CLASS_CONFIG = {"large": 0, "small": 1}  # index into CONFIGS, measured on the H200 (docs/kernels-performance.md)
 
 
-def _prune_off_gpu(configs, named_args, **kwargs):
-    """Off a GPU (CPU interpreter) there is nothing to tune: keep the last, smallest config."""
-    if named_args["a_ptr"].device.type != "cuda":
+def size_class(M: int, N: int, sms: int) -> str:
+    """'small' when the 128 x 256 tiles of C would fill less than half the SMs, else 'large'."""
+    return "small" if triton.cdiv(M, 128) * triton.cdiv(N, 256) < sms // 2 else "large"
+
+
+def _sms(device) -> int:
+    return torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else 132
+
+
+def _prune(configs, named_args, **kwargs):
+    """One config per size class on a GPU (a deterministic pick: nothing is timed); off a GPU
+    (CPU interpreter) the last, smallest one; a list pinned to one config is kept as it is."""
+    base = named_args["a_desc"].base
+    if base.device.type != "cuda":
         return configs[-1:]
-    return configs
+    want = CONFIGS[CLASS_CONFIG[size_class(named_args["M"], named_args["N"], _sms(base.device))]]
+    kept = [c for c in configs if c is want]
+    return kept or configs
 
 
 @triton.jit
@@ -73,17 +108,14 @@ def _tile_coords(tile, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
     return pid_m, pid_n
 
 
-@triton.autotune(configs=CONFIGS, key=["M", "N", "K", "ACTIVATION"], prune_configs_by={"early_config_prune": _prune_off_gpu})
+@triton.autotune(configs=CONFIGS, key=["M", "N", "K", "ACTIVATION"], prune_configs_by={"early_config_prune": _prune})
 @triton.jit
 def matmul_kernel(
-    a_ptr, b_ptr, c_ptr, M, N, K,
+    a_desc, b_desc, c_desc, M, N, K,
     ACTIVATION: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     FLATTEN: tl.constexpr,
 ):
-    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BLOCK_M, BLOCK_K])
-    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BLOCK_K, BLOCK_N])
-    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     k_tiles = tl.cdiv(K, BLOCK_K)
@@ -100,11 +132,7 @@ def matmul_kernel(
             acc = tl.dot(a, b, acc)
         if ACTIVATION == "leaky_relu":
             acc = tl.where(acc >= 0, acc, 0.01 * acc)
-        c_desc.store([off_m, off_n], acc.to(c_ptr.dtype.element_ty))  # clipped at the edges
-
-
-def _torch_scratch(size: int, alignment: int, stream) -> torch.Tensor:
-    return torch.empty(size, device="cuda", dtype=torch.int8)
+        c_desc.store([off_m, off_n], acc.to(c_desc.dtype))  # clipped at the edges
 
 
 def launch(
@@ -124,19 +152,23 @@ def launch(
     assert K % 8 == 0 and N % 8 == 0, "TMA descriptors need 16-byte aligned row strides"
     c = torch.empty((M, N), device=a.device, dtype=a.dtype) if out is None else out
     assert c.shape == (M, N) and c.is_contiguous(), "out: a contiguous (M, N) tensor"
-    if a.is_cuda:
-        # Descriptors made on the device live in a small global scratch buffer per program,
-        # which Triton asks this allocator for at launch.
-        triton.set_allocator(_torch_scratch)
-        sms = torch.cuda.get_device_properties(a.device).multi_processor_count
-    else:
-        sms = None  # off a GPU: one program per tile
+    sms = _sms(a.device)
+    # The descriptors are made here, on the host, and passed as kernel parameters: nothing is
+    # written on the device before the first load (making them on the device cost about 2 us a
+    # launch, a fifth of a 1024^3 product). Their block shapes are the size class's config; the
+    # config's pre_hook sets them again for whichever config actually runs.
+    cfg = CONFIGS[CLASS_CONFIG[size_class(M, N, sms)]].kwargs
+    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    a_desc = TensorDescriptor.from_tensor(a, [bm, bk])
+    b_desc = TensorDescriptor.from_tensor(b, [bk, bn])
+    c_desc = TensorDescriptor.from_tensor(c, [bm, bn])
+    persistent = a.is_cuda  # off a GPU: one program per tile
 
     def grid(meta):
         tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
-        return (min(tiles, sms) if sms else tiles,)
+        return (min(tiles, sms) if persistent else tiles,)
 
-    matmul_kernel[grid](a, b, c, M, N, K, ACTIVATION=activation)
+    matmul_kernel[grid](a_desc, b_desc, c_desc, M, N, K, ACTIVATION=activation)
     return c
 
 

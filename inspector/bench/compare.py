@@ -1,10 +1,10 @@
 """Run-to-run differences between two results of the same sweep: how stable the timings are.
 
-    python -m inspector.bench.compare RUN_A RUN_B [--largest N] [--impl triton] [--json]
+    python -m inspector.bench.compare RUN_A RUN_B [--largest N | --min-bytes B] [--impl triton] [--json]
 
 RUN_A and RUN_B are result files or folders of them (matched by kernel name). For each variant,
-the medians of the N largest sizes (the sweep's last N points) are compared:
-(median_b - median_a) / median_a.
+the medians of the N largest sizes (the sweep's last N points), or of every size whose
+`bytes_moved` is at least B, are compared: (median_b - median_a) / median_a.
 """
 
 from __future__ import annotations
@@ -51,15 +51,21 @@ def median_differences(
     largest: int = 1,
     impls: Sequence[str] = ("triton",),
     method: str = "do_bench",
+    min_bytes: int | None = None,
 ) -> list[Difference]:
-    """Differences of the medians at the `largest` last sizes of every variant both results timed."""
+    """Differences of the medians at the `largest` last sizes of every variant both results timed;
+    with `min_bytes`, at every size that moves at least that many bytes instead."""
     out = []
     for sa in a.sweeps:
         sb = next((s for s in b.sweeps if s.variant == sa.variant), None)
         if sb is None:
             continue
         by_label = {p.label: p for p in sb.points}
-        for pa in sa.points[-largest:] if largest > 0 else []:
+        if min_bytes is not None:
+            chosen = [p for p in sa.points if (p.bytes_moved or 0) >= min_bytes]
+        else:
+            chosen = sa.points[-largest:] if largest > 0 else []
+        for pa in chosen:
             pb = by_label.get(pa.label)
             if pb is None:
                 continue
@@ -94,6 +100,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--largest", type=int, default=1, help="how many of the largest sizes per variant (default 1)"
     )
+    p.add_argument(
+        "--min-bytes", type=float, default=None,
+        help="instead of --largest: every size whose bytes_moved is at least this (e.g. 1e6)",
+    )
     p.add_argument("--impl", action="append", help="implementations to compare (default triton)")
     p.add_argument("--json", action="store_true")
     ns = p.parse_args(argv)
@@ -102,7 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         d
         for k in sorted(a)
         if k in b
-        for d in median_differences(a[k], b[k], ns.largest, ns.impl or ["triton"])
+        for d in median_differences(
+            a[k], b[k], ns.largest, ns.impl or ["triton"],
+            min_bytes=int(ns.min_bytes) if ns.min_bytes is not None else None,
+        )
     ]
     if ns.json:
         print(json.dumps([d.to_dict() for d in diffs], indent=1))

@@ -7,10 +7,13 @@ Per size, on fresh random inputs from `make_inputs`:
 1. check: the Triton kernel's output against `reference` (its output buffer poisoned with NaN
    first, so unwritten elements fail), then the PyTorch baseline and its torch.compile'd form
    against the same reference. Whatever fails its check is not timed.
-2. time: `triton.testing.do_bench(fn, warmup, rep, quantiles=[0.5, 0.2, 0.8])`, which records
-   CUDA events around each run and zeroes a 256 MB buffer before each run to flush the L2 cache
-   (Triton 3.6 through 3.9 alike); optionally also `do_bench_cudagraph` (graph replay: launch
-   gaps removed, no L2 flush).
+2. time: `bench_gpu_time(fn, warmup, rep, quantiles=[0.5, 0.2, 0.8])`, triton.testing.do_bench's
+   measurement (CUDA events around each run, a 256 MB buffer zeroed before each run to flush the
+   L2 cache, the same in Triton 3.6 through 3.9) with the host's launch cost kept out of the timed
+   interval (see its docstring); optionally also `do_bench_cudagraph` (graph replay: launch
+   gaps removed, no L2 flush). This is done in `rounds` rounds, the implementations interleaved
+   (triton, eager, compile, triton, ...), and the round with the median median is kept: one
+   round caught in a clock or power transient no longer sets the figure (run-to-run spread).
 GB/s and TFLOP/s follow from the file's `bytes_moved` and `flops` over the median time.
 """
 
@@ -31,8 +34,9 @@ from .records import BenchError, BenchResult, Check, DeviceInfo, Point, Sweep, T
 # progress(done, total, message): `done` sizes of `total` finished; message says what runs now.
 Progress = Callable[[int, int, str], None]
 QUANTILES = [0.5, 0.2, 0.8]
-DEFAULT_REP_MS = 100
+DEFAULT_REP_MS = 50  # per round
 DEFAULT_WARMUP_MS = 25
+DEFAULT_ROUNDS = 3
 
 
 class DeviceLost(Exception):
@@ -174,14 +178,80 @@ def _poisoned_launch(
 
 
 # ---- timing ----------------------------------------------------------------------------------------
+def bench_gpu_time(
+    fn: Callable[[], Any], warmup_ms: int, rep_ms: int, quantiles: list[float], batch: int = 64
+) -> list[float]:
+    """`triton.testing.do_bench`'s measurement (CUDA events around each call, the L2 flushed before
+    each by zeroing Triton's 256 MB buffer, repetitions sized from a 5-call estimate), with the
+    host's launch cost kept out of it.
+
+    do_bench enqueues flush, event, call, event and lets the GPU run while Python prepares the next
+    call; when the call's Python side (an autotuner, descriptors made on the host, torch.compile's
+    guards) takes longer than the flush and the kernel run on the GPU, the GPU waits between the
+    start event and the kernel, and that wait, which jitters with the host, was timed as the kernel
+    (on the H200 small matmuls read 0.03-0.10 ms for a 0.01 ms kernel). Here each batch of
+    repetitions is queued behind `torch.cuda._sleep`, a spinning kernel long enough to cover the
+    host's time to enqueue the batch, so the GPU runs the batch back to back, as nvbench's blocking
+    kernel does. What is timed is the GPU time of the call: the same quantity do_bench measures
+    whenever the host keeps up.
+    """
+    import time
+
+    import torch
+    from triton import runtime
+
+    di = runtime.driver.active.get_device_interface()
+    fn()
+    di.synchronize()
+    cache = runtime.driver.active.get_empty_cache_for_benchmark()
+
+    def clear() -> None:
+        runtime.driver.active.clear_cache(cache)
+
+    start, end = di.Event(enable_timing=True), di.Event(enable_timing=True)
+    t0 = time.perf_counter()
+    start.record()
+    for _ in range(5):
+        clear()
+        fn()
+    end.record()
+    host_s = (time.perf_counter() - t0) / 5  # enqueueing one repetition (the GPU was not waited for)
+    di.synchronize()
+    estimate_ms = max(start.elapsed_time(end) / 5, 1e-4)
+    n_warmup = max(1, int(warmup_ms / estimate_ms))
+    n_repeat = max(1, int(rep_ms / estimate_ms))
+    for _ in range(n_warmup):
+        fn()
+    starts = [di.Event(enable_timing=True) for _ in range(n_repeat)]
+    ends = [di.Event(enable_timing=True) for _ in range(n_repeat)]
+    # Cycles of the spin per second of host time to cover: 2e9 is about the top SM clock of current
+    # GPUs (1.98 GHz on the H200); at a lower clock the spin only lasts longer.
+    lead_s = max(1.5 * host_s - estimate_ms * 1e-3, 0.0)
+    i = 0
+    while i < n_repeat:
+        b = min(batch, n_repeat - i)
+        if lead_s > 0:
+            torch.cuda._sleep(int(2e9 * (b * lead_s + 50e-6)))
+        for j in range(i, i + b):
+            clear()
+            starts[j].record()
+            fn()
+            ends[j].record()
+        i += b
+    di.synchronize()
+    times = torch.tensor([a.elapsed_time(z) for a, z in zip(starts, ends)], dtype=torch.float64)
+    return [float(v) for v in torch.quantile(times, torch.tensor(quantiles, dtype=torch.float64))]
+
+
 def time_fn(fn: Callable[[], Any], method: str, rep_ms: int, warmup_ms: int) -> tuple[float, float, float]:
-    """(median, p20, p80) in ms of `fn` by Triton's do_bench or do_bench_cudagraph."""
-    from triton.testing import do_bench, do_bench_cudagraph
+    """(median, p20, p80) in ms of `fn` by `bench_gpu_time` (do_bench's measurement without the
+    host's launch cost) or Triton's do_bench_cudagraph."""
+    from triton.testing import do_bench_cudagraph
 
     if method == "cudagraph":
         q = do_bench_cudagraph(fn, rep=rep_ms, quantiles=QUANTILES)
     else:
-        q = do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=QUANTILES)
+        q = bench_gpu_time(fn, warmup_ms, rep_ms, QUANTILES)
     median, p20, p80 = (float(v) for v in q)
     return median, p20, p80
 
@@ -243,8 +313,10 @@ class _Sweeper:
         counter: list[int],
         total: int,
         dynamic_compile: bool = False,
+        rounds: int = DEFAULT_ROUNDS,
     ):
         self.spec, self.device, self.check_only = spec, device, check_only
+        self.rounds = max(int(rounds), 1)
         self.vs, self.methods, self.rep_ms, self.warmup_ms = vs, methods, rep_ms, warmup_ms
         self.progress, self.counter, self.total = progress, counter, total
         self.dynamic_compile = dynamic_compile
@@ -329,17 +401,26 @@ class _Sweeper:
         del ref
 
         if not self.check_only:
-            for impl, fn in runnable.items():
-                for method in self.methods:
-                    self._say(f"{label}: timing {impl}" + (" (CUDA graph)" if method == "cudagraph" else ""))
-                    try:
-                        median, p20, p80 = time_fn(fn, method, self.rep_ms, self.warmup_ms)
-                    except Exception as exc:  # noqa: BLE001
-                        if _fatal(exc):
-                            raise DeviceLost(_short(exc)) from exc
-                        key = impl if method == "do_bench" else f"{impl}/{method}"
-                        point.errors[key] = "timing failed: " + _short(exc)
-                        continue
+            for method in self.methods:
+                rounds: dict[str, list[tuple[float, float, float]]] = {impl: [] for impl in runnable}
+                for r in range(self.rounds):
+                    for impl, fn in runnable.items():
+                        if impl not in rounds:
+                            continue  # failed in an earlier round
+                        self._say(
+                            f"{label}: timing {impl}" + (" (CUDA graph)" if method == "cudagraph" else "")
+                            + (f", round {r + 1}/{self.rounds}" if self.rounds > 1 else "")
+                        )
+                        try:
+                            rounds[impl].append(time_fn(fn, method, self.rep_ms, self.warmup_ms))
+                        except Exception as exc:  # noqa: BLE001
+                            if _fatal(exc):
+                                raise DeviceLost(_short(exc)) from exc
+                            key = impl if method == "do_bench" else f"{impl}/{method}"
+                            point.errors[key] = "timing failed: " + _short(exc)
+                            del rounds[impl]
+                for impl, got in rounds.items():
+                    median, p20, p80 = sorted(got)[(len(got) - 1) // 2]  # the round with the median median
                     gbps, tflops = _rates(point.flops, point.bytes_moved, median)
                     point.timings.append(
                         Timing(
@@ -386,10 +467,12 @@ def run(
     dynamic_compile: bool = False,
     autotune_config: int | None = None,
     largest_only: bool = False,
+    rounds: int = DEFAULT_ROUNDS,
     progress: Progress | None = None,
     on_result: Callable[[BenchResult], None] | None = None,
 ) -> list[BenchResult]:
     """Benchmark each target (a bundled kernel's name or a file) in this process; see the module doc.
+    `rounds`: how many interleaved do_bench rounds per implementation (the median round is kept).
     `autotune_config` pins the files' autotuned kernels to that config, and `largest_only` runs one
     point (the first variant at the largest size): together, the autotune grid's times.
 
@@ -405,11 +488,13 @@ def run(
     settings = dict(
         rep_ms=rep_ms,
         warmup_ms=warmup_ms,
+        rounds=max(int(rounds), 1),
         vs=list(vs),
         cudagraph=cudagraph,
         check_only=check_only,
         quantiles=QUANTILES,
         l2_flush=True,
+        timer="bench_gpu_time: do_bench's events and L2 flush, host launch cost hidden behind a spin kernel",
         interpreter=_interpreting(),
         dynamic_compile=dynamic_compile,
         autotune_config=autotune_config,
@@ -484,6 +569,7 @@ def run(
                 counter=counter,
                 total=total,
                 dynamic_compile=dynamic_compile,
+                rounds=rounds,
             )
             try:
                 for name, kwargs, use, skipped in plan(spec, sizes, variants, check_only, largest_only):

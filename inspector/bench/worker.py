@@ -7,7 +7,7 @@ Triton is first imported. Started by `inspector.bench.client`; never import it e
     stdin : {"targets": [...], "sizes": [...] | null, "variants": [...] | null, "vs": [...],
              "cudagraph": bool, "rep_ms": int, "warmup_ms": int, "check_only": bool,
              "interpret": bool | null, "dynamic_compile": bool, "autotune_config": int | null,
-             "largest_only": bool}
+             "largest_only": bool, "rounds": int}
     stdout: JSON lines {"event": "progress", "done": i, "total": n, "message": "..."}
                        {"event": "result", "result": {BenchResult}}
                        {"event": "done"} | {"event": "error", "kind": "...", "message": "..."}
@@ -51,7 +51,7 @@ def main() -> int:
             os.environ["TRITON_INTERPRET"] = "1"
 
         from .records import parse_size
-        from .runner import run
+        from .runner import DEFAULT_REP_MS, DEFAULT_ROUNDS, DEFAULT_WARMUP_MS, run
 
         sizes = request.get("sizes")
         results = run(
@@ -65,8 +65,9 @@ def main() -> int:
             variants=request.get("variants") or None,
             vs=request.get("vs", ["eager", "compile"]),
             cudagraph=bool(request.get("cudagraph")),
-            rep_ms=int(request.get("rep_ms", 100)),
-            warmup_ms=int(request.get("warmup_ms", 25)),
+            rep_ms=int(request.get("rep_ms", DEFAULT_REP_MS)),
+            warmup_ms=int(request.get("warmup_ms", DEFAULT_WARMUP_MS)),
+            rounds=int(request.get("rounds", DEFAULT_ROUNDS)),
             check_only=check_only,
             dynamic_compile=bool(request.get("dynamic_compile")),
             autotune_config=request.get("autotune_config"),
