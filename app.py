@@ -1,121 +1,13 @@
 """Triton Kernel Inspector, the web app: `streamlit run app.py`.
 
-Page config, routing and layout only: the resources line, then the workbench (the editor beside
-the stage panes, `inspector/ui/workbench.py`), then the other views in tabs below. Each panel is a
-function in `inspector/ui/` that takes plain records; compiling goes through
-`inspector.compile.api.inspect_kernel`, which runs the user's file in a sandboxed worker process,
-never in this server. The page is drawn before a compile starts, so the editor is usable while the
-worker warms up; the compile's result redraws it.
+The page itself is `inspector/ui/page.py` (layout and routing; the panels are functions in
+`inspector/ui/`). This file only makes it a Streamlit `st.App` whose lifespan starts the sandboxed
+worker while the server starts, before any browser has connected: the worker's imports are the
+long pole of the first compile (`inspector/ui/server.py`).
 """
-
-from __future__ import annotations
-
-from pathlib import Path
 
 import streamlit as st
 
-from inspector.ui import state, targets
-from inspector.ui.capture_panel import capture_panel
-from inspector.ui.compiling import compile_with_status, summary, take_cancelled
-from inspector.ui.downloads import downloads
-from inspector.ui.editor import editor_notes
-from inspector.ui.error_view import show_error
-from inspector.ui.resources_panel import resources_line
-from inspector.ui.sandbox_banner import sandbox_banner, sandbox_note
-from inspector.ui.settings import VIEWS
-from inspector.ui.sidebar import call, pick
-from inspector.ui.workbench import workbench
+from inspector.ui.server import PAGE, lifespan
 
-VIEW_TITLES = {"insight": "Insight", "occupancy": "Occupancy", "autotune": "Autotune grid", "diff": "Diff",
-               "benchmarks": "Benchmarks"}
-# The page's own spacing: Streamlit's default top padding would push the panes down by 6 rem.
-PAGE_CSS = """<style>
-.block-container { padding-top: 2.6rem; padding-bottom: 2rem; }
-[data-testid=stMainBlockContainer] { padding-left: 1.5rem; padding-right: 1.5rem; }
-</style>"""
-
-
-def panel(view: str):
-    """The panel function of a tab, imported when first shown (plotly and the analysis load then)."""
-    if view == "occupancy":
-        from inspector.ui.occupancy_panel import occupancy_panel as fn
-    elif view == "autotune":
-        from inspector.ui.autotune_panel import autotune_panel as fn
-    elif view == "diff":
-        from inspector.ui.diff_panel import diff_panel as fn
-    elif view == "benchmarks":
-        from inspector.ui.bench_panel import bench_panel as fn
-    else:
-        from inspector.ui.insight_panel import insight_panel as fn
-    return fn
-
-
-@st.fragment
-def workbench_fragment() -> None:
-    """The workbench reruns alone on a save (a pause in typing); a compile, a new choice of
-    panes or a save over another tab's text (the page says so) reruns the page."""
-    kind = workbench(state.shown_record(), state.record())
-    if kind in ("submit", "panes", "conflict"):
-        st.rerun(scope="app")
-
-
-st.set_page_config(page_title="Triton Kernel Inspector", layout="wide")
-st.html(PAGE_CSS)
-targets.start_probe()
-state.init(targets.default_target)
-ss = st.session_state
-sandbox_banner()
-
-with st.sidebar:
-    st.subheader("Triton Kernel Inspector")
-    pick()
-    capture_panel()  # a captured run's kernels (inspector/ui/capture_panel.py)
-
-notice = ss.get(state.SHARED_NOTICE)  # until another kernel is opened
-if notice:
-    st.info(notice, icon=":material/link:")
-cancelled = take_cancelled()
-if cancelled is not None:
-    state.remember(cancelled)
-rec = state.record()
-shown = state.shown_record()
-status_slot = st.container()
-if ss.get("last_summary") and rec is not None:
-    status_slot.caption(ss["last_summary"])
-if shown is not None:
-    if shown is not rec:
-        st.caption(f"Showing the last successful compile of `{shown.kernel}` for `{shown.target}`.")
-    resources_line(shown)
-workbench_fragment()
-if rec is not None:
-    show_error(rec)
-editor_notes()
-
-with st.sidebar:
-    call(rec)
-    sandbox_note()
-
-if shown is not None:
-    ss["w.view"] = state.settings().view
-    view = st.segmented_control("View", VIEWS, key="w.view", format_func=VIEW_TITLES.get, required=True,
-                                on_change=state.set_setting, args=("w.view", "view", None, False),
-                                label_visibility="collapsed")
-    panel(view or VIEWS[0])(shown)
-
-kf = state.current_kernel()
-with st.expander("Downloads"):
-    downloads(shown, state.workspace_of_session(), kf)
-state.sync_url()
-
-if ss[state.WANT_COMPILE]:
-    # Last, so the page (and the editor) is on screen while the compile runs.
-    ss[state.WANT_COMPILE] = False
-    s = state.settings()
-    file, extra = state.compile_input(kf)
-    label = f"{kf.file_name} for {targets.label(s.target)}"
-    with status_slot:
-        done = compile_with_status(Path(file), {**s.request(), **extra}, label)
-    state.remember(done)
-    targets.first_compile_done()
-    ss["last_summary"] = summary(done, label)
-    st.rerun()
+app = st.App(PAGE, lifespan=lifespan)

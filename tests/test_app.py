@@ -14,7 +14,7 @@ AppTest = pytest.importorskip("streamlit.testing.v1").AppTest  # the GPU machine
 from conftest import KERNELS, REPO
 from inspector.ui import workspace
 
-APP = str(REPO / "app.py")
+APP = str(REPO / "inspector" / "ui" / "page.py")  # app.py serves it as an st.App
 TIMEOUT = 240
 
 
@@ -193,7 +193,9 @@ def test_pass_by_pass_pane(home):
     assert rec.passes
     doc = panes_doc(at)
     assert "passes" in pane_keys(doc) and pane_rows(doc, "passes")
-    first = at.select_slider(key=f"w.pass.{rec.cache_key}")
+    from inspector.ui.workbench import view_key
+
+    first = at.select_slider(key=f"w.pass.{view_key(rec)}")
     assert first.value == next(p.index for p in rec.passes if p.changed and p.ir)
 
 

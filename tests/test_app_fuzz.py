@@ -11,7 +11,7 @@ from conftest import REPO
 from inspector.ui import workspace
 from inspector.ui.error_view import KIND_TITLES
 
-APP = str(REPO / "app.py")
+APP = str(REPO / "inspector" / "ui" / "page.py")  # app.py serves it as an st.App
 
 
 def _pick() -> list[fuzz_cases.Case]:

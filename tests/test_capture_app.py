@@ -18,7 +18,7 @@ from inspector.capture import load
 from inspector.capture.table import find
 from inspector.ui.capture_panel import capture_argument
 
-APP = str(REPO / "app.py")
+APP = str(REPO / "inspector" / "ui" / "page.py")  # app.py serves it as an st.App
 PROGRAM = REPO / "tests" / "capture_program"
 
 

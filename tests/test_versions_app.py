@@ -17,7 +17,7 @@ from test_versions import NEW, OLD, old_release  # noqa: F401 - the fixture
 
 from inspector import versions
 
-APP = str(REPO / "app.py")
+APP = str(REPO / "inspector" / "ui" / "page.py")  # app.py serves it as an st.App
 TIMEOUT = 300
 
 

@@ -15,7 +15,7 @@ AppTest = pytest.importorskip("streamlit.testing.v1").AppTest  # the GPU machine
 from conftest import KERNELS, REPO
 from inspector.ui import workspace
 
-APP = str(REPO / "app.py")
+APP = str(REPO / "inspector" / "ui" / "page.py")  # app.py serves it as an st.App
 TIMEOUT = 240
 _events = itertools.count()
 

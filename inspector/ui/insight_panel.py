@@ -7,6 +7,8 @@ selected (and the lines it became highlighted in every pane).
 
 from __future__ import annotations
 
+import html
+
 import streamlit as st
 
 from inspector.analysis import explain
@@ -75,9 +77,21 @@ def memory_table(rec: Inspection, report: MemoryReport) -> None:
                    + ", ".join(str(s.line) for s in report.spills))
 
 
-def instruction_mix(rec: Inspection, mix: InstructionMix) -> None:
-    import plotly.graph_objects as go
+def mix_bars_html(counts: list[tuple[str, int]]) -> str:
+    """Horizontal bars, one per instruction class, as plain HTML: drawn with the page, no chart
+    library to load (a plotly chart here cost the first result about a second of the browser's
+    time on a small machine)."""
+    top = max((n for _, n in counts), default=0) or 1
+    rows = "".join(
+        f'<div style="display:flex;align-items:center;gap:8px;margin:2px 0">'
+        f'<span style="width:7.5em;text-align:right;font-size:0.85em;color:#555">{html.escape(c)}</span>'
+        f'<span style="background:#4e79d9;height:14px;width:{max(1.0, 100 * n / top):.1f}%;max-width:70%"></span>'
+        f'<span style="font-size:0.85em">{n}</span></div>' for c, n in counts)
+    return f'<div class="tki-mix">{rows}<div style="font-size:0.8em;color:#777;margin-top:4px">' \
+           f'instructions (static count)</div></div>'
 
+
+def instruction_mix(rec: Inspection, mix: InstructionMix) -> None:
     st.markdown("##### Instruction mix")
     stages = [s for s in rec.stage_names() if s in mix.stages and mix.stages[s].total]
     if not stages:
@@ -87,12 +101,11 @@ def instruction_mix(rec: Inspection, mix: InstructionMix) -> None:
                                  key="w.mix.stage", label_visibility="collapsed") or default
     sm = mix.stages[stage]
     counts = sorted(sm.counts.items(), key=lambda kv: -kv[1])
-    fig = go.Figure(go.Bar(x=[n for _, n in counts], y=[c for c, _ in counts], orientation="h",
-                           marker_color="#4e79d9"))
-    fig.update_layout(height=28 * len(counts) + 60, margin=dict(l=10, r=10, t=10, b=30),
-                      yaxis=dict(autorange="reversed"), xaxis_title="instructions (static count)")
     c1, c2 = st.columns([3, 2])
-    c1.plotly_chart(fig, key="w.mix.plot", config={"displayModeBar": False})
+    with c1:
+        st.html(mix_bars_html(counts))
+        if "sass" in rec.deferred:
+            st.caption("SASS is disassembled when first asked for: show the SASS pane to make it.")
     per_line = sorted(sm.line_totals().items(), key=lambda kv: -kv[1])[:12]
     lines = rec.source.split("\n")
     c2.dataframe([{"line": ln, "instructions": n, "source": lines[ln - 1].strip() if 0 < ln <= len(lines) else ""}

@@ -12,7 +12,7 @@ import difflib
 import streamlit as st
 
 from inspector.highlight import language_of, render_rows
-from inspector.compile.record import STAGE_TITLES, Inspection, PassSnapshot
+from inspector.compile.record import AMD_STAGES, NVIDIA_STAGES, STAGE_TITLES, Inspection, PassSnapshot
 from inspector.ui.linking import stage_line_maps
 from inspector.ui.panes import Pane
 from inspector.ui.settings import MAX_PANES
@@ -26,7 +26,16 @@ COUNTERPART = {"ptx": "amdgcn", "sass": "amdgcn", "amdgcn": "ptx"}
 
 
 def available_panes(rec: Inspection) -> list[str]:
-    return [*rec.stage_names(), "passes"]
+    """The panes `rec` can show: its stages and those deferred (made when first shown), in
+    pipeline order, then the pass-by-pass view."""
+    order = NVIDIA_STAGES if rec.backend == "cuda" else AMD_STAGES
+    return [*(s for s in order if s in rec.stages or s in rec.deferred), "passes"]
+
+
+def deferred_wanted(rec: Inspection, wanted: list[str]) -> list[str]:
+    """The deferred stages of `rec` that the chosen panes would show."""
+    available = [p for p in available_panes(rec) if p != "source"]
+    return [p for p in effective_panes(wanted, available) if p in rec.deferred]
 
 
 def effective_panes(wanted: list[str], available: list[str]) -> list[str]:

@@ -71,6 +71,12 @@ def save_pending() -> None:
     handle(st.session_state.get(key()))
 
 
+def view_key(rec: Inspection) -> str:
+    """What the drawn panes, maps and markers of `rec` are cached under: its compile, and which
+    stages it has (a deferred SASS made later changes them)."""
+    return f"{rec.cache_key or rec.kernel + ':' + rec.target}:{','.join(sorted(rec.stages))}"
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def _record_markers(cache_key: str, _rec: Inspection) -> Markers:
     return record_markers(_rec)
@@ -86,7 +92,7 @@ def _stage_panes(rec: Inspection | None) -> tuple[list[dict], dict, list[dict], 
         return panes, {}, [{"key": p, "title": PANE_TITLES.get(p, p)} for p in wanted], "none:" + ",".join(wanted)
     available = [p for p in available_panes(rec) if p != "source"]
     chosen = effective_panes(wanted, available)
-    record_key = rec.cache_key or f"{rec.kernel}:{rec.target}"
+    record_key = view_key(rec)
     built = [pane_of(rec, p, record_key) for p in chosen]
     from inspector.ui.stages_panel import maps_of
 
@@ -105,7 +111,7 @@ def workbench(rec: Inspection | None, last: Inspection | None) -> str | None:
     ss = st.session_state
     kf = state.current_kernel()
     panes, maps, available, sig = _stage_panes(rec)
-    markers = merge(_record_markers(rec.cache_key or rec.kernel, rec) if rec is not None else {},
+    markers = merge(_record_markers(view_key(rec), rec) if rec is not None else {},
                     error_markers(last))
     share = {k: v for k, v in state.settings().to_query().items() if k != "kernel"}
     initial = ss.pop(state.FOCUS, None)
