@@ -384,10 +384,10 @@ class PoolServer:
             sys.stderr.write(f"pool: the worker manager did not start: {e}\n")
 
     def _request_stop(self, why: str) -> None:
-        with self.lock:
-            if not self.stop_reason:
-                self.stop_reason = why
-            self.closing = True
+        # No lock: this also runs as the SIGTERM handler, in the main thread, which may hold it.
+        if not self.stop_reason:
+            self.stop_reason = why
+        self.closing = True
 
     def shutdown(self) -> None:
         sys.stderr.write(f"pool {self.key}: stopping ({self.stop_reason})\n")
