@@ -66,9 +66,11 @@ with tc.use_cache_dir(tempfile.mkdtemp()), driver, stand_in_device(target):
     example = time.perf_counter() - t_example
     launch = launches[0]
     configs = tc.autotune_configs(launch.obj)
-    t0 = time.perf_counter()
-    kernel, _ = tc.compile_launch(launch, {{}}, {{}}, configs[0] if configs else None)
-    t1 = time.perf_counter()
+    launch.jit.device_caches.clear()  # an example that called warmup() compiled it already
+    with tc.use_cache_dir(tempfile.mkdtemp()):
+        t0 = time.perf_counter()
+        kernel, _ = tc.compile_launch(launch, {{}}, {{}}, configs[0] if configs else None)
+        t1 = time.perf_counter()
 print(json.dumps({{"compile": t1 - t0, "process": t1 - t_start, "example": example}}))
 """
 
@@ -103,7 +105,7 @@ def main() -> None:
     ap.add_argument("--json", help="also write the rows here")
     ns = ap.parse_args()
 
-    from inspector.compile.api import complete, inspect_kernel, triton_version
+    from inspector.compile.api import triton_version
     from inspector.compile.cache import Cache
     from inspector.compile.sandbox import Sandbox
 
@@ -121,36 +123,50 @@ def main() -> None:
           "| inspection, warm (s) | warm / bare | + SASS when asked (s) | CLI cache hit (s) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     rows = []
-    med = statistics.median
     for path in kernels:
         for target in ns.targets.split(","):
-            fresh = med(bare(path, target, warm=False)["script"] for _ in range(ns.repeat))
-            cold = med(cli(path, target, tempfile.mkdtemp(prefix="inspection-cost-home-"), "--no-cache")
-                       for _ in range(ns.repeat))
-            warm = med(bare(path, target, warm=True)["compile"] for _ in range(ns.repeat))
-            fulls, sass = [], []
-            for _ in range(ns.repeat):
-                t0 = time.perf_counter()
-                rec = inspect_kernel(path, target=target, use_cache=False, sandbox=box, timeout=600,
-                                     cache=cache, defer=("sass",))
-                fulls.append(time.perf_counter() - t0)
-                if rec.error:
-                    raise SystemExit(f"{path.name} {target}: {rec.error.short()}")
-                t0 = time.perf_counter()
-                complete(rec, sandbox=box, cache=cache)
-                sass.append(time.perf_counter() - t0)
-            home = tempfile.mkdtemp(prefix="inspection-cost-home-")
-            cli(path, target, home)
-            hit = med(cli(path, target, home) for _ in range(5))
-            row = {"kernel": path.stem, "target": target, "bare_fresh": fresh, "cli_cold": cold,
-                   "bare_warm": warm, "inspection_warm": med(fulls), "sass": med(sass), "cli_hit": hit}
+            try:
+                row = _row(path, target, ns.repeat, box, cache)
+            except (subprocess.CalledProcessError, SystemExit) as e:
+                detail = getattr(e, "stderr", "") or str(e)
+                print(f"| {path.stem} | {target} | failed: {detail.strip().splitlines()[-1][:200] if detail.strip() else e} |",
+                      flush=True)
+                continue
             rows.append(row)
-            print(f"| {path.stem} | {target} | {fresh:.2f} | {cold:.2f} | {cold / fresh:.2f}x | {warm:.3f} | "
-                  f"{row['inspection_warm']:.3f} | {row['inspection_warm'] / warm:.2f}x | {row['sass']:.3f} | "
-                  f"{hit:.2f} |", flush=True)
+            warm, fresh = row["bare_warm"], row["bare_fresh"]
+            print(f"| {path.stem} | {target} | {fresh:.2f} | {row['cli_cold']:.2f} | {row['cli_cold'] / fresh:.2f}x | "
+                  f"{warm:.3f} | {row['inspection_warm']:.3f} | {row['inspection_warm'] / warm:.2f}x | "
+                  f"{row['sass']:.3f} | {row['cli_hit']:.2f} |", flush=True)
     box.close()
     if ns.json:
         Path(ns.json).write_text(json.dumps({"machine": machine, "rows": rows}, indent=1))
+
+
+def _row(path: Path, target: str, repeat: int, box, cache) -> dict:
+    """One kernel and target: every column's median."""
+    from inspector.compile.api import complete, inspect_kernel
+
+    med = statistics.median
+    fresh = med(bare(path, target, warm=False)["script"] for _ in range(repeat))
+    cold = med(cli(path, target, tempfile.mkdtemp(prefix="inspection-cost-home-"), "--no-cache")
+               for _ in range(repeat))
+    warm = med(bare(path, target, warm=True)["compile"] for _ in range(repeat))
+    fulls, sass = [], []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        rec = inspect_kernel(path, target=target, use_cache=False, sandbox=box, timeout=600,
+                             cache=cache, defer=("sass",))
+        fulls.append(time.perf_counter() - t0)
+        if rec.error:
+            raise SystemExit(f"{path.name} {target}: {rec.error.short()}")
+        t0 = time.perf_counter()
+        complete(rec, sandbox=box, cache=cache)
+        sass.append(time.perf_counter() - t0)
+    home = tempfile.mkdtemp(prefix="inspection-cost-home-")
+    cli(path, target, home)
+    hit = med(cli(path, target, home) for _ in range(5))
+    return {"kernel": path.stem, "target": target, "bare_fresh": fresh, "cli_cold": cold,
+            "bare_warm": warm, "inspection_warm": med(fulls), "sass": med(sass), "cli_hit": hit}
 
 
 if __name__ == "__main__":

@@ -501,6 +501,9 @@ class Sandbox:
         time warm compiles). Returns whether the zygote is warm."""
         self._ensure_started()
         if complete and self._warm_up_worker:
+            if not self._warm.is_set():
+                # Some steps wait for a first request to have been served: serve a no-op one.
+                self.run({"kind": "stages", "backend": "cuda", "binary": "", "stages": []}, Limits(timeout=timeout))
             return self._warm.wait(timeout)
         return self._warm.is_set()
 

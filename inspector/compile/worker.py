@@ -417,8 +417,8 @@ def example(device):
 
 def warm_up_steps() -> list[Callable[[], None]]:
     """The one-time work every request would otherwise repeat, in steps the zygote runs between
-    requests (`inspector.compile.zygote`): Triton's backend and LLVM's targets for NVIDIA, torch's
-    meta-tensor machinery, then AMD's backend. A request that arrives first is forked at once and
+    requests (`inspector.compile.zygote`): Triton's backend and LLVM's targets for NVIDIA, then
+    AMD's, then torch's meta-tensor machinery. A request that arrives first is forked at once and
     pays for what it needs itself, so warming never delays the first compile. Never initialises
     CUDA (forked children must be free to)."""
 
@@ -444,9 +444,11 @@ def warm_up_steps() -> list[Callable[[], None]]:
 
         return step
 
-    # The default target's compile first: a page's first compile is for it and waits for no step
-    # longer than that one (0.5 s).
-    return [compile_for("sm_90"), meta_tensors, compile_for("gfx942")]
+    # The default target's compile first: a page's first compile is for it. The meta-tensor step
+    # (0.9 s) waits for a first request to have been served (`after_first_request`): the first
+    # request may not need it, and should not queue behind it.
+    meta_tensors.after_first_request = True  # type: ignore[attr-defined]
+    return [compile_for("sm_90"), compile_for("gfx942"), meta_tensors]
 
 
 def warm_up() -> None:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import errno
 import faulthandler
 import fcntl
+import gc
 import json
 import os
 import resource
@@ -52,8 +53,10 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 # Where the request's descriptors sit in C, G and W.
 FD_REQUEST, FD_RESULT, FD_PROGRESS, FD_LOG, FD_INFO, FD_ALIVE = 3, 4, 5, 6, 7, 8
 EXIT_MEMORY, EXIT_OUTPUT, EXIT_CRASH = 86, 87, 3
-# A warm-up step starts only after this long with no request in flight or arriving: a caller that
-# started the zygote and sends its first request at once gets it forked first.
+# Before the first request, a warm-up step starts only after this long with none arriving: a caller
+# that started the zygote and sends its first request at once gets it forked first. After it, steps
+# run whenever no request is in flight (a script's calls come back to back, with gaps shorter
+# than this).
 WARM_AFTER_QUIET = 0.3
 
 
@@ -277,16 +280,24 @@ def main() -> None:
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
     signal.signal(signal.SIGCHLD, lambda *_: None)
+    gc.freeze()  # what is imported now is never collected: a request's GC passes skip it (fewer copied pages)
     send({"event": "ready", "vm_bytes": vm})
     children: dict[int, str] = {}
     by_id: dict[str, int] = {}
     quiet_since = time.monotonic()
+    served = False  # a request has been forked: warm at once between requests from now on
     while True:
-        idle = bool(steps) and not children
-        wait = max(0.0, quiet_since + WARM_AFTER_QUIET - time.monotonic()) if idle else (1.0 if children else None)
+        idle = bool(steps) and not children and (served or not getattr(steps[0], "after_first_request", False))
+        if not idle:
+            wait = 1.0 if children else None
+        elif served:
+            wait = 0.0
+        else:
+            wait = max(0.0, quiet_since + WARM_AFTER_QUIET - time.monotonic())
         ready, _, _ = select.select([ctl, wake_r], [], [], wait)
         if idle and not ready:
             _warm_step(steps.pop(0))
+            gc.freeze()
             quiet_since = time.monotonic()
             vm = _vm_size()  # a request's memory allowance counts from what the zygote maps now
             if not steps:
@@ -314,7 +325,7 @@ def main() -> None:
                 pid = os.fork()
                 if pid == 0:
                     _request(msg, fds, cfg, zygote)
-                quiet_since = time.monotonic()
+                quiet_since, served = time.monotonic(), True
                 children[pid] = msg["id"]
                 by_id[msg["id"]] = pid
                 send({"id": msg["id"], "event": "started"})
