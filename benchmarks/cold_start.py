@@ -95,6 +95,9 @@ def one_run(browser, query: str) -> dict[str, float]:
                 proc.wait(timeout=15)
             except (ProcessLookupError, subprocess.TimeoutExpired):
                 os.killpg(proc.pid, signal.SIGKILL)
+            # The run's warm worker pool (its home is this run's): stopped, not left to idle out.
+            subprocess.run([sys.executable, "-m", "inspector", "pool", "stop"], cwd=REPO, env=env,
+                           capture_output=True, timeout=60)
 
 
 def measure(repeat: int, query: str) -> dict:
