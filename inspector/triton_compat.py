@@ -511,6 +511,8 @@ def compile_launch(
     if config_kwargs:
         call_kwargs.update(config_kwargs)
     inner = triton_object(launch.obj)
+    if isinstance(inner, Autotuner) and config_kwargs:
+        _config_pre_hook(inner, launch, config_kwargs)
     inner = inner.fn if isinstance(inner, Autotuner) else inner
     JITFunction.run = observed_run
     try:
@@ -751,6 +753,19 @@ def heuristic_names(obj: Any) -> set[str]:
             names |= set(obj.values)
         obj = getattr(obj, "fn", None)
     return names
+
+
+def _config_pre_hook(tuner: Autotuner, launch: Launch, config_kwargs: dict[str, Any]) -> None:
+    """Run the chosen config's `pre_hook` as the autotuner does before launching it: a kernel
+    taking host-made tensor descriptors sets their block shapes there (Triton's persistent matmul
+    tutorial does)."""
+    for c in tuner.configs:
+        if c.pre_hook is not None and dict(c.all_kwargs()) == dict(config_kwargs):
+            nargs = dict(zip(tuner.arg_names, launch.args))
+            nargs.update(launch.kwargs)
+            nargs.update(c.all_kwargs())
+            c.pre_hook(nargs)
+            return
 
 
 def autotune_configs(obj: Any) -> list[dict[str, Any]]:

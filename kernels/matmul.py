@@ -27,8 +27,10 @@ What to look for in the IR (the first config, bf16, sm_90 unless named):
   warpgroups owns 64 of the 128 rows), and the TMA store
   `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group`.
 - SASS: `HGMMA.64x256x16.F32.BF16`, `UTMALDG.2D`, `UTMASTG.2D`; about 160 registers, no `LDL`/`STL`.
-- The same source on sm_80 becomes `cp.async.cg.shared.global` + `ldmatrix` +
-  `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`; on sm_120, TMA loads feeding `mma.sync`
+- The same source on sm_80 (no TMA) turns the host-made descriptors into plain pointer loads
+  whose alignment the compiler cannot see: not 128-bit, and the Insight tab says why (a kernel
+  for Ampere would take pointers, or make its descriptors on the device); the dot is `ldmatrix` +
+  `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`. On sm_120, TMA loads feeding `mma.sync`
   (no wgmma there). These configs are sized for Hopper's 227 KB of shared memory: on sm_120
   (99 KB) only the last, 128 x 128 x 32 config fits; the small-size 64 x 128 x 64 config, 6 stages
   (144 KB), does not either.

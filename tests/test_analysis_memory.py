@@ -115,8 +115,11 @@ def test_matmul_sm90_uses_tma_and_sm80_cp_async(kernels):
     assert all(any(i.opcode.startswith("UTMALDG") for i in a.instructions["sass"]) for a in loads)
     rep80 = memory_report(kernels["matmul_80"])
     loads80 = [a for a in rep80.accesses if a.direction == "load"]
-    assert loads80 and all(a.verdict == "vectorised" for a in loads80)
-    assert all(i.kind == "async_copy" and i.width_bits == 128 for a in loads80 for i in a.instructions["ptx"])
+    # The gallery matmul takes descriptors made on the host (for Hopper's TMA). Without TMA
+    # (sm_80) they become pointer loads whose alignment the compiler cannot see, and the
+    # analysis says why they are not 128-bit.
+    assert loads80 and all(a.verdict != "vectorised" for a in loads80)
+    assert all("pointer_alignment" in a.reason_codes for a in loads80)
     # ldmatrix feeds the tensor cores from shared memory, attributed to the dot's operand lines
     ldm = [m for m in rep80.instructions if m.stage == "ptx" and any(o.startswith("ldmatrix") for o in m.opcodes)]
     assert ldm and all(m.kind == "shared_load" and 128 in m.widths for m in ldm)
