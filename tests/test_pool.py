@@ -303,7 +303,7 @@ def _request_processes(info: dict, baseline: set[int]) -> set[int]:
 def test_cancel_and_timeout_kill_the_request_in_the_pool(pool_home, tmp_path):
     from inspector.compile.api import inspect_kernel
     from inspector.compile.pool import PoolClient
-    from inspector.compile.sandbox import default_sandbox
+    from inspector.compile.sandboxes import default_sandbox
 
     box = default_sandbox()
     assert isinstance(box, PoolClient)
@@ -365,7 +365,8 @@ def test_idle_pool_stops_itself(pool_home, monkeypatch):
 
 
 def test_pool_off_compiles_in_process(pool_home, monkeypatch):
-    from inspector.compile.sandbox import Sandbox, default_sandbox
+    from inspector.compile.sandbox import Sandbox
+    from inspector.compile.sandboxes import default_sandbox
 
     monkeypatch.setenv("TRITON_INSPECTOR_POOL", "0")
     assert isinstance(default_sandbox(), Sandbox)

@@ -37,7 +37,7 @@ def register(subparsers: Any) -> None:
 def run(ns: argparse.Namespace) -> int:
     """Handler for `pool`."""
     from inspector.compile import pool
-    from inspector.compile.sandbox import pool_enabled
+    from inspector.compile.sandboxes import pool_enabled
 
     if ns.pool_command == "stop":
         infos = pool.pools()

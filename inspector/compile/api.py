@@ -17,7 +17,8 @@ from typing import Any
 from .cache import Cache, cache_key
 from .project import fingerprint, locate, module_file
 from .record import ErrorInfo, Inspection, SCHEMA_VERSION
-from .sandbox import Limits, Sandbox, SandboxError, default_sandbox
+from .sandbox import Limits, Sandbox, SandboxError
+from .sandboxes import default_sandbox
 from ..targets import UnknownTargetError, candidate_targets, parse_target
 from ..versions.support import VersionError
 
