@@ -9,10 +9,10 @@ import time
 import streamlit as st
 
 from inspector.ui import state, workspace
+from inspector.ui.state import RESTORED
 
 SHOWN = 200  # versions offered in the list (all are kept on disk, up to the workspace's cap)
 BOX = "history-box"  # the expander's key; its session state is whether it is open
-RESTORED = "history_restored"  # session state: the version number restored last (for the message)
 
 
 def version_label(v: workspace.Version, current_digest: str) -> str:
@@ -24,7 +24,7 @@ def version_label(v: workspace.Version, current_digest: str) -> str:
 
 def _restore(kernel_id: str, number: int) -> None:
     """on_click: make version `number` the current text, reload the editor, compile."""
-    from inspector.ui.editor import save_pending
+    from inspector.ui.workbench import save_pending
 
     ss = st.session_state
     save_pending()  # what was typed just before the click is a version too

@@ -21,6 +21,7 @@ from inspector.compile.record import Inspection
 from inspector.ui import workspace
 from inspector.ui.settings import Settings, shared_text
 
+RESTORED = "history_restored"  # session state: the version number restored last (the History message)
 SETTINGS = "settings"
 RECORD = "record"
 WANT_COMPILE = "want_compile"

@@ -24,7 +24,6 @@ import streamlit.components.v1 as components
 
 from inspector.compile.record import Inspection
 from inspector.ui import state
-from inspector.ui.history_panel import RESTORED
 from inspector.ui.markers import Markers, error_markers, merge, record_markers
 from inspector.ui.settings import MAX_PANES
 from inspector.ui.stages_panel import PANE_TITLES, available_panes, effective_panes, pane_of
@@ -50,7 +49,7 @@ def handle(event: dict | None) -> str | None:
     kind = event.get("type")
     if kind in ("change", "submit", "blur") and isinstance(event.get("text"), str):
         text = event["text"]
-        ss.pop(RESTORED, None)  # a "restored" message is old news once the text changes
+        ss.pop(state.RESTORED, None)  # a "restored" message is old news once the text changes
         result = state.workspace_of_session().save_source(state.current_kernel(), text,
                                                          base=ss.get(state.EDITOR_BASE))
         state.saved(text, result)
