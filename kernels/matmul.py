@@ -8,7 +8,7 @@ parameters), which on Hopper become TMA copies into shared memory that the tenso
 directly. The epilogue (activation, down-cast) runs on the fp32 accumulator in registers, and the
 tile leaves through the descriptor too.
 The autotuner's early prune keeps one config per size class on a GPU (`size_class`: 128 x 256
-tiles from 2048^3 up, 64 x 128 tiles below, both measured on an H200, docs/kernels-performance.md),
+tiles from 2048^3 up, 64 x 128 x 128 tiles below, both measured on an H200, docs/kernels-performance.md),
 so nothing is timed at launch and every run picks the same config; the first config is the
 large-size one.
 
@@ -32,8 +32,8 @@ What to look for in the IR (the first config, bf16, sm_90 unless named):
   for Ampere would take pointers, or make its descriptors on the device); the dot is `ldmatrix` +
   `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`. On sm_120, TMA loads feeding `mma.sync`
   (no wgmma there). These configs are sized for Hopper's 227 KB of shared memory: on sm_120
-  (99 KB) only the last, 128 x 128 x 32 config fits; the small-size 64 x 128 x 64 config, 6 stages
-  (144 KB), does not either.
+  (99 KB) only the last, 128 x 128 x 32 config fits; the small-size 64 x 128 x 128 config, 4
+  stages (208 KB), does not either.
 - `activation="leaky_relu"`: `arith.cmpf` + `arith.select` on the fp32 accumulator before the
   `arith.truncf` (PTX `setp.ge.f32`, `mul.f32`, `selp.f32`): the activation adds no memory traffic.
 """
@@ -70,7 +70,7 @@ def _set_block_shapes(nargs):
 # autotune grid (`--autotune-config I`).
 CONFIGS = [
     _config(128, 256, 64, 3, 8),  # "large": >= half a wave of 128 x 256 tiles (2048^3 and up on an H200)
-    _config(64, 128, 64, 6, 4),  # "small": fewer tiles than that (1024^3): 4x more, smaller tiles
+    _config(64, 128, 128, 4, 4),  # "small": fewer tiles than that (1024^3): 4x more, smaller tiles
     _config(128, 256, 64, 3, 8, flatten=False),
     _config(256, 128, 64, 3, 8),
     _config(128, 128, 64, 4, 8),

@@ -12,14 +12,22 @@ How many programs fit is not guessed: the kernel is compiled first (`warmup`), a
 (`inspector.occupancy.triton_occupancy`, the arithmetic of NVIDIA's `cuda_occupancy.h`), times
 the SM count. Off a GPU (meta tensors for the inspector, CPU tensors for the interpreter) there is
 no SM count to size for, and the launch falls back to one program per row: the same compiled
-kernel, each program running its loop once.
+kernel, each program running its loop once. Rows of 32 KB (16384 bf16 or 8192 fp32 values) are not
+pipelined (`num_stages` 1) and get one program per row on the GPU too: each program loads its row
+straight into registers, two (bf16) or three (fp32) 16-warp programs are resident per SM, and the
+hardware's block scheduler balances the rows (on an H200, bf16 16384 x 16384: 91.4-91.6 % of the
+copy ceiling against 88.4-88.8 % for the persistent, pipelined launch; fp32 8192 columns 95.4 %
+against 89.7 %; docs/kernels-performance.md).
 
 What to look for in the IR:
 - TTIR: an `scf.for` over rows whose step is `tt.get_num_programs`, with two `tt.reduce` ops
   (max, then sum) inside it.
-- TTGIR: the loop carries `tt.num_stages`; on sm_80 and later the pipeliner turns the row load
+- TTGIR (rows other than 32 KB, as in the example): the loop carries `tt.num_stages`; on sm_80
+  and later the pipeliner turns the row load
   into `ttg.async_copy_global_to_local` into a multi-buffered `ttg.local_alloc`, which is where
   `metadata.shared` (and the occupancy limit it sets) comes from.
+  With 32 KB rows (`num_stages` 1) there is no `ttg.async_copy_global_to_local`: plain
+  `ld.global.v4.b32` loads into registers, and `metadata.shared` is only the reductions' scratch.
 - PTX: `cp.async.cg.shared.global` (16-byte asynchronous copies) with `cp.async.wait_group`,
   `ex2.approx.f32` for exp, a single `div.full.f32` per row (the reciprocal of the sum, then
   multiplies), `shfl.sync.bfly.b32` and `bar.sync` for the reductions.
@@ -81,6 +89,11 @@ def launch_params(n_cols: int, element_size: int) -> tuple[int, int, int]:
     num_warps = min(max(row_bytes // 1024, 2), 16)
     # Prefetch up to ~64 KB of rows ahead (num_stages - 1 row buffers in shared memory).
     num_stages = min(max(65536 // row_bytes + 1, 2), 4)
+    if row_bytes == 32768:
+        # No pipelining, one program per row (`launch`): measured faster on the H200 (bf16 16384
+        # columns 91.5 % of copy vs 88.6 %, fp32 8192 columns 95.4 % vs 89.7 %),
+        # docs/kernels-performance.md.
+        num_stages = 1
     return block, num_warps, num_stages
 
 
@@ -96,10 +109,12 @@ def launch(
     assert out.shape == x.shape and out.stride(1) == 1
     block, default_warps, default_stages = launch_params(n_cols, x.element_size())
     num_warps, num_stages = num_warps or default_warps, num_stages or default_stages
-    if x.is_cuda:
+    if x.is_cuda and num_stages > 1:
         programs = min(resident_programs(x, out, block, num_warps, num_stages), n_rows)
     else:
-        programs = n_rows  # no GPU to size for: one program per row
+        # No GPU to size for, or no pipelining (nothing for a persistent loop to overlap): one
+        # program per row, and the hardware schedules them as SMs free up.
+        programs = n_rows
     softmax_kernel[(programs,)](
         out, x, x.stride(0), out.stride(0), n_rows, n_cols, BLOCK=block, NUM_STAGES=num_stages, num_warps=num_warps
     )
