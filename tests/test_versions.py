@@ -260,3 +260,22 @@ def test_cli_versions_compare_one_line_per_kernel(old_release, tmp_path):
     )  # a home without side environments
     assert out.returncode == 1
     assert "versions add 3.7.1" in json.loads(out.stdout)["error"]
+
+
+def test_sass_left_for_later_is_made_by_the_release_that_compiled_it(old_release, tmp_path, monkeypatch):
+    """A record of the side environment's release, SASS deferred, is completed by that release's
+    worker (its own nvdisasm), and the completed record is cached under that release's key."""
+    from inspector.compile import api
+
+    store = Cache(tmp_path / "cache")
+    add = REPO / "kernels" / "add.py"
+    full = inspect_kernel(add, target="sm_90", triton=old_release, cache=Cache(tmp_path / "c2"))
+    rec = inspect_kernel(add, target="sm_90", triton=old_release, cache=store, defer=("sass",))
+    assert rec.deferred == ["sass"] and rec.triton_version == old_release
+    used = []
+    real = api.triton_sandbox
+    monkeypatch.setattr(api, "triton_sandbox", lambda t, s=None: used.append(t) or real(t, s))
+    api.complete(rec, cache=store)
+    assert used == [old_release] and rec.deferred == [] and rec.stages["sass"] == full.stages["sass"]
+    again = inspect_kernel(add, target="sm_90", triton=old_release, cache=store, defer=("sass",))
+    assert again.cached and again.stages["sass"] == full.stages["sass"]

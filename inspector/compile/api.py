@@ -215,6 +215,11 @@ def complete(rec: Inspection, stages: tuple[str, ...] | list[str] | None = None,
     wanted = [s for s in (rec.deferred if stages is None else stages) if s in rec.deferred]
     if not wanted or not rec.binary:
         return rec
+    if sandbox is None and rec.triton_version:
+        try:  # the release that compiled it disassembles it (its own nvdisasm)
+            sandbox = triton_sandbox(rec.triton_version)[1]
+        except VersionError:
+            sandbox = None  # its side environment is gone: the installed release's tools
     box = sandbox or default_sandbox()
     request = {"kind": "stages", "backend": rec.backend, "binary": rec.binary, "stages": wanted}
     try:
