@@ -147,6 +147,18 @@ def type_at_line_end(page, line_text: str, typed: str) -> None:
     page.keyboard.type(typed)
 
 
+def wait_for(check, what: str, timeout: float = 180):
+    """Poll `check()` until it returns something truthy, and return that (the page's state, never
+    a fixed sleep); fails the test after `timeout` seconds naming `what`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
 def wait_idle(page, settle: float = 0.3, timeout: float = 120) -> None:
     """Wait until the app's script has stopped running (and stays stopped for `settle` s)."""
     deadline = time.monotonic() + timeout

@@ -11,8 +11,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_support import (REPO, app_server, choose, chromium, editor_text, kernel_upload, local_page,
-                             metric, panes_frame, type_at_line_end, wait_idle)
+from browser_support import (REPO, app_server, choose, chromium, editor_text, kernel_upload, local_page, metric,
+                             panes_frame, type_at_line_end, wait_for, wait_idle)
 
 pytestmark = pytest.mark.browser
 SHOTS = REPO / "test-artifacts" / "screenshots"
@@ -87,7 +87,7 @@ def test_pick_vector_add_compile_sm90_and_link_source_to_ptx(page, server):
     assert_rows_numbered(page, frame, "ptx")
     # A pane picked in its header replaces that stage (the URL follows); the layout is the page's.
     frame.locator(".pane[data-pane=ttgir] select.stage-pick").select_option("ttir")
-    frame = wait_until(lambda: _frame_with_panes(page, "ttir,ptx"), "the TTIR pane")
+    frame = wait_for(lambda: _frame_with_panes(page, "ttir,ptx"), "the TTIR pane")
     assert "panes=ttir%2Cptx" in page.url
 
 
@@ -99,14 +99,6 @@ def _frame_with_panes(page, panes: str):
     return frame if frame.evaluate("document.body.dataset.panes") == panes else None
 
 
-def wait_until(check, what: str, timeout: float = WAIT_MS / 1000):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
 
 
 def assert_rows_numbered(page, frame, pane: str) -> None:

@@ -12,11 +12,10 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
-from browser_support import REPO, app_server, chromium, wait_idle, workbench_frame
+from browser_support import REPO, app_server, chromium, wait_for, wait_idle, workbench_frame
 
 pytestmark = pytest.mark.browser
 WAIT_S = 180  # a cold compile on a loaded CI machine
@@ -27,14 +26,6 @@ def browser():
     yield from chromium()
 
 
-def wait_for(check, what: str, timeout: float = WAIT_S):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
 
 
 def _pane_rows(page, pane: str) -> list[str]:

@@ -10,13 +10,12 @@ hold on a loaded machine.
 
 from __future__ import annotations
 
-import time
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_support import (REPO, app_server, chromium, editor_text, is_local, type_at_line_end, wait_idle,
-                             workbench_frame)
+from browser_support import (REPO, app_server, chromium, editor_text, is_local, type_at_line_end, wait_for,
+                             wait_idle, workbench_frame)
 
 pytestmark = pytest.mark.browser
 SHOTS = REPO / "test-artifacts" / "screenshots"
@@ -61,15 +60,6 @@ def workspace_dir(page, home):
     return home / "workspaces" / parse_qs(urlparse(page.url).query)["ws"][0]
 
 
-def wait_for(check, what: str, timeout: float = WAIT_MS / 1000):
-    """Poll `check()` until it returns something truthy (the page's state, never a fixed sleep)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
 
 
 def open_compiled(page, url: str, query: str, label: str):
