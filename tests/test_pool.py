@@ -7,6 +7,7 @@ at teardown, killing any left over, so none outlives the session. Waits are on s
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -21,25 +22,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 ADD = str(REPO / "kernels" / "add.py")
-
-VARIANT = '''import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def axpy_{i}(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.load(y_ptr + offs, mask=mask)
-    tl.store(out_ptr + offs, x * {c} + y, mask=mask)
-
-
-def example(device):
-    x = torch.randn(4096, device=device)
-    axpy_{i}[(4,)](x, torch.randn_like(x), torch.empty_like(x), 4096, BLOCK=1024)
-'''
 
 FOREVER = '''import triton
 import triton.language as tl
@@ -139,10 +121,17 @@ def pool_home(tmp_path, monkeypatch):
     wait_for(lambda: not daemons_of(home), 30, "the test's pool daemons to end")
 
 
+def _cli_loop():
+    """benchmarks/cli_loop.py, whose kernel variants (an axpy, one constant apart) these tests use."""
+    spec = importlib.util.spec_from_file_location("cli_loop", REPO / "benchmarks" / "cli_loop.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def variant(folder: Path, i: int) -> str:
-    path = folder / f"axpy_{i}.py"
-    path.write_text(VARIANT.format(i=i, c=f"{1.0 + i / 8:.3f}"))
-    return str(path)
+    """A kernel file no other call has compiled (so never a cache hit)."""
+    return _cli_loop().write_variants(folder, i, 1)[0]
 
 
 def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
