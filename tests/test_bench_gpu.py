@@ -44,3 +44,63 @@ def test_cudagraph_timing():
     r = run_benchmark("add", sizes=[2**22], vs=[], cudagraph=True, rep_ms=20, warmup_ms=5)
     p = r.sweeps[0].points[0]
     assert p.timing("triton", "do_bench") and p.timing("triton", "cudagraph")
+
+
+SYNCING_FILE = '''
+"""A launch that reads a value back: it cannot be captured in a CUDA graph."""
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def twice(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+def launch(x):
+    out = torch.empty_like(x)
+    twice[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
+    assert out.isfinite().all().item()  # a sync inside the launch
+    return out
+
+def make_inputs(size, device):
+    return (torch.randn(size, device=device),)
+
+def reference(x):
+    return x * 2
+
+def bytes_moved(size):
+    return 8 * size
+
+SIZES = [2**20]
+'''
+
+
+@pytest.mark.gpu
+def test_primary_timer_is_graph_replay_over_rotating_inputs(tmp_path, monkeypatch):
+    import torch
+
+    from inspector.bench import runner
+
+    monkeypatch.setenv("TRITON_INSPECTOR_CACHE", str(tmp_path / "cache"))
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    # 2^20 fp32 add: three 4 MB tensors, so the copies number 3 x L2 / 12 MB.
+    assert runner.rotation_count(12 << 20, l2) == -(-3 * l2 // (12 << 20))
+    assert runner.rotation_count(8 * l2, l2) == 1
+    r = run_benchmark("add", sizes=[2**20], vs=["eager"], rep_ms=20, warmup_ms=5)
+    p = r.sweeps[0].points[0]
+    for impl in ("triton", "eager"):
+        t = p.timing(impl)
+        assert t.timer == "graph" and 0 < t.p20_ms <= t.median_ms <= t.p80_ms
+        # A 12 MB add from device memory: above 1.5 us even at 8 TB/s, under 1 ms on any GPU.
+        assert 0.0015 < t.median_ms < 1.0, t
+    assert not p.errors
+
+    syncing = tmp_path / "syncing.py"
+    syncing.write_text(SYNCING_FILE)
+    r = run_benchmark(str(syncing), vs=[], rep_ms=20, warmup_ms=5)
+    assert r.error is None and r.sweeps, r.error
+    p = r.sweeps[0].points[0]
+    t = p.timing("triton")
+    assert r.error is None and t is not None and t.timer == "events" and t.median_ms > 0
+    assert "not capturable" in p.errors["triton/graph"]

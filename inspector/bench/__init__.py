@@ -8,8 +8,9 @@
 
 A benchmark runs in a worker subprocess (the kernel file is the user's code): for each variant
 and size it checks the kernel, PyTorch eager and torch.compile against the file's reference on
-fresh random inputs, then times what passed with `triton.testing.do_bench` (median and 20th/80th
-percentiles, L2 flushed before each run; optionally CUDA-graph replay too). GB/s and TFLOP/s come
+fresh random inputs, then times what passed (`runner.bench_graph_time`: CUDA-graph replays cycling
+through input copies larger than the L2 cache; median and 20th/80th percentiles; a call that
+cannot be captured falls back to do_bench's events with an L2 flush). GB/s and TFLOP/s come
 from the file's `bytes_moved` and `flops`; the device's copy bandwidth and bf16 matmul rate are
 measured once per device and cached (`inspector.bench.ceilings`).
 

@@ -24,9 +24,15 @@ Size = int | tuple[int, ...]
 # Implementations a point can time. "triton" is the kernel's `launch`; "eager" the PyTorch
 # baseline as written; "compile" the same baseline through torch.compile.
 IMPLS = ("triton", "eager", "compile")
-# How a time was taken: "do_bench" (Triton's do_bench: CUDA events around each run, the L2 cache
-# flushed before each); "cudagraph" (do_bench_cudagraph: replays of a captured graph, no flush).
+# How a time was taken: "do_bench" is the primary timing (the name kept from the files recorded
+# when it was Triton's do_bench; `Timing.timer` says which timer took it); "cudagraph" is
+# Triton's do_bench_cudagraph (replays of a captured graph, no flush), on request.
 METHODS = ("do_bench", "cudagraph")
+# Timers of the primary timing: "graph" (runner.bench_graph_time: CUDA-graph replays cycling
+# through input copies larger than the L2 cache), "events" (runner.bench_gpu_time: do_bench's
+# events around each call after an L2 flush; what a call that cannot be captured gets). Files
+# recorded before timers were named have none: "events".
+TIMERS = ("graph", "events")
 
 
 def size_label(size: Size) -> str:
@@ -69,9 +75,10 @@ class Timing:
     p80_ms: float
     gbps: float | None = None  # bytes_moved / median time
     tflops: float | None = None  # flops / median time
+    timer: str | None = None  # one of TIMERS, for the primary method
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(
+        d = dict(
             impl=self.impl,
             method=self.method,
             median_ms=self.median_ms,
@@ -80,6 +87,9 @@ class Timing:
             gbps=self.gbps,
             tflops=self.tflops,
         )
+        if self.timer is not None:
+            d["timer"] = self.timer
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Timing":
@@ -91,6 +101,7 @@ class Timing:
             p80_ms=d["p80_ms"],
             gbps=d.get("gbps"),
             tflops=d.get("tflops"),
+            timer=d.get("timer"),
         )
 
 

@@ -7,13 +7,18 @@ Per size, on fresh random inputs from `make_inputs`:
 1. check: the Triton kernel's output against `reference` (its output buffer poisoned with NaN
    first, so unwritten elements fail), then the PyTorch baseline and its torch.compile'd form
    against the same reference. Whatever fails its check is not timed.
-2. time: `bench_gpu_time(fn, warmup, rep, quantiles=[0.5, 0.2, 0.8])`, triton.testing.do_bench's
-   measurement (CUDA events around each run, a 256 MB buffer zeroed before each run to flush the
-   L2 cache, the same in Triton 3.6 through 3.9) with the host's launch cost kept out of the timed
-   interval (see its docstring); optionally also `do_bench_cudagraph` (graph replay: launch
-   gaps removed, no L2 flush). This is done in `rounds` rounds, the implementations interleaved
-   (triton, eager, compile, triton, ...), and the round with the median median is kept: one
-   round caught in a clock or power transient no longer sets the figure (run-to-run spread).
+2. time: `bench_graph_time` (median, p20, p80): CUDA graphs of hundreds of calls back to back,
+   cycling through copies of the inputs that together exceed 3x the L2 cache, so every call reads
+   its inputs from device memory (what do_bench's L2 flush gives) and each timed replay lasts
+   about 2 ms (event resolution and launch jitter average out: the run-to-run spread of 5-20 us
+   kernels). A call that cannot be captured (it synchronises, reads a value back) is timed by
+   `bench_gpu_time` instead: triton.testing.do_bench's measurement (CUDA events around each run, a
+   256 MB buffer zeroed before each run) with the host's launch cost kept out of the timed
+   interval. Each timing names its timer. Optionally also `do_bench_cudagraph` (graph replay, no
+   L2 flush, no copies). This is done in `rounds` rounds (5), each with fresh input copies, the
+   implementations interleaved (triton, eager, compile, triton, ...), and the round with the
+   median median is kept: one round caught in a clock or power transient, or given unlucky
+   placements, no longer sets the figure (run-to-run spread).
 GB/s and TFLOP/s follow from the file's `bytes_moved` and `flops` over the median time.
 """
 
@@ -36,7 +41,7 @@ Progress = Callable[[int, int, str], None]
 QUANTILES = [0.5, 0.2, 0.8]
 DEFAULT_REP_MS = 50  # per round
 DEFAULT_WARMUP_MS = 25
-DEFAULT_ROUNDS = 3
+DEFAULT_ROUNDS = 5
 
 
 class DeviceLost(Exception):
@@ -243,6 +248,104 @@ def bench_gpu_time(
     return [float(v) for v in torch.quantile(times, torch.tensor(quantiles, dtype=torch.float64))]
 
 
+# Input copies cycled through by the graph timer cover this multiple of the L2 cache, so each call
+# finds its inputs evicted by the calls before it (a cold cache without a flush to time around);
+# at most this many bytes of copies; graphs of about this many ms per replay.
+ROTATE_L2_MULTIPLE = 3
+MAX_ROTATE_BYTES = 4 << 30
+GRAPH_TARGET_MS = 2.0
+MAX_GRAPH_CALLS = 2000
+
+
+def _nbytes(value: Any) -> int:
+    if isinstance(value, (tuple, list)):
+        return sum(_nbytes(v) for v in value)
+    nbytes = getattr(value, "nbytes", None)
+    return int(nbytes) if isinstance(nbytes, int) and hasattr(value, "data_ptr") else 0
+
+
+def _clone(value: Any) -> Any:
+    """A deep copy of the tensors in `value` (strides kept); anything else is shared."""
+    if isinstance(value, tuple):
+        return tuple(_clone(v) for v in value)
+    if isinstance(value, list):
+        return [_clone(v) for v in value]
+    if hasattr(value, "data_ptr") and hasattr(value, "clone"):
+        return value.clone(memory_format=__import__("torch").preserve_format)
+    return value
+
+
+def rotation_count(set_bytes: int, l2_bytes: int | None) -> int:
+    """How many input sets the graph timer cycles through: enough to cover ROTATE_L2_MULTIPLE x the
+    L2 cache (one when a single set already does), within MAX_ROTATE_BYTES."""
+    l2 = l2_bytes or 64 << 20  # unknown: assume a large one
+    want = math.ceil(ROTATE_L2_MULTIPLE * l2 / max(set_bytes, 1))
+    return max(1, min(want, MAX_ROTATE_BYTES // max(set_bytes, 1), 1024))
+
+
+def bench_graph_time(
+    calls: list[Callable[[], Any]], rep_ms: int, quantiles: list[float], warmup_ms: int = DEFAULT_WARMUP_MS
+) -> list[float]:
+    """The GPU time of one call, from replays of a CUDA graph of many calls back to back.
+
+    `calls` are the same computation on different input copies (`rotation_count` of them); the graph
+    cycles through them, so every call starts with its inputs out of the L2 cache, as after
+    do_bench's flush, but nothing else is timed with it. Each replay (about GRAPH_TARGET_MS) is
+    timed with CUDA events and divided by its number of calls: event resolution and per-launch
+    jitter, which set the run-to-run spread of 5-20 us kernels under `bench_gpu_time`, average out
+    over hundreds of calls. The launch gaps inside a graph (about a microsecond) are part of each call's
+    time, as the gap after a flush is in do_bench's. Quantiles are over replays.
+    Raises whatever capture raises (a call that synchronises, reads a value back, ...).
+    """
+    import torch
+
+    current = torch.cuda.current_stream()
+    side = torch.cuda.Stream()
+    side.wait_stream(current)
+    with torch.cuda.stream(side):  # first calls off the capture, as torch.cuda.graphs asks
+        for f in calls[:3]:
+            f()
+    current.wait_stream(side)
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    probe = max(len(calls), 5)
+    start.record()
+    for i in range(probe):
+        calls[i % len(calls)]()
+    end.record()
+    torch.cuda.synchronize()
+    per_call = max(start.elapsed_time(end) / probe, 1e-4)  # an overestimate when the host is slower
+    n_calls, graph = 0, None
+    while True:  # a second capture when the first graph came out much shorter than wanted
+        want = min(max(len(calls), math.ceil(GRAPH_TARGET_MS / per_call)), MAX_GRAPH_CALLS)
+        if graph is not None and want <= 2 * n_calls:
+            break
+        n_calls, graph = want, torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for i in range(n_calls):
+                calls[i % len(calls)]()
+        graph.replay()
+        start.record()
+        graph.replay()
+        end.record()
+        torch.cuda.synchronize()
+        per_call = max(start.elapsed_time(end) / n_calls, 1e-5)
+    replay_ms = per_call * n_calls
+    for _ in range(min(int(warmup_ms / replay_ms), 200)):  # clocks up before anything is timed
+        graph.replay()
+    n_rep = max(5, min(int(rep_ms / replay_ms), 500))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_rep)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n_rep)]
+    for a, z in zip(starts, ends):
+        a.record()
+        graph.replay()
+        z.record()
+    torch.cuda.synchronize()
+    times = torch.tensor([a.elapsed_time(z) / n_calls for a, z in zip(starts, ends)], dtype=torch.float64)
+    del graph
+    return [float(v) for v in torch.quantile(times, torch.tensor(quantiles, dtype=torch.float64))]
+
+
 def time_fn(fn: Callable[[], Any], method: str, rep_ms: int, warmup_ms: int) -> tuple[float, float, float]:
     """(median, p20, p80) in ms of `fn` by `bench_gpu_time` (do_bench's measurement without the
     host's launch cost) or Triton's do_bench_cudagraph."""
@@ -279,7 +382,7 @@ def _fatal(exc: BaseException) -> bool:
             "unspecified launch failure",
             "illegal instruction",
             "misaligned address",
-            "device-side assert",
+            "device-side assert triggered",  # not "device-side assertions": every CUDA error's hint
             "CUDA_ERROR_ILLEGAL",
             "an illegal",
             "hipErrorIllegal",
@@ -354,6 +457,16 @@ class _Sweeper:
                 self._compiled[variant_name] = torch.compile(bound, dynamic=False)
         return self._compiled[variant_name]
 
+    def _input_sets(self, inputs: tuple, bytes_moved: int | None) -> list[tuple]:
+        """`inputs` and the copies the graph timer cycles through (`rotation_count`)."""
+        if self.device != "cuda":
+            return [inputs]
+        import torch
+
+        footprint = max(_nbytes(inputs), bytes_moved or 0)
+        l2 = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", None)
+        return [inputs] + [_clone(inputs) for _ in range(rotation_count(footprint, l2) - 1)]
+
     def point(self, variant_name: str, variant: dict[str, Any], size: Any) -> Point:
         spec = self.spec
         label = " ".join(x for x in (spec.name, variant_name, size_label(size)) if x)
@@ -376,6 +489,7 @@ class _Sweeper:
             return point
 
         runnable: dict[str, Callable[[], Any]] = {}
+        makers: dict[str, Callable[[tuple], Callable[[], Any]]] = {}  # the same call on other inputs
         impls = ["triton"] + [i for i in self.vs if i in ("eager", "compile")]
         for impl in impls:
             self._say(f"{label}: checking {impl}")
@@ -383,11 +497,13 @@ class _Sweeper:
                 if impl == "triton":
                     out = _poisoned_launch(spec, inputs, variant, self._sync)
                     runnable[impl] = protocol.bind(spec.launch, *inputs, **variant)
+                    makers[impl] = lambda ins: protocol.bind(spec.launch, *ins, **variant)
                 else:
                     fn = self._baseline_fn(variant_name, variant, impl)
                     out = fn(*inputs)
                     self._sync()
                     runnable[impl] = lambda fn=fn: fn(*inputs)
+                    makers[impl] = lambda ins, fn=fn: (lambda: fn(*ins))
                 check = compare(impl, out, ref, **tol)
                 del out
             except Exception as exc:  # noqa: BLE001
@@ -400,10 +516,15 @@ class _Sweeper:
                 point.errors[impl] = "failed its check: " + check.message
         del ref
 
-        if not self.check_only:
+        if not self.check_only and runnable:
             for method in self.methods:
                 rounds: dict[str, list[tuple[float, float, float]]] = {impl: [] for impl in runnable}
+                timers: dict[str, str] = {}
                 for r in range(self.rounds):
+                    # Fresh copies each round, shared by the implementations within it: a matmul's
+                    # time moves by up to 7 % with where its inputs lie and the clock of the moment;
+                    # the median round keeps the typical one.
+                    sets = self._input_sets(inputs, point.bytes_moved) if method == "do_bench" else [inputs]
                     for impl, fn in runnable.items():
                         if impl not in rounds:
                             continue  # failed in an earlier round
@@ -412,6 +533,22 @@ class _Sweeper:
                             + (f", round {r + 1}/{self.rounds}" if self.rounds > 1 else "")
                         )
                         try:
+                            if method == "do_bench" and timers.get(impl, "graph") == "graph":
+                                try:
+                                    calls = [fn] + [makers[impl](s) for s in sets[1:]]
+                                    rounds[impl].append(
+                                        tuple(bench_graph_time(calls, self.rep_ms, QUANTILES, self.warmup_ms))
+                                    )
+                                    timers[impl] = "graph"
+                                    continue
+                                except Exception as exc:  # noqa: BLE001 - not capturable: time by events
+                                    if _fatal(exc):
+                                        raise
+                                    timers[impl] = "events"
+                                    point.errors.setdefault(
+                                        f"{impl}/graph", "timed by events, not capturable: " + _short(exc)
+                                    )
+                                    self._sync()
                             rounds[impl].append(time_fn(fn, method, self.rep_ms, self.warmup_ms))
                         except Exception as exc:  # noqa: BLE001
                             if _fatal(exc):
@@ -419,6 +556,7 @@ class _Sweeper:
                             key = impl if method == "do_bench" else f"{impl}/{method}"
                             point.errors[key] = "timing failed: " + _short(exc)
                             del rounds[impl]
+                    del sets
                 for impl, got in rounds.items():
                     median, p20, p80 = sorted(got)[(len(got) - 1) // 2]  # the round with the median median
                     gbps, tflops = _rates(point.flops, point.bytes_moved, median)
@@ -431,6 +569,7 @@ class _Sweeper:
                             p80_ms=p80,
                             gbps=gbps,
                             tflops=tflops,
+                            timer=timers.get(impl) if method == "do_bench" else None,
                         )
                     )
         return point
@@ -494,7 +633,8 @@ def run(
         check_only=check_only,
         quantiles=QUANTILES,
         l2_flush=True,
-        timer="bench_gpu_time: do_bench's events and L2 flush, host launch cost hidden behind a spin kernel",
+        timer="bench_graph_time: CUDA-graph replays of calls cycling through input copies over 3x the L2 "
+        "cache; calls that cannot be captured: bench_gpu_time (do_bench's events and L2 flush)",
         interpreter=_interpreting(),
         dynamic_compile=dynamic_compile,
         autotune_config=autotune_config,

@@ -40,8 +40,9 @@ and "compile"; else reference is timed), TOLERANCE = dict(atol=, rtol=) (default
 VARIANTS = {name: kwargs}, VARIANT_TOLERANCE, TEST_SIZES (for --check), TITLE, SIZE_NAMES.
 
 Each size is checked before it is timed: an implementation whose output is not within
-atol + rtol*|ref| of the reference everywhere (NaN fails) is not timed. Times are
-triton.testing.do_bench medians with 20th/80th percentiles, L2 flushed before each run.
+atol + rtol*|ref| of the reference everywhere (NaN fails) is not timed. Times are medians with
+20th/80th percentiles of CUDA-graph replays cycling through input copies larger than the L2 cache
+(every call reads its inputs from device memory), 5 interleaved rounds (docs/benchmarks.md).
 The sweep runs in a separate worker process.
 """
 
@@ -330,7 +331,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "bench",
         help="check and time kernels against PyTorch eager and torch.compile (needs a GPU)",
-        description="Check each size against the reference, then time it with triton.testing.do_bench; "
+        description="Check each size against the reference, then time it (CUDA-graph replays, cold L2); "
         "compare with PyTorch eager and torch.compile; GB/s, TFLOP/s and the device's measured "
         "ceilings. Without a GPU, shows the results recorded in assets/bench.",
         epilog=EPILOG,
@@ -371,14 +372,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=int,
         default=DEFAULT_REP_MS,
         metavar="MS",
-        help=f"do_bench repetition time per point in ms (default {DEFAULT_REP_MS})",
+        help=f"timed replays per round, in ms (default {DEFAULT_REP_MS})",
     )
     p.add_argument(
         "--warmup",
         type=int,
         default=DEFAULT_WARMUP_MS,
         metavar="MS",
-        help=f"do_bench warm-up time in ms (default {DEFAULT_WARMUP_MS})",
+        help=f"warm-up replays per round, in ms (default {DEFAULT_WARMUP_MS})",
     )
     p.add_argument(
         "--check",
