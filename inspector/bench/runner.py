@@ -271,7 +271,9 @@ def _clone(value: Any) -> Any:
     if isinstance(value, list):
         return [_clone(v) for v in value]
     if hasattr(value, "data_ptr") and hasattr(value, "clone"):
-        return value.clone(memory_format=__import__("torch").preserve_format)
+        import torch
+
+        return value.clone(memory_format=torch.preserve_format)
     return value
 
 
