@@ -11,6 +11,20 @@ on the host and passed as kernel parameters (TMA on Hopper). On a GPU the autotu
 the config measured best for the head dim (64: 128 x 64 blocks, 4 warps; 128: 128 x 128, 8 warps),
 so the pick is the same in every run. Sequence lengths must be multiples of 128 (the largest block).
 
+Two kernels run it. `attention_kernel` (Triton; every target, the CPU interpreter, and the one
+`KERNEL` names and the notes below describe) and, on an sm_90 GPU (H100/H200) for head dims 64 and
+128, `attention_kernel_hopper` (Gluon), which launch() picks when the tensors are on such a CUDA
+device and Triton has Gluon's Hopper API: FlashAttention-3's division of labour, written out by
+hand because Triton does not produce it from the kernel above (0.81-0.94x of cuDNN on the H200;
+the Gluon kernel 1.02-1.07x at head dim 128 and N >= 4096; docs/kernels-performance.md). One
+producer warp issues the TMA loads of K and V into a ring of shared-memory stages; two consumer
+warpgroups own 64 query rows each of a 128-row tile, issue QK^T of key block j and P V of block
+j-1 back to back and run the softmax of block j while the tensor cores still do P V; stages are
+handed back through mbarriers. Causal, it runs one key loop, masking from the diagonal block on,
+and takes the query blocks longest key loop first. fp16 only (bf16 goes to `attention_kernel`:
+not measured). GPU-free (the inspector's stand-in device gives meta tensors) the
+example call launches `attention_kernel` only.
+
 What to look for in the IR (first config, fp16, head dim 64, sm_90):
 - TTIR: Q, K, V, O arrive as `!tt.tensordesc` kernel arguments (no `tt.make_tensor_descriptor`);
   one `tt.descriptor_load` of Q before the key loop; in the loop a `tt.descriptor_load`
@@ -30,6 +44,16 @@ What to look for in the IR (first config, fp16, head dim 64, sm_90):
   `UTMALDG.2D`, `UTMASTG.2D`; no `LDL`/`STL`.
 - Causal vs not: the causal kernel has two key loops (two `scf.for`); only the diagonal one
   carries the mask (`arith.cmpi sge` + `arith.select`), the other runs unmasked.
+- `attention_kernel_hopper` (Triton 3.6, head dim 64, compiled for sm_90): one `ttg.warp_specialize`
+  (the default partition is consumer 0; partition0 is consumer 1, partition1 the producer warp;
+  `requestedRegisters = array<i32: 240, 24>`); in the key loop `ttng.warp_group_dot_wait
+  {pendings = 1}` (S = QK^T done, P V still running) before the softmax and `{pendings = 0}` after
+  it; `ttng.wait_barrier` / `ttng.arrive_barrier` on the stage mbarriers. PTX: `setmaxnreg` (240 for
+  the consumers, 24 for the producer), `wgmma.wait_group.sync.aligned 1`, and inside the loops only
+  128-thread named barriers (`bar.sync 0, 128`, `bar.sync 2, 128`: one per consumer warpgroup), no
+  barrier over the whole CTA. SASS: `HGMMA.64x128x16.F32 R.., gdesc[..], RZ, !UPT` (S, the
+  accumulator not read) and `HGMMA.64x64x16.F32 R.., R.., gdesc[..].tnspB` (P V with P from
+  registers), `UTMALDG.2D` only in the producer.
 """
 
 import math
@@ -153,6 +177,274 @@ def attention_kernel(
     o_desc.store([q_row, 0], acc.to(o_desc.dtype))
 
 
+# ---- Hopper: a Gluon kernel with FlashAttention-3's division of labour --------------------------
+# Triton's own pipeliner keeps the kernel above at 0.81-0.94x of cuDNN on the H200 (every
+# iteration of its key loop has CTA-wide barriers around the TMA loads, so the two warpgroups of a
+# program run in lockstep and their softmax never overlaps the other's matrix products; the
+# automatic warp specialization of Triton 3.6 does not split this loop usefully). This kernel does
+# by hand what FlashAttention-3 does: one producer warp issues the TMA loads of K and V into a ring
+# of STAGES shared-memory buffers; two consumer warpgroups (4 warps, 240 registers each) own HALF
+# query rows each of a 2*HALF-row tile, issue QK^T of key block j and P V of block j-1 back to back,
+# wait for the first only (wgmma wait_group 1) and run the softmax of block j while the tensor
+# cores still do P V; buffers are handed back through mbarriers (count 2: one arrive per
+# consumer). PINGPONG makes the two consumers take turns issuing their products (FlashAttention-3's
+# warp-scheduler barriers, here two mbarriers); EMU = k computes one exponential in k on the FMA
+# pipe (a degree-3 polynomial) instead of the 16-per-clock MUFU.EX2 unit.
+try:
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.hopper import (
+        fence_async_shared,
+        mbarrier,
+        tma,
+        warpgroup_mma,
+        warpgroup_mma_wait,
+    )
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor as GluonTensorDescriptor
+
+    HAS_GLUON_HOPPER = True
+except ImportError:  # a Triton without Gluon's Hopper API: launch() keeps to the kernel above
+    HAS_GLUON_HOPPER = False
+
+# 2^x for x <= 0 on the FMA pipe: n = round(x) by the 1.5 * 2^23 magic-number add, a degree-3
+# polynomial for 2^(x - n) on [-0.5, 0.5] (relative error 1.0e-4, below fp16's half ulp), n added
+# into the exponent bits; clamped at -127 so that masked scores (-inf) give 0.
+_POLY_EXP2 = """
+    max.ftz.f32 x, {src}, 0fC2FE0000;
+    add.rn.f32 j, x, 0f4B400000;
+    sub.rn.f32 t, j, 0f4B400000;
+    sub.rn.f32 t, x, t;
+    fma.rn.f32 p, t, 0f3D6150B9, 0f3E78062A;
+    fma.rn.f32 p, p, t, 0f3F317AFE;
+    fma.rn.f32 p, p, t, 0f3F800000;
+    mov.b32 jb, j;
+    shl.b32 jb, jb, 23;
+    mov.b32 pb, p;
+    add.s32 {dst}, pb, jb;
+"""
+_EXP2_DECL = "{ .reg .f32 x, j, t, p; .reg .b32 jb, pb;\n"
+_EXP2_EMU2 = tl.constexpr(_EXP2_DECL + "    ex2.approx.ftz.f32 $0, $2;\n" + _POLY_EXP2.format(src="$3", dst="$1") + "}")
+_EXP2_EMU4 = tl.constexpr(_EXP2_DECL + "    ex2.approx.ftz.f32 $0, $4;\n    ex2.approx.ftz.f32 $1, $5;\n"
+                          "    ex2.approx.ftz.f32 $2, $6;\n" + _POLY_EXP2.format(src="$7", dst="$3") + "}")
+HOPPER_CONFIG = {64: dict(BLOCK_N=128, STAGES=4, HALF=64), 128: dict(BLOCK_N=128, STAGES=3, HALF=64)}
+
+if HAS_GLUON_HOPPER:
+    # TMA copies are async_load / async_store from Triton 3.7 on, async_copy_* before.
+    _tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
+    _tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
+
+    @gluon.jit
+    def _hopper_exp2(x, EMU: gl.constexpr):
+        if EMU == 2:
+            return gl.inline_asm_elementwise(_EXP2_EMU2, "=r,=r,r,r", [x], dtype=gl.float32, is_pure=True, pack=2)
+        elif EMU == 4:
+            return gl.inline_asm_elementwise(_EXP2_EMU4, "=r,=r,=r,=r,r,r,r,r", [x], dtype=gl.float32,
+                                             is_pure=True, pack=4)
+        else:
+            return gl.exp2(x)
+
+    @gluon.jit
+    def _hopper_tile(N_CTX, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr,
+                     REVERSE: gl.constexpr):
+        """(query block, first row of this head in the (Z*H*N_CTX, d) matrices, key blocks to visit)."""
+        start_m = gl.program_id(0)
+        if REVERSE:  # causal: the longest key loops first
+            start_m = gl.num_programs(0) - 1 - start_m
+        if CAUSAL:
+            n_blocks = (start_m + 1) * (BLOCK_M // BLOCK_N)
+        else:
+            n_blocks = N_CTX // BLOCK_N
+        return start_m, gl.program_id(1) * N_CTX, n_blocks
+
+    @gluon.jit
+    def _hopper_producer(q_desc, k_desc, v_desc, o_desc, q_bufs, k_bufs, v_bufs, q_bars, k_ready, v_ready,
+                         k_empty, v_empty, turns, sm_scale, N_CTX, CAUSAL: gl.constexpr, REVERSE: gl.constexpr,
+                         PINGPONG: gl.constexpr, EMU: gl.constexpr):
+        """One warp: both Q halves once, then K_j and V_j into stage j % STAGES once it is free."""
+        STAGES: gl.constexpr = k_bufs.type.shape[0]
+        BLOCK_N: gl.constexpr = k_bufs.type.shape[1]
+        HALF: gl.constexpr = q_bufs.type.shape[1]
+        start_m, kv_row0, n_blocks = _hopper_tile(N_CTX, 2 * HALF, BLOCK_N, CAUSAL, REVERSE)
+        for h in gl.static_range(2):
+            mbarrier.expect(q_bars.index(h), q_desc.block_type.nbytes)
+            _tma_load(q_desc, [kv_row0 + start_m * 2 * HALF + h * HALF, 0], q_bars.index(h), q_bufs.index(h))
+        for j in range(n_blocks):
+            s = j % STAGES
+            phase = (j // STAGES) & 1
+            mbarrier.wait(k_empty.index(s), phase ^ 1)
+            mbarrier.expect(k_ready.index(s), k_desc.block_type.nbytes)
+            _tma_load(k_desc, [kv_row0 + j * BLOCK_N, 0], k_ready.index(s), k_bufs.index(s))
+            mbarrier.wait(v_empty.index(s), phase ^ 1)
+            mbarrier.expect(v_ready.index(s), v_desc.block_type.nbytes)
+            _tma_load(v_desc, [kv_row0 + j * BLOCK_N, 0], v_ready.index(s), v_bufs.index(s))
+
+    @gluon.jit
+    def _hopper_turn_wait(turns, k, H: gl.constexpr, PINGPONG: gl.constexpr):
+        """Consumer H's k-th issue of products waits for the other consumer's (k-1)-th (H=0) or k-th."""
+        if PINGPONG:
+            if H == 0:
+                if k > 0:
+                    mbarrier.wait(turns.index(0), (k - 1) & 1)
+            else:
+                mbarrier.wait(turns.index(1), k & 1)
+
+    @gluon.jit
+    def _hopper_consumer(q_desc, k_desc, v_desc, o_desc, q_bufs, k_bufs, v_bufs, q_bars, k_ready, v_ready,
+                         k_empty, v_empty, turns, sm_scale, N_CTX, CAUSAL: gl.constexpr, REVERSE: gl.constexpr,
+                         PINGPONG: gl.constexpr, EMU: gl.constexpr, H: gl.constexpr):
+        """One warpgroup: query rows [H * HALF, (H + 1) * HALF) of the tile."""
+        STAGES: gl.constexpr = k_bufs.type.shape[0]
+        BLOCK_N: gl.constexpr = k_bufs.type.shape[1]
+        HEAD_DIM: gl.constexpr = k_bufs.type.shape[2]
+        HALF: gl.constexpr = q_bufs.type.shape[1]
+        dtype: gl.constexpr = q_desc.dtype
+        s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                           instr_shape=[16, BLOCK_N, 16])
+        o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                           instr_shape=[16, HEAD_DIM, 16])
+        p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
+        row_o: gl.constexpr = gl.SliceLayout(1, o_layout)
+        start_m, kv_row0, n_blocks = _hopper_tile(N_CTX, 2 * HALF, BLOCK_N, CAUSAL, REVERSE)
+        diag_j = start_m * (2 * HALF // BLOCK_N)  # the first key block that needs the causal mask
+        q_row = kv_row0 + start_m * 2 * HALF + H * HALF
+        qk_scale = sm_scale * 1.44269504  # log2(e): the softmax runs in base 2
+        offs_m = start_m * 2 * HALF + H * HALF + gl.arange(0, HALF, layout=gl.SliceLayout(1, s_layout))
+        offs_n = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
+        q_smem = q_bufs.index(H)
+        s_zero = gl.zeros([HALF, BLOCK_N], gl.float32, layout=s_layout)
+        o = gl.zeros([HALF, HEAD_DIM], gl.float32, layout=o_layout)
+        mbarrier.wait(q_bars.index(H), 0)
+
+        # key block 0: S = Q K^T alone
+        _hopper_turn_wait(turns, 0, H, PINGPONG)
+        mbarrier.wait(k_ready.index(0), 0)
+        s_tok = warpgroup_mma(q_smem, k_bufs.index(0).permute((1, 0)), s_zero, use_acc=False, is_async=True)
+        if PINGPONG:
+            mbarrier.arrive(turns.index(1 - H), count=1)
+        s = warpgroup_mma_wait(0, deps=(s_tok, ))
+        mbarrier.arrive(k_empty.index(0), count=1)
+        if CAUSAL:  # noqa: SIM102 - a compile-time test around a run-time one
+            if diag_j == 0:
+                s = gl.where(offs_m[:, None] >= offs_n[None, :], s, float("-inf"))
+        m_i = gl.max(s, 1) * qk_scale
+        p = _hopper_exp2(s * qk_scale - m_i[:, None], EMU)
+        l_i = gl.sum(p, 1)
+        p16 = gl.convert_layout(p.to(dtype), p_layout)
+
+        # key blocks 1..n-1: issue S_j = Q K_j^T and O += P_{j-1} V_{j-1}; softmax of S_j under P V
+        for j in range(1, n_blocks):
+            s_idx = j % STAGES
+            prev = (j - 1) % STAGES
+            _hopper_turn_wait(turns, j, H, PINGPONG)
+            mbarrier.wait(k_ready.index(s_idx), (j // STAGES) & 1)
+            s_tok = warpgroup_mma(q_smem, k_bufs.index(s_idx).permute((1, 0)), s_zero, use_acc=False,
+                                  is_async=True)
+            mbarrier.wait(v_ready.index(prev), ((j - 1) // STAGES) & 1)
+            o_tok = warpgroup_mma(p16, v_bufs.index(prev), o, is_async=True)
+            if PINGPONG:
+                mbarrier.arrive(turns.index(1 - H), count=1)
+            s = warpgroup_mma_wait(1, deps=(s_tok, ))  # S_j done; P_{j-1} V_{j-1} may still run
+            mbarrier.arrive(k_empty.index(s_idx), count=1)
+            if CAUSAL:  # noqa: SIM102 - a compile-time test around a run-time one
+                if j >= diag_j:
+                    s = gl.where(offs_m[:, None] >= j * BLOCK_N + offs_n[None, :], s, float("-inf"))
+            m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
+            p = _hopper_exp2(s * qk_scale - m_new[:, None], EMU)
+            alpha = gl.exp2(m_i - m_new)  # rescales what was accumulated under the old maximum
+            l_i = l_i * alpha + gl.sum(p, 1)
+            m_i = m_new
+            o, p16 = warpgroup_mma_wait(0, deps=(o_tok, p16))
+            mbarrier.arrive(v_empty.index(prev), count=1)
+            o = o * gl.convert_layout(alpha, row_o)[:, None]
+            p16 = gl.convert_layout(p.to(dtype), p_layout)
+
+        # the last P V, then O / l through shared memory (this consumer's Q buffer) and a TMA store
+        last = (n_blocks - 1) % STAGES
+        _hopper_turn_wait(turns, n_blocks, H, PINGPONG)
+        mbarrier.wait(v_ready.index(last), ((n_blocks - 1) // STAGES) & 1)
+        o_tok = warpgroup_mma(p16, v_bufs.index(last), o, is_async=True)
+        if PINGPONG:
+            mbarrier.arrive(turns.index(1 - H), count=1)
+        o, p16 = warpgroup_mma_wait(0, deps=(o_tok, p16))
+        mbarrier.arrive(v_empty.index(last), count=1)
+        o = o / gl.convert_layout(l_i, row_o)[:, None]
+        q_smem.store(o.to(dtype))
+        fence_async_shared()
+        _tma_store(o_desc, [q_row, 0], q_smem)
+        tma.store_wait(0)
+
+    @gluon.jit
+    def _hopper_consumer0(q_desc, k_desc, v_desc, o_desc, q_bufs, k_bufs, v_bufs, q_bars, k_ready, v_ready,
+                          k_empty, v_empty, turns, sm_scale, N_CTX, CAUSAL: gl.constexpr, REVERSE: gl.constexpr,
+                          PINGPONG: gl.constexpr, EMU: gl.constexpr):
+        _hopper_consumer(q_desc, k_desc, v_desc, o_desc, q_bufs, k_bufs, v_bufs, q_bars, k_ready, v_ready,
+                         k_empty, v_empty, turns, sm_scale, N_CTX, CAUSAL, REVERSE, PINGPONG, EMU, 0)
+
+    @gluon.jit
+    def _hopper_consumer1(q_desc, k_desc, v_desc, o_desc, q_bufs, k_bufs, v_bufs, q_bars, k_ready, v_ready,
+                          k_empty, v_empty, turns, sm_scale, N_CTX, CAUSAL: gl.constexpr, REVERSE: gl.constexpr,
+                          PINGPONG: gl.constexpr, EMU: gl.constexpr):
+        _hopper_consumer(q_desc, k_desc, v_desc, o_desc, q_bufs, k_bufs, v_bufs, q_bars, k_ready, v_ready,
+                         k_empty, v_empty, turns, sm_scale, N_CTX, CAUSAL, REVERSE, PINGPONG, EMU, 1)
+
+    @gluon.jit
+    def attention_kernel_hopper(q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX, CAUSAL: gl.constexpr,
+                                REVERSE: gl.constexpr, STAGES: gl.constexpr, PINGPONG: gl.constexpr,
+                                EMU: gl.constexpr):
+        """Consumer 0 is the default partition (the kernel's 4 warps); consumer 1 (4 warps, 240
+        registers) and the producer (1 warp, 24 registers) are workers. Launched with maxnreg=168,
+        which leaves consumer 0 its 240 registers too."""
+        HALF: gl.constexpr = q_desc.block_type.shape[0]
+        BLOCK_N: gl.constexpr = k_desc.block_type.shape[0]
+        HEAD_DIM: gl.constexpr = k_desc.block_type.shape[1]
+        q_bufs = gl.allocate_shared_memory(q_desc.dtype, [2, HALF, HEAD_DIM], q_desc.layout)
+        k_bufs = gl.allocate_shared_memory(k_desc.dtype, [STAGES, BLOCK_N, HEAD_DIM], k_desc.layout)
+        v_bufs = gl.allocate_shared_memory(v_desc.dtype, [STAGES, BLOCK_N, HEAD_DIM], v_desc.layout)
+        q_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+        turns = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+        k_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        v_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        k_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        v_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        for i in gl.static_range(2):
+            mbarrier.init(q_bars.index(i), count=1)
+            mbarrier.init(turns.index(i), count=1)
+        for i in gl.static_range(STAGES):
+            mbarrier.init(k_ready.index(i), count=1)
+            mbarrier.init(v_ready.index(i), count=1)
+            mbarrier.init(k_empty.index(i), count=2)
+            mbarrier.init(v_empty.index(i), count=2)
+        args = (q_desc, k_desc, v_desc, o_desc, q_bufs, k_bufs, v_bufs, q_bars, k_ready, v_ready, k_empty, v_empty,
+                turns, sm_scale, N_CTX, CAUSAL, REVERSE, PINGPONG, EMU)
+        gl.warp_specialize([(_hopper_consumer0, args), (_hopper_consumer1, args), (_hopper_producer, args)],
+                           [4, 1], [240, 24])
+
+
+def _use_hopper_kernel(q: torch.Tensor) -> bool:
+    """A real sm_90 GPU (not the inspector's stand-in, whose tensors are meta), fp16, and a head dim
+    and sequence length the Gluon kernel was measured with."""
+    if not (HAS_GLUON_HOPPER and q.device.type == "cuda" and q.dtype == torch.float16):
+        return False
+    if torch.cuda.get_device_capability(q.device)[0] != 9 or q.shape[-1] not in HOPPER_CONFIG:
+        return False
+    cfg = HOPPER_CONFIG[q.shape[-1]]
+    return q.shape[2] % (2 * cfg["HALF"]) == 0 and q.shape[2] % cfg["BLOCK_N"] == 0
+
+
+def launch_hopper(q, k, v, out, causal, sm_scale, BLOCK_N=128, STAGES=3, HALF=64, PINGPONG=False, EMU=0):
+    """The Gluon kernel on (Z, H, N_CTX, d) tensors; its descriptors see (Z*H*N_CTX, d) matrices."""
+    Z, H, N_CTX, D = q.shape
+    rows = Z * H * N_CTX
+    lay_q = gl.NVMMASharedLayout.get_default_for([HALF, D], gl.float16)
+    lay_kv = gl.NVMMASharedLayout.get_default_for([BLOCK_N, D], gl.float16)
+    q_desc, o_desc = (GluonTensorDescriptor(t, [rows, D], [D, 1], [HALF, D], lay_q) for t in (q, out))
+    k_desc, v_desc = (GluonTensorDescriptor(t, [rows, D], [D, 1], [BLOCK_N, D], lay_kv) for t in (k, v))
+    grid = (N_CTX // (2 * HALF), Z * H)
+    return attention_kernel_hopper[grid](q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX, CAUSAL=causal,
+                                         REVERSE=causal, STAGES=STAGES, PINGPONG=PINGPONG, EMU=EMU, num_warps=4,
+                                         maxnreg=168)
+
+
 def launch(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -162,11 +454,22 @@ def launch(
     out: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Attention forward for contiguous (Z, H, N_CTX, HEAD_DIM) fp16/bf16 tensors."""
-    Z, H, N_CTX, D = q.shape
+    N_CTX, D = q.shape[2:]
     assert q.shape == k.shape == v.shape and q.is_contiguous() and k.is_contiguous() and v.is_contiguous()
     assert D in (16, 32, 64, 128, 256) and N_CTX % 128 == 0, "head dim a power of two, N_CTX a multiple of 128"
     out = torch.empty_like(q) if out is None else out
     assert out.shape == q.shape and out.is_contiguous(), "out: contiguous, shaped like q"
+    sm_scale = 1.0 / math.sqrt(D) if sm_scale is None else sm_scale
+    if _use_hopper_kernel(q):
+        launch_hopper(q, k, v, out, causal, sm_scale, **HOPPER_CONFIG[D])
+    else:
+        launch_triton(q, k, v, out, causal, sm_scale)
+    return out
+
+
+def launch_triton(q, k, v, out, causal, sm_scale):
+    """The portable kernel (`attention_kernel`, autotuned as above)."""
+    Z, H, N_CTX, D = q.shape
     # Descriptors made on the host, passed as kernel parameters (made on the device, each of the
     # thousands of programs would first write four of them to global memory). Block shapes: the
     # head dim's config; the config's pre_hook sets them again for whichever config runs.
@@ -176,13 +479,11 @@ def launch(
         TensorDescriptor(t, [rows, D], [D, 1], [cfg["BLOCK_N" if t is k or t is v else "BLOCK_M"], D])
         for t in (q, k, v, out)
     )
-    sm_scale = 1.0 / math.sqrt(D) if sm_scale is None else sm_scale
 
     def grid(meta):
         return (triton.cdiv(N_CTX, meta["BLOCK_M"]), Z * H)
 
     attention_kernel[grid](q_desc, k_desc, v_desc, o_desc, sm_scale, Z, H, N_CTX, HEAD_DIM=D, CAUSAL=causal)
-    return out
 
 
 # ---- the inspector's example call ----------------------------------------------------------
