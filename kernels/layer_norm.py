@@ -2,21 +2,48 @@
 
 Each row stays on chip between the two reductions (mean, then variance) and the normalisation,
 so x is read from memory exactly once; statistics are accumulated in fp32 whatever the storage
-type. Rows up to 64 KB (16384 fp32 or 32768 bf16 values) fit, with the number of warps growing
-with the row. The grid is persistent, sized like softmax.py's from the compiled kernel's
-registers and shared memory through the occupancy calculator: each program keeps the weight and
-bias in registers and walks rows `pid, pid + programs, ...`, its loop software-pipelined so the
-next rows' loads are in flight while one row is reduced. Off a GPU, one program per row.
+type. Rows up to 64 KB (16384 fp32 or 32768 bf16 values) fit. Two launches, chosen per row length
+by `launch_shape` from `MEASURED_SHAPES` (the fastest of benchmarks/tune_h200_rows.py on an H200 at
+each row length of SIZES):
+- one program per ROWS rows, not pipelined (`num_stages` 1; ROWS 2 at fp32 512, as a ROWS x BLOCK_N
+  tile, else 1): fp32 512-8192 and bf16 2048. Each program loads weight and bias itself;
+- the persistent grid, sized like softmax.py's was from the compiled kernel's registers and shared
+  memory through the occupancy calculator: each program keeps weight and bias in registers and
+  walks rows `pid, pid + programs, ...`, its loop software-pipelined (`num_stages` 3-4) so the next
+  rows' loads are in flight while one row is reduced: bf16 512, 1024, 4096-16384 and fp32 16384,
+  where it stayed ahead (bf16 512: 9.1 us against 12.0 one program per row), and for row lengths
+  not measured (with the warps and stages of before).
+Until 2026-11-23 every size was persistent. Measured then (H200, Triton 3.6.0, torch 2.11, the
+gallery's CUDA-graph timer, 16384 rows, us: before -> now; eager; torch.compile(dynamic=False)):
+  fp32   512:  17.89 ->  17.39  (eager  38.57, compile  17.63; 2 rows/program, 2 warps)
+  fp32  1024:  35.74 ->  33.52  (eager  52.83, compile  34.29; 4 warps)
+  fp32  2048:  72.82 ->  63.79  (eager  88.10, compile  67.26; 8 warps)
+  fp32  4096: 147.27 -> 128.96  (eager 178.55, compile 127.21; 4 warps: 1.4 % behind compile; 8 or
+              16 warps 131-133, the persistent grid 137-150 at 4-16 warps and 2 or 4 stages)
+  fp32  8192: 275.19 -> 255.49  (eager 413.03, compile 258.31; 8 warps; 16 warps: 380)
+  bf16  1024:  18.18 ->  17.78  (eager  40.03, compile  18.07; persistent, 1 warp instead of 2)
+  bf16  2048:  38.65 ->  37.52  (eager  60.21)
+  unchanged (the same binaries): fp32 16384 550.0 (compile 550.3), bf16 512 9.1, 4096 79.5,
+  8192 141.7, 16384 272.1 (compile 258.7: 5 % ahead of this kernel; 8 warps x 3 stages 276.9,
+  16 x 2 401.7).
+`eviction_policy="evict_last"` on the weight and bias loads was measured too: from 0.3 % faster
+to 0.7 % slower by size, not kept. At one row per program the 1-D body (`ROWS == 1`, the kernel as
+it was) runs; the tile body at ROWS 1 measured within 0.3 % of it or slower (up to 1.3 %). Off a GPU
+(meta tensors for the inspector, CPU tensors for the interpreter), one program per ROWS rows.
 
 What to look for in the IR:
 - TTIR: the loads of weight and bias before the `scf.for` over rows; inside it one `tt.load` of
-  x and two `tt.reduce` ops (the sum for the mean, the sum of squares for the variance).
-- TTGIR: the row load becomes `ttg.async_copy_global_to_local` into a `ttg.local_alloc` with
-  `num_stages - 1` buffers: that, plus a few bytes per warp for the cross-warp partial sums, is
-  `metadata.shared`.
-- PTX: `ld.global.v4.b32` for weight and bias, `cp.async.cg.shared.global` for the rows,
-  `shfl.sync.bfly.b32` butterflies for the in-warp part of each reduction and `bar.sync` between
-  the warps' partial sums, `rsqrt.approx.ftz.f32` for 1/sqrt(var + eps).
+  x and two `tt.reduce` ops (the sum for the mean, the sum of squares for the variance); with
+  ROWS > 1 the tensors are `ROWS x BLOCK_N` and the reductions run along axis 1.
+- TTGIR: persistent launches (`num_stages` > 1): the row load becomes
+  `ttg.async_copy_global_to_local` into a `ttg.local_alloc` with `num_stages - 1` buffers: that,
+  plus a few bytes per warp for the cross-warp partial sums, is `metadata.shared`. One program per
+  row (`num_stages` 1, as in the example, 4096 fp32 columns): no async copy, the row loaded
+  straight into registers, `metadata.shared` only the partial sums.
+- PTX: `ld.global.v4.b32` for weight and bias (and for the rows when not pipelined),
+  `cp.async.cg.shared.global` for the rows when pipelined, `shfl.sync.bfly.b32` butterflies for
+  the in-warp part of each reduction and `bar.sync` between the warps' partial sums,
+  `rsqrt.approx.ftz.f32` for 1/sqrt(var + eps).
 - SASS: no `LDL`/`STL` at any supported width.
 """
 
@@ -31,53 +58,89 @@ KERNEL = "layer_norm_kernel"
 @triton.jit
 def layer_norm_kernel(
     x_ptr, w_ptr, b_ptr, out_ptr, stride_x, stride_out, M, N, eps,
-    BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr,
+    BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr, ROWS: tl.constexpr = 1,
 ):
-    cols = tl.arange(0, BLOCK_N)
-    mask = cols < N
-    # Read once per program and kept in registers for all of its rows.
-    w = tl.load(w_ptr + cols, mask=mask).to(tl.float32)
-    b = tl.load(b_ptr + cols, mask=mask).to(tl.float32)
-    for row in tl.range(tl.program_id(0), M, tl.num_programs(0), num_stages=NUM_STAGES):
-        row64 = tl.cast(row, tl.int64)  # row * stride can pass 2^31 on large tensors
-        x = tl.load(x_ptr + row64 * stride_x + cols, mask=mask, other=0.0).to(tl.float32)
-        mean = tl.sum(x, axis=0) / N
-        xc = tl.where(mask, x - mean, 0.0)
-        var = tl.sum(xc * xc, axis=0) / N
-        rstd = tl.rsqrt(var + eps)
-        tl.store(out_ptr + row64 * stride_out + cols, (xc * rstd * w + b).to(out_ptr.dtype.element_ty), mask=mask)
+    if ROWS == 1:  # one row per loop step, as a 1-D block
+        cols = tl.arange(0, BLOCK_N)
+        mask = cols < N
+        # Read once per program and kept in registers for all of its rows.
+        w = tl.load(w_ptr + cols, mask=mask).to(tl.float32)
+        b = tl.load(b_ptr + cols, mask=mask).to(tl.float32)
+        for row in tl.range(tl.program_id(0), M, tl.num_programs(0), num_stages=NUM_STAGES):
+            row64 = tl.cast(row, tl.int64)  # row * stride can pass 2^31 on large tensors
+            x = tl.load(x_ptr + row64 * stride_x + cols, mask=mask, other=0.0).to(tl.float32)
+            mean = tl.sum(x, axis=0) / N
+            xc = tl.where(mask, x - mean, 0.0)
+            var = tl.sum(xc * xc, axis=0) / N
+            rstd = tl.rsqrt(var + eps)
+            y = xc * rstd * w + b
+            tl.store(out_ptr + row64 * stride_out + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
+    else:  # ROWS rows per loop step, as a ROWS x BLOCK_N tile (short rows)
+        cols = tl.arange(0, BLOCK_N)[None, :]
+        mask = cols < N
+        w = tl.load(w_ptr + cols, mask=mask).to(tl.float32)
+        b = tl.load(b_ptr + cols, mask=mask).to(tl.float32)
+        for first in tl.range(tl.program_id(0) * ROWS, M, tl.num_programs(0) * ROWS, num_stages=NUM_STAGES):
+            rows = first + tl.arange(0, ROWS)[:, None]
+            # Rows past the end (the last block of ROWS) read the last row again and store nothing.
+            rows64 = tl.cast(tl.minimum(rows, M - 1), tl.int64)  # row * stride can pass 2^31
+            x = tl.load(x_ptr + rows64 * stride_x + cols, mask=mask, other=0.0).to(tl.float32)
+            mean = tl.sum(x, axis=1)[:, None] / N
+            xc = tl.where(mask, x - mean, 0.0)
+            var = tl.sum(xc * xc, axis=1)[:, None] / N
+            rstd = tl.rsqrt(var + eps)
+            y = xc * rstd * w + b
+            tl.store(out_ptr + rows64 * stride_out + cols, y.to(out_ptr.dtype.element_ty), mask=mask & (rows < M))
 
 
-def launch_params(n_cols: int, element_size: int) -> tuple[int, int, int]:
-    """(BLOCK_N, num_warps, num_stages) for rows of n_cols values of element_size bytes."""
+# element size -> {BLOCK_N: (ROWS, num_warps, num_stages)}: the fastest launch of
+# benchmarks/tune_h200_rows.py on the H200 at each row length of SIZES. num_stages 1: one program
+# per ROWS rows, no pipelining; num_stages > 1: the persistent, pipelined grid.
+MEASURED_SHAPES = {
+    4: {512: (2, 2, 1), 1024: (1, 4, 1), 2048: (1, 8, 1), 4096: (1, 4, 1), 8192: (1, 8, 1), 16384: (1, 16, 3)},
+    2: {512: (1, 1, 4), 1024: (1, 1, 4), 2048: (1, 4, 1), 4096: (1, 8, 4), 8192: (1, 16, 4), 16384: (1, 16, 3)},
+}
+
+
+def launch_shape(n_cols: int, element_size: int) -> tuple[int, int, int, int]:
+    """(BLOCK_N, ROWS, num_warps, num_stages) for rows of n_cols values of element_size bytes."""
     block_n = triton.next_power_of_2(n_cols)
     row_bytes = block_n * element_size
     if row_bytes > 65536:
         raise ValueError(f"rows of {n_cols} values do not fit on chip; at most 64 KB per row")
-    # 16 values of the row per thread, whatever the dtype (the row, weight and bias live in fp32
-    # registers, about 3 x 16 of them), up to 16 warps. Measured on an H200 (docs/kernels-performance.md):
-    # at 16384 columns 16 warps beat 32 by 1-3 %.
+    measured = MEASURED_SHAPES.get(element_size, {}).get(block_n)
+    if measured:
+        return (block_n, *measured)
+    # Row lengths not measured: the persistent, pipelined launch of before. 16 values of the row
+    # per thread, whatever the dtype (the row, weight and bias live in fp32 registers, about
+    # 3 x 16 of them), up to 16 warps; prefetch at least two rows ahead, up to ~64 KB of them
+    # (num_stages - 1 row buffers in shared memory).
     num_warps = min(max(block_n // (16 * 32), 1), 16)
-    # Prefetch at least two rows ahead, up to ~64 KB of them (num_stages - 1 row buffers in shared
-    # memory): for 64 KB rows 3 stages beat 2 by 3 % on the H200.
     num_stages = min(max(65536 // row_bytes + 1, 3), 4)
+    return block_n, 1, num_warps, num_stages
+
+
+def launch_params(n_cols: int, element_size: int) -> tuple[int, int, int]:
+    """(BLOCK_N, num_warps, num_stages) for rows of n_cols values of element_size bytes (ROWS:
+    `launch_shape`)."""
+    block_n, _, num_warps, num_stages = launch_shape(n_cols, element_size)
     return block_n, num_warps, num_stages
 
 
-# (device index, dtype, BLOCK_N, num_warps, num_stages) -> programs resident on the whole GPU.
+# (device index, dtype, BLOCK_N, ROWS, num_warps, num_stages) -> programs resident on the whole GPU.
 _RESIDENT_PROGRAMS: dict[tuple, int] = {}
 
 
-def resident_programs(x, weight, bias, out, block_n: int, num_warps: int, num_stages: int) -> int:
+def resident_programs(x, weight, bias, out, block_n: int, num_warps: int, num_stages: int, rows: int = 1) -> int:
     """Programs of the compiled kernel that fit on x's GPU at once: SMs x blocks per SM, from the
     kernel's registers and shared memory through the occupancy calculator (as softmax.py does)."""
-    key = (x.device.index, x.dtype, block_n, num_warps, num_stages)
+    key = (x.device.index, x.dtype, block_n, rows, num_warps, num_stages)
     if key not in _RESIDENT_PROGRAMS:
         from inspector.occupancy import triton_occupancy
 
         compiled = layer_norm_kernel.warmup(
             x, weight, bias, out, x.stride(0), out.stride(0), x.shape[0], x.shape[1], 1e-5,
-            BLOCK_N=block_n, NUM_STAGES=num_stages, num_warps=num_warps, grid=(1,),
+            BLOCK_N=block_n, NUM_STAGES=num_stages, ROWS=rows, num_warps=num_warps, grid=(1,),
         )
         compiled._init_handles()
         target = triton.runtime.driver.active.get_current_target()
@@ -97,20 +160,22 @@ def launch(
 ) -> torch.Tensor:
     """Layer norm over the last dimension of a 2-D tensor whose rows are contiguous.
 
-    num_warps / num_stages override `launch_params` (for tuning sweeps)."""
+    num_warps / num_stages override `launch_shape` (for tuning sweeps); num_stages > 1 on a GPU
+    launches the persistent, software-pipelined grid, num_stages 1 one program per ROWS rows."""
     M, N = x.shape
     assert x.stride(1) == 1, "rows must be contiguous"
     out = torch.empty_like(x) if out is None else out
     assert out.shape == x.shape and out.stride(1) == 1
-    block_n, default_warps, default_stages = launch_params(N, x.element_size())
+    block_n, rows, default_warps, default_stages = launch_shape(N, x.element_size())
     num_warps, num_stages = num_warps or default_warps, num_stages or default_stages
-    if x.is_cuda:
-        programs = min(resident_programs(x, weight, bias, out, block_n, num_warps, num_stages), M)
+    blocks = triton.cdiv(M, rows)
+    if x.is_cuda and num_stages > 1:
+        programs = min(resident_programs(x, weight, bias, out, block_n, num_warps, num_stages, rows), blocks)
     else:
-        programs = M  # no GPU to size for: one program per row
+        programs = blocks  # no pipelining, or no GPU to size for: one program per ROWS rows
     layer_norm_kernel[(programs,)](
         x, weight, bias, out, x.stride(0), out.stride(0), M, N, eps,
-        BLOCK_N=block_n, NUM_STAGES=num_stages, num_warps=num_warps,
+        BLOCK_N=block_n, NUM_STAGES=num_stages, ROWS=rows, num_warps=num_warps,
     )
     return out
 

@@ -4,75 +4,104 @@ softmax(x)_ij = exp(x_ij - max_j x_ij) / sum_j exp(x_ij - max_j x_ij). The eager
 reads and writes the matrix several times (max, subtract, exp, sum, divide); here every row is
 read once and written once, with the max and the sum computed from registers.
 
-The grid is persistent, as in Triton's fused-softmax tutorial: exactly as many programs as can be
-resident on the GPU at once, each looping over rows `pid, pid + num_programs, ...`, with the loop
-software-pipelined (`num_stages`) so the next rows' loads are in flight while one is reduced.
-How many programs fit is not guessed: the kernel is compiled first (`warmup`), and its registers
-(`n_regs`) and shared memory (`metadata.shared`) go through the inspector's occupancy calculator
-(`inspector.occupancy.triton_occupancy`, the arithmetic of NVIDIA's `cuda_occupancy.h`), times
-the SM count. Off a GPU (meta tensors for the inspector, CPU tensors for the interpreter) there is
-no SM count to size for, and the launch falls back to one program per row: the same compiled
-kernel, each program running its loop once. Rows of 32 KB (16384 bf16 or 8192 fp32 values) are not
-pipelined (`num_stages` 1) and get one program per row on the GPU too: each program loads its row
-straight into registers, two (bf16) or three (fp32) 16-warp programs are resident per SM, and the
-hardware's block scheduler balances the rows (on an H200, bf16 16384 x 16384: 91.4-91.6 % of the
-copy ceiling against 88.4-88.8 % for the persistent, pipelined launch; fp32 8192 columns 95.4 %
-against 89.7 %; docs/kernels-performance.md).
+Each program owns ROWS consecutive rows (one for rows of 1024 values or more; two or four for
+shorter rows, as a ROWS x BLOCK tile, as inductor does), and there is one program per ROWS rows:
+the hardware's block scheduler balances them as SMs free up. `launch_shape` takes (ROWS, num_warps)
+from `MEASURED_SHAPES`, the fastest of benchmarks/tune_h200_rows.py on an H200 at each row length of
+SIZES (about 16 values per thread; a rule of that shape for row lengths not measured).
+
+Until 2026-11-23 the grid was persistent, as in Triton's fused-softmax tutorial: as many programs
+as fit on the GPU at once (the compiled kernel's registers and shared memory through
+`inspector.occupancy.triton_occupancy`, times the SM count), each looping over rows with the loop
+software-pipelined (`num_stages` 2-4, the next rows' loads in flight as `cp.async`). That launch is
+still there (`launch(..., num_stages=2..4)`, `resident_programs`), but one program per ROWS rows,
+unpipelined, beat it at every size measured (but bf16 256, 0.4 % behind its best persistent
+shape), and caught up with torch.compile where the persistent grid had trailed it. H200, Triton 3.6.0, torch 2.11, the gallery's CUDA-graph timer, 16384 rows, us
+(before -> now; eager; torch.compile(dynamic=False); second run of tune_h200_rows.py):
+  fp32   256:   9.76 ->   8.73  (eager   9.34, compile  8.83; 4 rows/program, 2 warps)
+  fp32   512:  18.65 ->  17.17  (eager  19.85, compile 17.11; 2 rows, 1 warp: 0.3 % behind compile)
+  fp32  1024:  36.38 ->  33.24  (eager  36.43, compile 33.35)
+  fp32  2048:  75.02 ->  65.03  (eager  73.64, compile 84.17)
+  fp32  4096: 150.18 -> 129.24,  fp32 8192: unchanged 258.6,  fp32 16384: 548.9 -> 515.2
+  bf16   256:   8.53 ->   5.47  (eager   8.85, compile  6.26; 4 rows/program, 4 warps)
+  bf16   512:  10.07 ->   9.13  (eager  15.12, compile  9.99)
+  bf16  1024:  18.98 ->  17.34  (eager  31.21, compile 17.89)
+  bf16  2048: 37.97 -> 33.51,  bf16 4096: 80.77 -> 66.65,  bf16 8192: 154.2 -> 128.1
+  bf16 16384: unchanged (the same binary: one program per row, 16 warps), 265.7 us, 4041 GB/s,
+    94.4 % of the 4282 GB/s device copy measured in the same run.
+At one row per program the 1-D body (`ROWS == 1`, the kernel as it was) is kept: the tile body at
+ROWS 1 was within 0.3 % of it at bf16 1024-4096, 0.2-1.2 % slower at the other sizes, and 1.3 %
+faster only at fp32 8192 (whose launch, and so binary, is the one of before).
+Off a GPU (meta tensors for the inspector, CPU tensors for the interpreter) the launch is the same.
 
 What to look for in the IR:
-- TTIR: an `scf.for` over rows whose step is `tt.get_num_programs`, with two `tt.reduce` ops
-  (max, then sum) inside it.
-- TTGIR (rows other than 32 KB, as in the example): the loop carries `tt.num_stages`; on sm_80
-  and later the pipeliner turns the row load
-  into `ttg.async_copy_global_to_local` into a multi-buffered `ttg.local_alloc`, which is where
-  `metadata.shared` (and the occupancy limit it sets) comes from.
-  With 32 KB rows (`num_stages` 1) there is no `ttg.async_copy_global_to_local`: plain
-  `ld.global.v4.b32` loads into registers, and `metadata.shared` is only the reductions' scratch.
-- PTX: `cp.async.cg.shared.global` (16-byte asynchronous copies) with `cp.async.wait_group`,
-  `ex2.approx.ftz.f32` for exp (written as `tl.exp2`), a single `div.full.f32` per row (the
-  reciprocal of the sum, then multiplies), `shfl.sync.bfly.b32` and `bar.sync` for the reductions.
+- TTIR: an `scf.for` over rows whose step is `tt.get_num_programs` (a single trip with the default
+  grid), with two `tt.reduce` ops (max, then sum) inside it; with ROWS > 1 the tensors are
+  `ROWS x BLOCK` and the reductions run along axis 1.
+- TTGIR: with the default launch (`num_stages` 1) no `ttg.async_copy_global_to_local`: the row goes
+  straight from global memory into registers, and `metadata.shared` is only the reductions'
+  scratch. With `num_stages` > 1 (persistent launch) the pipeliner turns the row load into
+  `ttg.async_copy_global_to_local` into a multi-buffered `ttg.local_alloc` on sm_80 and later.
+- PTX: `ld.global.v4.b32` loads (`cp.async.cg.shared.global` with `cp.async.wait_group` only when
+  pipelined), `ex2.approx.ftz.f32` for exp (written as `tl.exp2`), a single `div.full.f32` per
+  row (the reciprocal of the sum, then multiplies), `shfl.sync.bfly.b32` for the reductions and
+  `bar.sync` where a row spans several warps.
 """
 
 import torch
 import triton
 import triton.language as tl
 
-TITLE = "Fused softmax (persistent grid)"
+TITLE = "Fused softmax"
 KERNEL = "softmax_kernel"
 
 
 @triton.jit
 def softmax_kernel(
-    out_ptr, in_ptr, in_row_stride, out_row_stride, n_rows, n_cols, BLOCK: tl.constexpr, NUM_STAGES: tl.constexpr
+    out_ptr, in_ptr, in_row_stride, out_row_stride, n_rows, n_cols,
+    BLOCK: tl.constexpr, NUM_STAGES: tl.constexpr, ROWS: tl.constexpr = 1,
 ):
-    row_start = tl.program_id(0)
-    row_step = tl.num_programs(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    for row in tl.range(row_start, n_rows, row_step, num_stages=NUM_STAGES):
-        row64 = tl.cast(row, tl.int64)  # row * stride can pass 2^31 on large tensors
-        x = tl.load(in_ptr + row64 * in_row_stride + cols, mask=mask, other=-float("inf")).to(tl.float32)
-        # exp(v) = 2^(v log2 e): written as exp2, it becomes ex2.approx.ftz (tl.exp's ex2.approx
-        # keeps denormals, a few more instructions per element; a result below 1e-38 is 0 either way
-        # within the tolerance).
-        num = tl.exp2((x - tl.max(x, axis=0)) * 1.4426950408889634)
-        y = num * (1.0 / tl.sum(num, axis=0))
-        tl.store(out_ptr + row64 * out_row_stride + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
+    if ROWS == 1:  # one row per loop step, as a 1-D block
+        cols = tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0), num_stages=NUM_STAGES):
+            row64 = tl.cast(row, tl.int64)  # row * stride can pass 2^31 on large tensors
+            x = tl.load(in_ptr + row64 * in_row_stride + cols, mask=mask, other=-float("inf")).to(tl.float32)
+            # exp(v) = 2^(v log2 e): written as exp2, it becomes ex2.approx.ftz (tl.exp's ex2.approx
+            # keeps denormals, a few more instructions per element; a result below 1e-38 is 0 either way
+            # within the tolerance).
+            num = tl.exp2((x - tl.max(x, axis=0)) * 1.4426950408889634)
+            y = num * (1.0 / tl.sum(num, axis=0))
+            tl.store(out_ptr + row64 * out_row_stride + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
+    else:  # ROWS rows per loop step, as a ROWS x BLOCK tile (short rows)
+        cols = tl.arange(0, BLOCK)[None, :]
+        mask = cols < n_cols
+        for first in tl.range(tl.program_id(0) * ROWS, n_rows, tl.num_programs(0) * ROWS, num_stages=NUM_STAGES):
+            rows = first + tl.arange(0, ROWS)[:, None]
+            # Rows past the end (the last block of ROWS) read the last row again and store nothing.
+            rows64 = tl.cast(tl.minimum(rows, n_rows - 1), tl.int64)  # row * stride can pass 2^31
+            x = tl.load(in_ptr + rows64 * in_row_stride + cols, mask=mask, other=-float("inf")).to(tl.float32)
+            num = tl.exp2((x - tl.max(x, axis=1)[:, None]) * 1.4426950408889634)
+            y = num * (1.0 / tl.sum(num, axis=1))[:, None]
+            tl.store(out_ptr + rows64 * out_row_stride + cols, y.to(out_ptr.dtype.element_ty),
+                     mask=mask & (rows < n_rows))
 
 
-# (device index, dtype, BLOCK, num_warps, num_stages) -> programs resident on the whole GPU.
+# (device index, dtype, BLOCK, ROWS, num_warps, num_stages) -> programs resident on the whole GPU.
 _RESIDENT_PROGRAMS: dict[tuple, int] = {}
 
 
-def resident_programs(x: torch.Tensor, out: torch.Tensor, block: int, num_warps: int, num_stages: int) -> int:
+def resident_programs(
+    x: torch.Tensor, out: torch.Tensor, block: int, num_warps: int, num_stages: int, rows: int = 1
+) -> int:
     """How many programs of the compiled kernel fit on x's GPU at once (SMs x blocks per SM)."""
-    key = (x.device.index, x.dtype, block, num_warps, num_stages)
+    key = (x.device.index, x.dtype, block, rows, num_warps, num_stages)
     if key not in _RESIDENT_PROGRAMS:
         from inspector.occupancy import triton_occupancy
 
         compiled = softmax_kernel.warmup(
             out, x, x.stride(0), out.stride(0), x.shape[0], x.shape[1],
-            BLOCK=block, NUM_STAGES=num_stages, num_warps=num_warps, grid=(1,),
+            BLOCK=block, NUM_STAGES=num_stages, ROWS=rows, num_warps=num_warps, grid=(1,),
         )
         compiled._init_handles()  # loads the binary: n_regs is known from here on
         target = triton.runtime.driver.active.get_current_target()
@@ -82,21 +111,37 @@ def resident_programs(x: torch.Tensor, out: torch.Tensor, block: int, num_warps:
     return _RESIDENT_PROGRAMS[key]
 
 
-def launch_params(n_cols: int, element_size: int) -> tuple[int, int, int]:
-    """(BLOCK, num_warps, num_stages) for rows of n_cols values of element_size bytes."""
+# element size -> {BLOCK: (ROWS, num_warps)}: the fastest launch of benchmarks/tune_h200_rows.py
+# on the H200 at each row length of SIZES (one program per ROWS rows, no pipelining).
+MEASURED_SHAPES = {
+    4: {256: (4, 2), 512: (2, 1), 1024: (1, 2), 2048: (1, 4), 4096: (1, 16), 8192: (1, 16), 16384: (1, 16)},
+    2: {256: (4, 4), 512: (2, 2), 1024: (1, 2), 2048: (1, 4), 4096: (1, 8), 8192: (1, 16), 16384: (1, 16)},
+}
+
+
+def launch_shape(n_cols: int, element_size: int) -> tuple[int, int, int, int]:
+    """(BLOCK, ROWS, num_warps, num_stages) for rows of n_cols values of element_size bytes."""
     block = triton.next_power_of_2(n_cols)
-    row_bytes = block * element_size
-    if row_bytes > 65536:
+    if block * element_size > 65536:
         raise ValueError(f"rows of {n_cols} values do not fit on chip; at most 64 KB per row")
-    # About 32 bytes of the row per thread: two 16-byte loads each, few registers.
-    num_warps = min(max(row_bytes // 1024, 2), 16)
-    # Prefetch up to ~64 KB of rows ahead (num_stages - 1 row buffers in shared memory).
-    num_stages = min(max(65536 // row_bytes + 1, 2), 4)
-    if row_bytes == 32768:
-        # No pipelining, one program per row (`launch`): measured faster on the H200 (bf16 16384
-        # columns 91.5 % of copy vs 88.6 %, fp32 8192 columns 95.4 % vs 89.7 %),
-        # docs/kernels-performance.md.
-        num_stages = 1
+    measured = MEASURED_SHAPES.get(element_size, {}).get(block)
+    if measured:
+        rows, num_warps = measured
+    else:
+        # Row lengths not measured: a tile of at least 1024 values (several short rows), about 16
+        # values per thread, up to 16 warps: the rule the measured shapes mostly follow.
+        rows = min(max(1024 // block, 1), 16)
+        num_warps = min(max(rows * block // 512, 1), 16)
+    # No pipelining (num_stages 1): one program per ROWS rows, the hardware's block scheduler
+    # balancing them, beat the persistent, pipelined grid at every size measured but bf16 256
+    # (0.4 % behind 2 rows x 2 warps x 3 stages persistent there; kept for one launch rule).
+    return block, rows, num_warps, 1
+
+
+def launch_params(n_cols: int, element_size: int) -> tuple[int, int, int]:
+    """(BLOCK, num_warps, num_stages) for rows of n_cols values of element_size bytes (ROWS:
+    `launch_shape`)."""
+    block, _, num_warps, num_stages = launch_shape(n_cols, element_size)
     return block, num_warps, num_stages
 
 
@@ -105,21 +150,24 @@ def launch(
 ) -> torch.Tensor:
     """Row softmax of a 2-D tensor whose rows are contiguous.
 
-    num_warps / num_stages override `launch_params` (for tuning sweeps)."""
+    num_warps / num_stages override `launch_shape` (for tuning sweeps); num_stages > 1 on a GPU
+    launches the persistent, software-pipelined grid."""
     n_rows, n_cols = x.shape
     assert x.stride(1) == 1, "rows must be contiguous"
     out = torch.empty_like(x) if out is None else out
     assert out.shape == x.shape and out.stride(1) == 1
-    block, default_warps, default_stages = launch_params(n_cols, x.element_size())
+    block, rows, default_warps, default_stages = launch_shape(n_cols, x.element_size())
     num_warps, num_stages = num_warps or default_warps, num_stages or default_stages
+    blocks = triton.cdiv(n_rows, rows)
     if x.is_cuda and num_stages > 1:
-        programs = min(resident_programs(x, out, block, num_warps, num_stages), n_rows)
+        programs = min(resident_programs(x, out, block, num_warps, num_stages, rows), blocks)
     else:
-        # No GPU to size for, or no pipelining (nothing for a persistent loop to overlap): one
-        # program per row, and the hardware schedules them as SMs free up.
-        programs = n_rows
+        # No pipelining (nothing for a persistent loop to overlap), or no GPU to size for: one
+        # program per ROWS rows, and the hardware schedules them as SMs free up.
+        programs = blocks
     softmax_kernel[(programs,)](
-        out, x, x.stride(0), out.stride(0), n_rows, n_cols, BLOCK=block, NUM_STAGES=num_stages, num_warps=num_warps
+        out, x, x.stride(0), out.stride(0), n_rows, n_cols,
+        BLOCK=block, NUM_STAGES=num_stages, ROWS=rows, num_warps=num_warps,
     )
     return out
 
