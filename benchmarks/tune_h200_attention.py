@@ -53,28 +53,9 @@ import torch
 import triton
 import triton.language as tl
 
-# 2^x for x <= 0 on the FMA pipe (FlashAttention-4's trick, here on Hopper): round x to an integer
-# n with the 1.5 * 2^23 magic-number add, a degree-3 polynomial for 2^(x - n) on [-0.5, 0.5]
-# (relative error 1.0e-4, below fp16's half ulp 4.9e-4), n added into the exponent bits. Clamped
-# at -127 so masked scores (-inf) give ~0. EMU = k: one element in k this way, the others with
-# MUFU.EX2 (ex2.approx.ftz), so the 16-per-clock special-function unit does (k-1)/k of the work.
-_POLY = """
-    max.ftz.f32 x, {src}, 0fC2FE0000;
-    add.rn.f32 j, x, 0f4B400000;
-    sub.rn.f32 t, j, 0f4B400000;
-    sub.rn.f32 t, x, t;
-    fma.rn.f32 p, t, 0f3D6150B9, 0f3E78062A;
-    fma.rn.f32 p, p, t, 0f3F317AFE;
-    fma.rn.f32 p, p, t, 0f3F800000;
-    mov.b32 jb, j;
-    shl.b32 jb, jb, 23;
-    mov.b32 pb, p;
-    add.s32 {dst}, pb, jb;
-"""
-_DECL = "{ .reg .f32 x, j, t, p; .reg .b32 jb, pb;\n"
-_EXP2_EMU2 = tl.constexpr(_DECL + "    ex2.approx.ftz.f32 $0, $2;\n" + _POLY.format(src="$3", dst="$1") + "}")
-_EXP2_EMU4 = tl.constexpr(_DECL + "    ex2.approx.ftz.f32 $0, $4;\n    ex2.approx.ftz.f32 $1, $5;\n"
-                          "    ex2.approx.ftz.f32 $2, $6;\n" + _POLY.format(src="$7", dst="$3") + "}")
+# 2^x for x <= 0 on the FMA pipe (FlashAttention-4's trick), EMU = k: one element in k by a
+# polynomial, the others with MUFU.EX2; the same inline PTX as the bundled kernel's Gluon path.
+from kernels.attention import _EXP2_EMU2, _EXP2_EMU4  # noqa: E402
 
 
 @triton.jit
