@@ -674,13 +674,6 @@ def use_cache_dir(path: str) -> Iterator[None]:
             os.environ["TRITON_CACHE_DIR"] = old
 
 
-def nvidia_tool(name: str) -> str:
-    """Path of a CUDA binary tool bundled with Triton's wheel (ptxas, cuobjdump, nvdisasm)."""
-    from triton import knobs
-
-    return getattr(knobs.nvidia, name).path
-
-
 # ---- errors ------------------------------------------------------------------------------------
 
 

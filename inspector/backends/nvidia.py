@@ -23,7 +23,6 @@ import re
 import subprocess
 import tempfile
 
-from .. import triton_compat as tc
 from ..compile.record import Resources
 
 STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
@@ -86,6 +85,14 @@ def format_sass(nvdisasm_out: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def _tool(name: str) -> str:
+    """Path of a CUDA binary tool bundled with Triton's wheel (cuobjdump, nvdisasm), from Triton's
+    knobs (read here, not through triton_compat: that module reads resources through this one)."""
+    from triton import knobs
+
+    return getattr(knobs.nvidia, name).path
+
+
 def disassemble(cubin: bytes) -> str:
     """SASS with line information and control bits, via the nvdisasm bundled with Triton."""
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
@@ -93,7 +100,7 @@ def disassemble(cubin: bytes) -> str:
         path = f.name
     try:
         text = subprocess.run(
-            [tc.nvidia_tool("nvdisasm"), "-g", "-gi", "-c", "-hex", "-ndf", path],
+            [_tool("nvdisasm"), "-g", "-gi", "-c", "-hex", "-ndf", path],
             check=True,
             capture_output=True,
             text=True,
@@ -110,7 +117,7 @@ def cubin_resource_usage(cubin: bytes) -> dict[str, int]:
         path = f.name
     try:
         text = subprocess.run(
-            [tc.nvidia_tool("cuobjdump"), "-res-usage", path], check=True, capture_output=True, text=True
+            [_tool("cuobjdump"), "-res-usage", path], check=True, capture_output=True, text=True
         ).stdout
     finally:
         os.unlink(path)

@@ -30,7 +30,9 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
+import types
 from typing import Any, Iterator
 
 from .. import triton_compat as tc
@@ -199,6 +201,114 @@ def _meta_mode():
 
 
 
+# ---- torch._dynamo, not imported for meta-tensor arithmetic -----------------------------------
+
+class _DeferredDynamo(types.ModuleType):
+    """Stands in for `torch._dynamo` while a file runs on meta tensors, until something needs more
+    than `disable`.
+
+    Why: on meta tensors most arithmetic (`x + 1`, `torch.randn_like`) runs torch's Python
+    references, which are wrapped in `torch._compile._disable_dynamo`; its first call imports
+    `torch._dynamo` (0.8-0.9 s on the 2-core VM, torch 2.11-2.13) only to wrap the reference in
+    `torch._dynamo.disable`, which matters only while dynamo traces. A bare compile on a GPU never
+    pays that, so GPU-free inspection would (the cold-start goal in README's inspection cost).
+    While this stands in, `disable(fn)` answers fn itself, and `_disable_dynamo` caches that on fn
+    as `__dynamo_disable`; `restore()` removes those caches and this module again, so later real
+    use of dynamo gets the real wrappers. Anything else (a file that uses `torch.compile`, reads
+    `torch._dynamo.config` or imports a submodule) imports the real module first and answers from
+    it (`_DynamoSubmodules` keeps a submodule import from loading a second copy).
+    Touches torch internals: `torch._compile._disable_dynamo` (same shape in 2.11 to 2.13)."""
+
+    def __init__(self) -> None:
+        super().__init__("torch._dynamo")
+        self._wrapped: list[Any] = []
+        self._finder = _DynamoSubmodules()
+
+    def disable(self, fn: Any = None, recursive: bool = True, **kwargs: Any) -> Any:
+        if fn is None:  # used as @disable(recursive=...)
+            return lambda f: self.disable(f, recursive, **kwargs)
+        self._wrapped.append(fn)
+        return fn
+
+    def __getattr__(self, name: str) -> Any:
+        # `__path__` too: the import system reads it on the parent before importing a submodule.
+        if name.startswith("__") and name not in ("__path__", "__file__", "__all__"):
+            raise AttributeError(name)
+        return getattr(self.real(), name)
+
+    def install(self) -> None:
+        sys.modules["torch._dynamo"] = self
+        sys.meta_path.insert(0, self._finder)
+
+    def real(self) -> types.ModuleType:
+        """The real torch._dynamo, imported now (what was cached so far is undone first)."""
+        import importlib
+
+        self.restore()
+        return importlib.import_module("torch._dynamo")
+
+    def restore(self) -> None:
+        import torch
+
+        for fn in self._wrapped:
+            if getattr(fn, "__dynamo_disable", None) is fn:
+                delattr(fn, "__dynamo_disable")  # a string: `del fn.__x` here would be name-mangled
+        self._wrapped.clear()
+        if sys.modules.get("torch._dynamo") is self:
+            del sys.modules["torch._dynamo"]
+        if torch.__dict__.get("_dynamo") is self:
+            delattr(torch, "_dynamo")
+
+
+class _DynamoSubmodules:
+    """`import torch._dynamo.X` while `_DeferredDynamo` stood in: reading its `__path__` imported
+    the real package, which loaded X already; the import system, which had decided to load X
+    before that, gets the loaded module instead of executing X a second time."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        module = sys.modules.get(name)
+        if not name.startswith("torch._dynamo.") or module is None:
+            return None
+        import importlib.machinery
+
+        return importlib.machinery.ModuleSpec(name, _Loaded(module), is_package=hasattr(module, "__path__"))
+
+
+class _Loaded:
+    """A loader that answers a module already in sys.modules, unchanged."""
+
+    def __init__(self, module: types.ModuleType) -> None:
+        self.module = module
+        self.spec = getattr(module, "__spec__", None)
+
+    def create_module(self, spec: Any) -> types.ModuleType:
+        return self.module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        try:  # the import system set ours; put the module's own back
+            module.__spec__ = self.spec
+        except AttributeError:  # a module that refuses new attributes (torch's config modules) kept its own
+            pass
+
+
+@contextlib.contextmanager
+def dynamo_deferred() -> Iterator[None]:
+    """`_DeferredDynamo` in place while inside, unless dynamo is imported already (a warm worker
+    manager imports it once for all requests) or torch has no lazy `_disable_dynamo`."""
+    import torch
+
+    if "torch._dynamo" in sys.modules or not hasattr(getattr(torch, "_compile", None), "_disable_dynamo"):
+        yield
+        return
+    stand_in = _DeferredDynamo()
+    stand_in.install()
+    try:
+        yield
+    finally:
+        stand_in.restore()
+        sys.meta_path.remove(stand_in._finder)
+
+
 @contextlib.contextmanager
 def stand_in_device(target: Target | None) -> Iterator[None]:
     """Inside: torch and triton.testing answer as described in the module docstring. With
@@ -214,6 +324,7 @@ def stand_in_device(target: Target | None) -> Iterator[None]:
     patches.set(triton.testing, "do_bench_cudagraph", bench_once)
     patches.set(triton.testing.Mark, "run", first_configuration)
     mode = None
+    deferred: contextlib.AbstractContextManager | None = None
     try:
         if target is not None:
             props = torch_properties(target)
@@ -259,8 +370,12 @@ def stand_in_device(target: Target | None) -> Iterator[None]:
             os.environ["PATH"] = tools + os.pathsep + old_path
             mode = _meta_mode()
             mode.__enter__()
+            deferred = dynamo_deferred()
+            deferred.__enter__()
         yield
     finally:
+        if deferred is not None:
+            deferred.__exit__(None, None, None)
         if mode is not None:
             mode.__exit__(None, None, None)
         patches.restore()

@@ -1,0 +1,83 @@
+"""The stand-in device's deferral of `torch._dynamo` (inspector.compile.stand_in_device): meta-tensor
+arithmetic must not import it, and code that really uses dynamo must still get the real module.
+
+Each check runs in a fresh interpreter: the test process may have imported torch._dynamo already,
+and then the stand-in (rightly) leaves it alone."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+_PRELUDE = """
+import json, sys
+sys.path.insert(0, {repo!r})
+import torch
+from inspector.compile.stand_in_device import stand_in_device
+from inspector.targets import parse_target
+"""
+
+
+def _run(body: str) -> dict:
+    code = _PRELUDE.format(repo=str(REPO)) + textwrap.dedent(body)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_meta_arithmetic_does_not_import_dynamo_and_leaves_nothing_behind():
+    r = _run("""
+        with stand_in_device(parse_target("sm_90")):
+            x = torch.randn(256, 256, device="cuda", dtype=torch.float16)
+            y = ((x + 1) * 2.0 + torch.randn_like(x)).float().sum(-1)
+            inside = type(sys.modules.get("torch._dynamo")).__name__
+        import torch._refs
+        add = torch._refs.add
+        cached = [f for f in (add, getattr(add, "__wrapped__", None)) if f is not None
+                  and "__dynamo_disable" in vars(f)]
+        after = "torch._dynamo" in sys.modules or "_dynamo" in vars(torch)
+        import torch._dynamo  # the real one, importable afterwards
+        real = torch._dynamo.disable.__module__
+        print(json.dumps({"shape": list(y.shape), "device": str(y.device), "inside": inside,
+                          "cached": len(cached), "after": after, "real": real}))
+    """)
+    assert r["shape"] == [256] and r["device"] == "meta"
+    assert r["inside"] == "_DeferredDynamo", "meta arithmetic imported the real torch._dynamo"
+    assert not r["after"] and r["cached"] == 0, "the stand-in left dynamo or its caches behind"
+    assert r["real"].startswith("torch._dynamo")
+
+
+def test_a_file_that_uses_dynamo_gets_the_real_module_and_one_copy_of_its_submodules():
+    r = _run("""
+        with stand_in_device(parse_target("sm_90")):
+            x = torch.randn(16, device="cuda")
+            x + 1  # the deferred module is in place and has been used
+            import torch._dynamo.config
+            torch._dynamo.config.cache_size_limit = 77
+            from torch._dynamo import config as again
+            import torch._dynamo.eval_frame as eval_frame
+            compiled = torch.compile(lambda a: a * 2)
+            same = (torch._dynamo.config is sys.modules["torch._dynamo.config"] is again
+                    and eval_frame.config is again)
+            kind = type(torch._dynamo).__name__
+            z = x * 3  # meta arithmetic still works with the real module in place
+        print(json.dumps({"same": same, "kind": kind, "limit": again.cache_size_limit,
+                          "callable": callable(compiled), "z": str(z.device)}))
+    """)
+    assert r["same"], "a dynamo submodule was loaded twice"
+    assert r["kind"] == "module" and r["limit"] == 77 and r["callable"] and r["z"] == "meta"
+
+
+def test_a_submodule_import_before_any_arithmetic():
+    r = _run("""
+        with stand_in_device(parse_target("gfx942")):
+            import torch._dynamo.config as cfg
+            y = torch.ones(8, device="cuda") + 1
+        print(json.dumps({"same": cfg is sys.modules["torch._dynamo.config"], "y": str(y.device)}))
+    """)
+    assert r == {"same": True, "y": "meta"}
