@@ -1,20 +1,19 @@
 """Attention forward variants against SDPA's default backend (cuDNN) on an H200, in one device call.
 
-    PYTHONUNBUFFERED=1 python3 benchmarks/tune_h200_attention.py --out $OUT [--deadline 110] [--only NAME,...]
+    export PYTHONPATH=$PWD; PYTHONUNBUFFERED=1 python3 benchmarks/tune_h200_attention.py --out $OUT \
+        [--only NAME,...|none] [--rounds 3] [--shapes 64:0:2048,...] [--deadline 150]
 
-Three kinds of candidates (VARIANTS below), each launched directly (no autotuner), checked against
-an fp32 reference (atol = rtol = 2e-3, the bundled kernel's TOLERANCE) and timed with
-`triton.testing.do_bench` (median, warmup 25 ms, rep 100 ms, L2 flushed before each repetition),
-interleaved with SDPA's default backend in the same process (timed at the start, middle and end of
-each shape; the median is the reference):
-  - "bundled launch()": kernels/attention.py's launch(), timed first and again last ("again"): on
-    an sm_90 GPU its Gluon kernel with HOPPER_CONFIG;
-  - ("T",): the portable Triton kernel as launch() runs it elsewhere (the bundled path before
-    2026-11-24);
-  - ("H", BLOCK_N, STAGES, HALF, PINGPONG, EMU): other settings of the same Gluon kernel
-    (kernels/attention.py's launch_hopper);
+Candidates (VARIANTS below) are launched directly (no autotuner):
+  - "launch()": kernels/attention.py's launch(), on an sm_90 GPU its Gluon kernel with
+    HOPPER_CONFIG; timed first and again last ("launch() again") in every round;
+  - H(...): the Gluon kernel (kernels/attention.py's launch_hopper) with other settings: NC consumer
+    warpgroups of 64 query rows (2, or 3 = FlashAttention-3's head dim 64 shape, 192-row tiles),
+    STAGES of K/V, PERSISTENT (one CTA per SM looping over the tiles), ORDER of the tiles (2: the
+    longest causal key loops of all heads first), PINGPONG, SEP_O, EMU;
+  - ("T",): the portable Triton kernel as launch() runs it off Hopper;
   - (MODE, BLOCK_M, BLOCK_N, num_warps, num_stages, maxnreg, EMU, REVERSE): `attn_variant` below,
-    re-orderings of the Triton kernel's key loop:
+    re-orderings of the Triton kernel's key loop (the first sweeps of 2026-11-24; none is in
+    VARIANTS now):
       MODE 0: the portable kernel's loop (QK^T, softmax, rescale, PV per key block; causal in two
               loops); WS=True asks Triton 3.6 for automatic warp specialization: with 4 warps its
               Hopper pass fails on the O store ('descriptor block and tensor types must match'),
@@ -28,17 +27,20 @@ each shape; the median is the reference):
               so it was not timed.
     EMU k: one exponential in k on the FMA pipe (polynomial) instead of MUFU.EX2; REVERSE (causal):
     programs take the longest key loops first.
-Gluon candidates and launch() run first in processes of their own on a (2, 4, 1024) problem (a
-broken mbarrier protocol hangs); only those that pass are timed. Every candidate is compiled first
-in parallel worker processes (Triton's on-disk cache). Stops starting new shapes --deadline seconds
-after the compile phase. Writes OUT/tune_h200_attention.json and prints one table per shape;
-docs/kernels-performance.md has the three calls of 2026-11-24.
+Correctness first: every candidate runs in a process of its own (a broken mbarrier protocol hangs;
+stopped after --check-timeout s) on CHECK_SIZES (partial 192-row tiles, more tiles than SMs),
+NaN-poisoned output against the fp32 reference (atol = rtol = 2e-3, the bundled kernel's
+TOLERANCE), and again at each timed shape; only what passes is timed. Timing: inspector's graph
+timer (`bench_graph_time`: CUDA-graph replays cycling through enough input copies to cover 3x the
+L2), --rounds rounds per shape, each timing SDPA's default backend, launch(), the candidates,
+launch() again and SDPA again in that order; a candidate's figure is the median of its rounds,
+SDPA's the median of its 2 x rounds. Writes OUT/tune_h200_attention.json and prints one table per
+shape; docs/kernels-performance.md has the calls.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import math
 import subprocess
@@ -55,7 +57,7 @@ import triton.language as tl
 
 # 2^x for x <= 0 on the FMA pipe (FlashAttention-4's trick), EMU = k: one element in k by a
 # polynomial, the others with MUFU.EX2; the same inline PTX as the bundled kernel's Gluon path.
-from kernels.attention import _EXP2_EMU2, _EXP2_EMU4  # noqa: E402
+from kernels.attention import _EXP2_EMU2, _EXP2_EMU4
 
 
 @triton.jit
@@ -229,48 +231,50 @@ def attn_variant(
 
 
 # ---- the sweep --------------------------------------------------------------------------------
-# name: spec. ("T",): the portable kernel as kernels/attention.py launches it off Hopper (autotuned
-# config; the bundled launch() before 2026-11-24). (MODE, BLOCK_M, BLOCK_N, num_warps, num_stages,
-# maxnreg or None, EMU, REVERSE for causal): `attn_variant` above. ("H", BLOCK_N, STAGES, HALF,
-# PINGPONG, EMU): kernels/attention.py's Gluon kernel (launch_hopper), the code launch() runs on
-# an sm_90 GPU; "bundled launch()" (always timed first) is that with HOPPER_CONFIG.
+# name: spec. ("T",): the portable kernel as kernels/attention.py launches it off Hopper. ("H",
+# {launch_hopper keyword: value}): kernels/attention.py's Gluon kernel with those settings (NC
+# consumer warpgroups, STAGES, PERSISTENT grid, ORDER of the tiles, PINGPONG, EMU, ...). (MODE,
+# BLOCK_M, BLOCK_N, num_warps, num_stages, maxnreg or None, EMU, REVERSE for causal): `attn_variant`
+# above. "launch()" (timed first and last in every round) is the bundled path with HOPPER_CONFIG.
+# A spec with "causal_only" is skipped for the non-causal variants.
+def H(**kw):
+    return ("H", tuple(sorted(kw.items())))
+
+
 VARIANTS = {
     64: {
-        "Triton kernel (before)": ("T",),
-        "m1 128x64 w4 s3": (1, 128, 64, 4, 3, None, 0, True),
-        "H 128 st3": ("H", 128, 3, 64, False, 0),
-        "H 128 st4": ("H", 128, 4, 64, False, 0),
-        "H 128 st4 pingpong": ("H", 128, 4, 64, True, 0),
-        "H 128 st4 emu4": ("H", 128, 4, 64, False, 4),
-        "H 128 st4 emu2": ("H", 128, 4, 64, False, 2),
-        "H 128 st4 pingpong emu4": ("H", 128, 4, 64, True, 4),
-        "H 64 st4 half128": ("H", 64, 4, 128, False, 0),
+        "NC3 st3": H(NC=3, STAGES=3),
+        "NC3 st4": H(NC=3, STAGES=4),
+        "NC3 st4 ord1": H(NC=3, STAGES=4, SCHED=False, causal_only=True),
+        "NC3 st4 persistent": H(NC=3, STAGES=4, PERSISTENT=True),
+        "NC3 st5 persistent": H(NC=3, STAGES=5, PERSISTENT=True),
+        "NC3 st4 persistent static": H(NC=3, STAGES=4, PERSISTENT=True, SCHED=False, causal_only=True),
     },
     128: {
-        "Triton kernel (before)": ("T",),
-        "H 128 st2": ("H", 128, 2, 64, False, 0),
-        "H 128 st3": ("H", 128, 3, 64, False, 0),
-        "H 128 st2 pingpong": ("H", 128, 2, 64, True, 0),
-        "H 128 st3 pingpong": ("H", 128, 3, 64, True, 0),
-        "H 128 st3 emu4": ("H", 128, 3, 64, False, 4),
+        "NC2 st3": H(NC=2, STAGES=3),
+        "NC2 st3 ord1": H(NC=2, STAGES=3, SCHED=False, causal_only=True),
+        "NC2 st2": H(NC=2, STAGES=2),
+        "NC2 st3 pingpong": H(NC=2, STAGES=3, PINGPONG=True),
+        "NC2 st2 persistent": H(NC=2, STAGES=2, PERSISTENT=True),
+        "NC2 st3 persistent shared-O": H(NC=2, STAGES=3, PERSISTENT=True, SEP_O=False),
+        "NC2 st2 persistent pingpong": H(NC=2, STAGES=2, PERSISTENT=True, PINGPONG=True),
     },
 }
-# Measured and dropped (docs/kernels-performance.md has the figures): first call (2026-11-24),
-# MODE 0 with EMU 2/4, with maxnreg 168 (hd64) or BLOCK_N 32 + maxnreg 128 (hd128), with REVERSE;
-# MODE 1 with 128x64 w8, 128x128 (hd64), 128x32/64/128 and EMU 4 (hd128). Second call: MODE 1,
-# MODE 0 + REVERSE and the Gluon kernel (then in this file) with BLOCK_N 64 / STAGES 2-4 / HALF 128.
-SHAPES = [(hd, causal, n) for n in (4096, 2048, 8192) for hd in (64, 128) for causal in (False, True)]
+# Measured and dropped (docs/kernels-performance.md has the figures): calls 1-3 (2026-11-24): the
+# Triton kernel's loop re-orderings (attn_variant MODE 0/1 with EMU, maxnreg, REVERSE), the Gluon
+# kernel with BLOCK_N 64, HALF 128, EMU 2/4 and (head dim 64) PINGPONG.
+SHAPES = [(hd, causal, n) for n in (2048, 4096, 8192) for hd in (64, 128) for causal in (False, True)]
+# correctness first, in the check workers: partial 192-row tiles (128, 256, 640, 1024), whole ones
+# (384), and more tiles than SMs (4 x 32 x 640: a persistent CTA loops over several)
+CHECK_SIZES = [(1, 2, 128), (1, 2, 256), (1, 3, 384), (2, 3, 640), (4, 32, 640), (2, 4, 1024)]
 
 
-def make_call(hd, causal, n, spec, z=4, h=32, seed=0):
-    """Inputs, output and a zero-argument launcher for one variant on a (z, h, n, hd) problem."""
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    q, k, v = (torch.randn(z, h, n, hd, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
-    return q, k, v, launcher(q, k, v, causal, spec)
+def applies(spec, causal) -> bool:
+    return not (spec[0] == "H" and dict(spec[1]).get("causal_only") and not causal)
 
 
 def launcher(q, k, v, causal, spec, out=None):
-    """(output tensor, zero-argument launch) of one variant; the launch returns the compiled kernel."""
+    """(output tensor, zero-argument launch) of one variant; spec None: the bundled launch()."""
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     from kernels import attention as att
@@ -278,12 +282,13 @@ def launcher(q, k, v, causal, spec, out=None):
     z, h, n, hd = q.shape
     o = torch.empty_like(q) if out is None else out
     sm_scale = 1 / math.sqrt(hd)
+    if spec is None:
+        return o, lambda: att.launch(q, k, v, causal=causal, out=o)
     if spec[0] == "T":
         return o, lambda: att.launch_triton(q, k, v, o, causal, sm_scale)
     if spec[0] == "H":
-        _, bn, stages, half, pingpong, emu = spec
-        return o, lambda: att.launch_hopper(q, k, v, o, causal, sm_scale, BLOCK_N=bn, STAGES=stages, HALF=half,
-                                            PINGPONG=pingpong, EMU=emu)
+        kw = {key: val for key, val in spec[1] if key != "causal_only"}
+        return o, lambda: att.launch_hopper(q, k, v, o, causal, sm_scale, **kw)
     mode, bm, bn, warps, stages, maxnreg, emu, rev = spec
     rows = z * h * n
     qd, kd, vd, od = (TensorDescriptor(t, [rows, hd], [hd, 1], [bn if t is k or t is v else bm, hd])
@@ -297,67 +302,64 @@ def launcher(q, k, v, causal, spec, out=None):
     return o, fn
 
 
-def compile_worker(jobs):
-    """Compile (and run once, on a small problem) each (hd, causal, spec) job; spec None: the bundled
-    kernel's launch(). Fills Triton's on-disk cache for the timing process. Gluon jobs (and launch(),
-    which runs the Gluon kernel on Hopper) are also checked against the fp32 reference on a
-    (2, 4, 1024) problem: one line 'CHECK {json}' each."""
-    from kernels import attention as att
+def as_spec(obj):
+    """A spec back from JSON (lists) to the hashable tuples VARIANTS holds."""
+    if obj is None:
+        return None
+    if obj[0] == "H":
+        return ("H", tuple(tuple(kv) for kv in obj[1]))
+    return tuple(obj)
 
+
+def check_worker(jobs):
+    """Compile and check each (hd, causal, spec) job on CHECK_SIZES against the fp32 reference, into
+    a NaN-poisoned output: one line 'CHECK {json}' each (fills Triton's on-disk cache for the timing
+    process)."""
     for hd, causal, spec in jobs:
+        spec = as_spec(spec)
+        worst, ok, why = 0.0, True, ""
         try:
-            if spec is None or spec[0] == "H":
-                g = torch.Generator(device="cuda").manual_seed(1)
-                q, k, v = (torch.randn(2, 4, 1024, hd, device="cuda", dtype=torch.float16, generator=g)
-                           for _ in range(3))
-                if spec is None:
-                    o = att.launch(q, k, v, causal=causal)
-                else:
-                    o, fn = launcher(q, k, v, causal, tuple(spec))
-                    fn()
+            for i, size in enumerate(CHECK_SIZES):
+                g = torch.Generator(device="cuda").manual_seed(1 + i)
+                q, k, v = (torch.randn(*size, hd, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
+                o, fn = launcher(q, k, v, causal, spec, out=torch.full_like(q, float("nan")))
+                fn()
                 torch.cuda.synchronize()
                 ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(),
                                                                        is_causal=causal)
                 err = (o.float() - ref).abs().max().item()
-                ok = bool(torch.allclose(o.float(), ref, atol=2e-3, rtol=2e-3))
-                print("CHECK " + json.dumps(dict(hd=hd, causal=causal, spec=spec, ok=ok, err=err)), flush=True)
-                if spec is None:  # and the size the timing loop's inputs have (4, 32, ...)
-                    att.launch(*att.make_inputs((4, 32, 256), "cuda", head_dim=hd), causal=causal)
-            else:
-                q, k, v, (o, fn) = make_call(hd, causal, 256, tuple(spec))
-                fn()
-            torch.cuda.synchronize()
+                worst = float("inf") if math.isnan(err) else max(worst, err)
+                if not torch.allclose(o.float(), ref, atol=2e-3, rtol=2e-3):
+                    ok, why = False, f"{why} {size}: err {err:.1e}"
         except Exception as e:  # noqa: BLE001
-            print(f"compile hd{hd} causal={causal} {spec}: {type(e).__name__}: {str(e)[:300]}", flush=True)
+            ok, why = False, f"{type(e).__name__}: {str(e)[:300]}"
+        print("CHECK " + json.dumps({"hd": hd, "causal": causal, "spec": spec, "ok": ok, "err": worst, "why": why}),
+              flush=True)
 
 
-def precompile(workers: int, only: set | None) -> set:
-    """Fill the compile cache in parallel; returns the checked (hd, causal, spec) jobs that were correct
-    (spec None: launch()). A Gluon job runs in a process of its own, stopped after 100 s: a wrong
-    mbarrier protocol hangs rather than fails."""
+def precompile(only: set | None, timeout: float) -> set:
+    """Check every job in a process of its own, all at once, stopped after `timeout` s (a wrong
+    mbarrier protocol hangs rather than fails); returns the (hd, causal, spec) jobs that passed."""
     jobs = [(hd, causal, None) for hd in VARIANTS for causal in (False, True)]
     jobs += [(hd, causal, spec) for hd, vs in VARIANTS.items() for name, spec in vs.items()
-             if not only or name in only for causal in (False, True)]
-    alone = [j for j in jobs if j[2] is None or j[2][0] == "H"]
-    rest = [j for j in jobs if j not in alone]
-    chunks = [rest[i::workers] for i in range(workers)] + [[j] for j in alone]
-    procs = [subprocess.Popen([sys.executable, __file__, "--compile-worker", json.dumps(c)], stdout=subprocess.PIPE,
-                              text=True) for c in chunks if c]
+             if not only or name in only for causal in (False, True) if applies(spec, causal)]
+    procs = [subprocess.Popen([sys.executable, __file__, "--check-worker", json.dumps([j])], stdout=subprocess.PIPE,
+                              text=True) for j in jobs]
     good = set()
-    t_end = time.time() + 100
+    t_end = time.time() + timeout
     for p in procs:
         try:
             out, _ = p.communicate(timeout=max(1.0, t_end - time.time()))
         except subprocess.TimeoutExpired:
             p.kill()
             out, _ = p.communicate()
-            print(f"worker timed out (hang?): {p.args[-1][:200]}", flush=True)
+            print(f"check worker timed out (hang?): {p.args[-1][:200]}", flush=True)
         for line in out.splitlines():
             if line.startswith("CHECK "):
                 r = json.loads(line[6:])
-                spec = None if r["spec"] is None else tuple(r["spec"])
-                print(f"check hd{r['hd']} causal={r['causal']} {spec or 'launch()'}: ok={r['ok']} err={r['err']:.1e}",
-                      flush=True)
+                spec = as_spec(r["spec"])
+                print(f"check hd{r['hd']} causal={r['causal']} {spec or 'launch()'}: ok={r['ok']} err={r['err']:.1e}"
+                      f"{r['why']}", flush=True)
                 if r["ok"]:
                     good.add((r["hd"], r["causal"], spec))
             else:
@@ -365,10 +367,12 @@ def precompile(workers: int, only: set | None) -> set:
     return good
 
 
-def ms_of(fn) -> float:
-    from triton.testing import do_bench
-    v = do_bench(fn, warmup=25, rep=100, quantiles=[0.5])
-    return float(v[0] if isinstance(v, (list, tuple)) else v)
+def graph_ms(fn_of_set, sets, rep_ms=40, warmup_ms=15) -> float:
+    """inspector.bench.runner's graph timer (CUDA-graph replays cycling through the input sets;
+    the median replay's time per call)."""
+    from inspector.bench.runner import bench_graph_time
+
+    return bench_graph_time([(lambda s=s: fn_of_set(s)) for s in sets], rep_ms, [0.5], warmup_ms)[0]
 
 
 def smi(*args: str) -> str:
@@ -382,99 +386,111 @@ def smi(*args: str) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=".")
-    ap.add_argument("--deadline", type=float, default=120.0,
-                    help="start no new shape this many seconds after the compile phase")
-    ap.add_argument("--only", default="", help="comma-separated variant names (default: all)")
-    ap.add_argument("--workers", type=int, default=14)
-    ap.add_argument("--compile-worker", default=None)
-    ap.add_argument("--smoke", action="store_true", help="CPU interpreter dry run on tiny shapes (TRITON_INTERPRET=1)")
+    ap.add_argument("--deadline", type=float, default=150.0,
+                    help="start no new shape this many seconds after the check phase")
+    ap.add_argument("--only", default="", help="comma-separated variant names (default: all; 'none': launch() only)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--check-timeout", type=float, default=75.0)
+    ap.add_argument("--shapes", default="", help="e.g. 64:0:2048,128:1:4096 (default: SHAPES)")
+    ap.add_argument("--check-worker", default=None)
     ns = ap.parse_args()
-    if ns.compile_worker is not None:
-        compile_worker(json.loads(ns.compile_worker))
+    if ns.check_worker is not None:
+        check_worker(json.loads(ns.check_worker))
         return 0
     t0 = time.time()
+    from inspector.bench.runner import _clone, rotation_count
     from kernels import attention as att
 
     only = {s for s in ns.only.split(",") if s} or None
     env = dict(smi=smi("--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw",
-                       "--format=csv"), torch=torch.__version__, triton=triton.__version__)
+                       "--format=csv"), torch=torch.__version__, triton=triton.__version__,
+               hopper_config={str(k): v for k, v in att.HOPPER_CONFIG.items()})
     print(json.dumps(env), flush=True)
-    dev, shapes, z, h = ("cpu", [(hd, c, 128) for hd in (64, 128) for c in (False, True)], 1, 2) if ns.smoke \
-        else ("cuda", SHAPES, 4, 32)
-    if ns.smoke:
-        global ms_of
-        only = {name for vs in VARIANTS.values() for name, spec in vs.items()
-                if spec[0] == "T" or (isinstance(spec[0], int) and spec[6] == 0)}
-
-        def ms_of(fn):
-            t = time.perf_counter()
-            fn()
-            return (time.perf_counter() - t) * 1e3
-    else:
-        gluon_ok = precompile(ns.workers, only)
-    print(f"[precompiled at {time.time() - t0:.0f} s]", flush=True)
+    good = precompile(only, ns.check_timeout)
+    print(f"[checked at {time.time() - t0:.0f} s]", flush=True)
+    shapes = SHAPES
+    if ns.shapes:
+        shapes = [(int(a), bool(int(b)), int(c)) for a, b, c in (x.split(":") for x in ns.shapes.split(","))]
     t1 = time.time()
     out_dir = Path(ns.out)
     out_dir.mkdir(parents=True, exist_ok=True)
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
     rows: list = []
     for hd, causal, n in shapes:
         if time.time() - t1 > ns.deadline:
             print(f"deadline: skipping hd{hd} causal={causal} N={n} and later", flush=True)
             break
-        size = (z, h, n)
+        size = (4, 32, n)
         fl = att.flops(size, causal=causal, head_dim=hd)
         torch.manual_seed(0)
-        q, k, v = att.make_inputs(size, dev, head_dim=hd)
+        q, k, v = att.make_inputs(size, "cuda", head_dim=hd)
         ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
-        sdpa = functools.partial(torch.nn.functional.scaled_dot_product_attention, q, k, v, is_causal=causal)
-        base_ok = torch.allclose(sdpa().float(), ref, atol=2e-3, rtol=2e-3)
-        sdpa_ms = [ms_of(sdpa)]
-        bundled = functools.partial(att.launch, q, k, v, causal=causal)
-        cands = []
-        if ns.smoke or (hd, causal, None) in gluon_ok:
-            cands.append(("bundled launch()", None, None, bundled))
-        else:
-            print(f"  bundled launch() hd{hd} causal={causal}: failed its check in the worker, not timed", flush=True)
+        cands = {}
+        if (hd, causal, None) in good:
+            cands["launch()"] = None
         for name, spec in VARIANTS[hd].items():
-            if only and name not in only:
-                continue
-            if spec[0] == "H" and (ns.smoke or (hd, causal, spec) not in gluon_ok):
-                continue  # wrong, hung or not compiled in the worker
-            cands.append((name, spec, *launcher(q, k, v, causal, spec)))
-        if cands and cands[0][0] == "bundled launch()":
-            cands.append(("bundled launch() again", None, None, bundled))
-        res = []
-        for i, (name, spec, o, fn) in enumerate(cands):
+            if (not only or name in only) and applies(spec, causal) and (hd, causal, spec) in good:
+                cands[name] = spec
+        # correctness at this shape, into a NaN-poisoned output
+        ok = {}
+        sdpa_out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        errs = {"SDPA": (sdpa_out.float() - ref).abs().max().item()}
+        for name, spec in cands.items():
             try:
-                got = fn()
-                if dev == "cuda":
-                    torch.cuda.synchronize()
-                o = got if o is None else o
-                err = (o.float() - ref).abs().max().item()
-                ok = bool(torch.allclose(o.float(), ref, atol=2e-3, rtol=2e-3))
-                kern = None if isinstance(got, torch.Tensor) else got
-                t = ms_of(fn) if ok else float("nan")
+                o, fn = launcher(q, k, v, causal, spec, out=torch.full_like(q, float("nan")))
+                fn()
+                torch.cuda.synchronize()
+                errs[name] = (o.float() - ref).abs().max().item()
+                if torch.allclose(o.float(), ref, atol=2e-3, rtol=2e-3):
+                    ok[name] = spec
+                else:
+                    print(f"  {name}: WRONG at this shape (err {errs[name]:.1e})", flush=True)
             except Exception as e:  # noqa: BLE001
                 print(f"  {name}: {type(e).__name__}: {str(e)[:200]}", flush=True)
-                rows.append(dict(hd=hd, causal=causal, n=n, name=name, spec=spec, error=str(e)[:300]))
+        del ref, sdpa_out
+        n_sets = rotation_count(4 * q.nbytes, l2)
+        sets = [(q, k, v, torch.empty_like(q))] + [_clone((q, k, v, torch.empty_like(q))) for _ in range(n_sets - 1)]
+
+        def sdpa(s, causal=causal):
+            return torch.nn.functional.scaled_dot_product_attention(s[0], s[1], s[2], is_causal=causal)
+
+        def ours(spec, causal=causal):
+            fns = {}
+
+            def call(s):
+                key = id(s)
+                if key not in fns:
+                    fns[key] = launcher(s[0], s[1], s[2], causal, spec, out=s[3])[1]
+                return fns[key]()
+            return call
+
+        order = ["SDPA"] + (["launch()"] if "launch()" in ok else []) + [x for x in ok if x != "launch()"]
+        order += (["launch() again"] if "launch()" in ok else []) + ["SDPA again"]
+        fn_of = {name: sdpa if name.startswith("SDPA") else ours(ok[name.replace(" again", "")]) for name in order}
+        times = {name: [] for name in order}
+        for _ in range(ns.rounds):
+            for name in order:
+                try:
+                    times[name].append(graph_ms(fn_of[name], sets))
+                except Exception as e:  # noqa: BLE001
+                    print(f"  {name}: timing: {type(e).__name__}: {str(e)[:200]}", flush=True)
+        sdpa_all = times.pop("SDPA") + times.pop("SDPA again")
+        s_ms = sorted(sdpa_all)[len(sdpa_all) // 2]
+        print(f"hd{hd} causal={causal} N={n} ({n_sets} input sets): SDPA default {fl / s_ms / 1e9:.0f} TFLOP/s "
+              f"({', '.join(f'{fl / x / 1e9:.0f}' for x in sdpa_all)}) err {errs['SDPA']:.1e}", flush=True)
+        for name, ts in times.items():
+            if not ts:
                 continue
-            if i == len(cands) // 2:
-                sdpa_ms.append(ms_of(sdpa))
-            r = dict(hd=hd, causal=causal, n=n, name=name, spec=spec, ms=t, tflops=fl / t / 1e9, max_err=err, ok=ok,
-                     regs=getattr(kern, "n_regs", None), spills=getattr(kern, "n_spills", None))
-            res.append(r)
-        sdpa_ms.append(ms_of(sdpa))
-        s_ms = sorted(sdpa_ms)[len(sdpa_ms) // 2]
-        print(f"hd{hd} causal={causal} N={n}: SDPA default {fl / s_ms / 1e9:.0f} TFLOP/s "
-              f"({', '.join(f'{fl / x / 1e9:.0f}' for x in sdpa_ms)}), correct={base_ok}", flush=True)
-        for r in res:
-            r.update(sdpa_ms=s_ms, sdpa_all_ms=sdpa_ms, vs_sdpa=s_ms / r["ms"])
+            med = sorted(ts)[len(ts) // 2]
+            r = dict(hd=hd, causal=causal, n=n, name=name, spec=ok[name.replace(" again", "")], ms=med, all_ms=ts,
+                     tflops=fl / med / 1e9, sdpa_ms=s_ms, sdpa_all_ms=sdpa_all, vs_sdpa=s_ms / med,
+                     max_err=errs[name.replace(" again", "")])
             rows.append(r)
-            print(f"    {r['name']:30s} {r['tflops']:6.0f} TFLOP/s {r['vs_sdpa']:.3f}x  err {r['max_err']:.1e}"
-                  f"{'' if r['ok'] else ' WRONG'}  regs {r['regs']} spills {r['spills']}", flush=True)
+            print(f"    {name:32s} {r['tflops']:6.0f} TFLOP/s {r['vs_sdpa']:.3f}x  "
+                  f"({', '.join(f'{fl / x / 1e9:.0f}' for x in ts)})  err {r['max_err']:.1e}", flush=True)
         (out_dir / "tune_h200_attention.json").write_text(json.dumps(dict(env=env, rows=rows), indent=1, default=str))
-        if dev == "cuda":
-            torch.cuda.empty_cache()
+        del sets, q, k, v
+        torch.cuda.empty_cache()
     print(smi("--query-gpu=clocks.sm,temperature.gpu,power.draw", "--format=csv,noheader"))
     print(f"[done at {time.time() - t0:.0f} s]")
     return 0

@@ -56,6 +56,7 @@ What to look for in the IR (first config, fp16, head dim 64, sm_90):
   registers), `UTMALDG.2D` only in the producer.
 """
 
+import heapq
 import math
 
 import torch
@@ -226,12 +227,21 @@ _EXP2_DECL = "{ .reg .f32 x, j, t, p; .reg .b32 jb, pb;\n"
 _EXP2_EMU2 = tl.constexpr(_EXP2_DECL + "    ex2.approx.ftz.f32 $0, $2;\n" + _POLY_EXP2.format(src="$3", dst="$1") + "}")
 _EXP2_EMU4 = tl.constexpr(_EXP2_DECL + "    ex2.approx.ftz.f32 $0, $4;\n    ex2.approx.ftz.f32 $1, $5;\n"
                           "    ex2.approx.ftz.f32 $2, $6;\n" + _POLY_EXP2.format(src="$7", dst="$3") + "}")
-HOPPER_CONFIG = {64: dict(BLOCK_N=128, STAGES=4, HALF=64), 128: dict(BLOCK_N=128, STAGES=3, HALF=64)}
+# launch_hopper's settings per (head dim, causal): (largest N_CTX or None, settings), the first
+# entry that fits N_CTX applies; measured on the H200 (docs/kernels-performance.md)
+HOPPER_CONFIG = {
+    (64, False): [(None, dict(NC=3, STAGES=4, PERSISTENT=True))],
+    (64, True): [(2048, dict(NC=3, STAGES=4, PERSISTENT=True)), (None, dict(NC=3, STAGES=3))],
+    (128, False): [(4096, dict(NC=2, STAGES=2, PERSISTENT=True)), (None, dict(NC=2, STAGES=3))],
+    (128, True): [(None, dict(NC=2, STAGES=2, PERSISTENT=True))],
+}
 
 if HAS_GLUON_HOPPER:
-    # TMA copies are async_load / async_store from Triton 3.7 on, async_copy_* before.
+    # TMA copies are async_load / async_store from Triton 3.7 on, async_copy_* before; the CTA
+    # barrier is thread_barrier up to 3.6 (and later), barrier in some releases.
     _tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
     _tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
+    _thread_barrier = getattr(gl, "thread_barrier", None) or gl.barrier
 
     @gluon.jit
     def _hopper_exp2(x, EMU: gl.constexpr):
@@ -244,39 +254,82 @@ if HAS_GLUON_HOPPER:
             return gl.exp2(x)
 
     @gluon.jit
-    def _hopper_tile(N_CTX, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr,
-                     REVERSE: gl.constexpr):
-        """(query block, first row of this head in the (Z*H*N_CTX, d) matrices, key blocks to visit)."""
-        start_m = gl.program_id(0)
-        if REVERSE:  # causal: the longest key loops first
-            start_m = gl.num_programs(0) - 1 - start_m
-        if CAUSAL:
-            n_blocks = (start_m + 1) * (BLOCK_M // BLOCK_N)
+    def _hopper_tile(t, num_m, N_CTX, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr,
+                     ORDER: gl.constexpr, ZH):
+        """Tile t -> (its first query row within the head, the head's first row in the (Z*H*N_CTX, d)
+        matrices, key blocks to visit). ORDER 0: head by head, query blocks in order; 1: head by
+        head, the longest key loops (causal) first; 2: the longest key loops of all heads first."""
+        if ORDER == 2:
+            start_m = num_m - 1 - t // ZH
+            off_hz = t % ZH
+        else:
+            off_hz = t // num_m
+            start_m = t % num_m
+            if ORDER == 1:
+                start_m = num_m - 1 - start_m
+        m0 = start_m * BLOCK_M
+        if CAUSAL:  # keys up to the tile's last row; the last tile of a head may be partial
+            n_blocks = gl.minimum((m0 + BLOCK_M + BLOCK_N - 1) // BLOCK_N, N_CTX // BLOCK_N)
         else:
             n_blocks = N_CTX // BLOCK_N
-        return start_m, gl.program_id(1) * N_CTX, n_blocks
+        return m0, off_hz * N_CTX, n_blocks
 
     @gluon.jit
-    def _hopper_producer(q_desc, k_desc, v_desc, o_desc, q_bufs, k_bufs, v_bufs, q_bars, k_ready, v_ready,
-                         k_empty, v_empty, turns, sm_scale, N_CTX, CAUSAL: gl.constexpr, REVERSE: gl.constexpr,
-                         PINGPONG: gl.constexpr, EMU: gl.constexpr):
-        """One warp: both Q halves once, then K_j and V_j into stage j % STAGES once it is free."""
+    def _hopper_tile_id(sched, r, SCHED: gl.constexpr):
+        """The CTA's r-th tile: sched[r * grid + pid] (a host-made schedule; past the CTA's last tile it
+        holds the tile count), else pid + r * grid."""
+        if SCHED:
+            t = gl.load(sched + r * gl.num_programs(0) + gl.program_id(0))
+        else:
+            t = gl.program_id(0) + r * gl.num_programs(0)
+        return t
+
+    @gluon.jit
+    def _hopper_producer(q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty, k_ready,
+                         v_ready, k_empty, v_empty, turns, sm_scale, N_CTX, ZH, sched, ROUNDS, CAUSAL: gl.constexpr,
+                         ORDER: gl.constexpr, PINGPONG: gl.constexpr, EMU: gl.constexpr, SEP_O: gl.constexpr,
+                         SCHED: gl.constexpr):
+        """One warp: per tile, each consumer's Q once its buffer is free (a plain arrive for a consumer
+        whose rows lie past N_CTX), then K_j and V_j into stage (running block count) % STAGES once it
+        is free."""
+        NC: gl.constexpr = q_bufs.type.shape[0]
+        HALF: gl.constexpr = q_bufs.type.shape[1]
+        num_m = (N_CTX + NC * HALF - 1) // (NC * HALF)
+        kv = 0
+        tc = 0
+        for r in range(ROUNDS):
+            t = _hopper_tile_id(sched, r, SCHED)
+            if t < num_m * ZH:
+                kv, tc = _hopper_produce(q_desc, k_desc, v_desc, q_bufs, k_bufs, v_bufs, q_full, q_empty, k_ready,
+                                         v_ready, k_empty, v_empty, t, num_m, N_CTX, ZH, kv, tc, CAUSAL, ORDER)
+
+    @gluon.jit
+    def _hopper_produce(q_desc, k_desc, v_desc, q_bufs, k_bufs, v_bufs, q_full, q_empty, k_ready, v_ready, k_empty,
+                        v_empty, t, num_m, N_CTX, ZH, kv, tc, CAUSAL: gl.constexpr, ORDER: gl.constexpr):
+        """The producer's part of tile t; kv: K/V blocks loaded so far, tc: tiles so far."""
         STAGES: gl.constexpr = k_bufs.type.shape[0]
         BLOCK_N: gl.constexpr = k_bufs.type.shape[1]
+        NC: gl.constexpr = q_bufs.type.shape[0]
         HALF: gl.constexpr = q_bufs.type.shape[1]
-        start_m, kv_row0, n_blocks = _hopper_tile(N_CTX, 2 * HALF, BLOCK_N, CAUSAL, REVERSE)
-        for h in gl.static_range(2):
-            mbarrier.expect(q_bars.index(h), q_desc.block_type.nbytes)
-            _tma_load(q_desc, [kv_row0 + start_m * 2 * HALF + h * HALF, 0], q_bars.index(h), q_bufs.index(h))
+        m0, kv_row0, n_blocks = _hopper_tile(t, num_m, N_CTX, NC * HALF, BLOCK_N, CAUSAL, ORDER, ZH)
+        for c in gl.static_range(NC):
+            mbarrier.wait(q_empty.index(c), (tc & 1) ^ 1)
+            if m0 + c * HALF < N_CTX:
+                mbarrier.expect(q_full.index(c), q_desc.block_type.nbytes)
+                _tma_load(q_desc, [kv_row0 + m0 + c * HALF, 0], q_full.index(c), q_bufs.index(c))
+            else:
+                mbarrier.arrive(q_full.index(c), count=1)
         for j in range(n_blocks):
-            s = j % STAGES
-            phase = (j // STAGES) & 1
+            s = kv % STAGES
+            phase = (kv // STAGES) & 1
             mbarrier.wait(k_empty.index(s), phase ^ 1)
             mbarrier.expect(k_ready.index(s), k_desc.block_type.nbytes)
             _tma_load(k_desc, [kv_row0 + j * BLOCK_N, 0], k_ready.index(s), k_bufs.index(s))
             mbarrier.wait(v_empty.index(s), phase ^ 1)
             mbarrier.expect(v_ready.index(s), v_desc.block_type.nbytes)
             _tma_load(v_desc, [kv_row0 + j * BLOCK_N, 0], v_ready.index(s), v_bufs.index(s))
+            kv += 1
+        return kv, tc + 1
 
     @gluon.jit
     def _hopper_turn_wait(turns, k, H: gl.constexpr, PINGPONG: gl.constexpr):
@@ -289,14 +342,54 @@ if HAS_GLUON_HOPPER:
                 mbarrier.wait(turns.index(1), k & 1)
 
     @gluon.jit
-    def _hopper_consumer(q_desc, k_desc, v_desc, o_desc, q_bufs, k_bufs, v_bufs, q_bars, k_ready, v_ready,
-                         k_empty, v_empty, turns, sm_scale, N_CTX, CAUSAL: gl.constexpr, REVERSE: gl.constexpr,
-                         PINGPONG: gl.constexpr, EMU: gl.constexpr, H: gl.constexpr):
-        """One warpgroup: query rows [H * HALF, (H + 1) * HALF) of the tile."""
+    def _hopper_step(q_smem, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty, turns, o, p16, m_i, l_i, qk_scale,
+                     kv, turn, j, row0, MASK: gl.constexpr, PINGPONG: gl.constexpr, EMU: gl.constexpr,
+                     H: gl.constexpr):
+        """Key block j (j >= 1): issue S_j = Q K_j^T and O += P_{j-1} V_{j-1}, wait for S_j only, run
+        the softmax of S_j under P V; MASK: the causal mask (rows row0.. of the head)."""
+        STAGES: gl.constexpr = k_bufs.type.shape[0]
+        BLOCK_N: gl.constexpr = k_bufs.type.shape[1]
+        HALF: gl.constexpr = q_smem.type.shape[0]
+        s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                           instr_shape=[16, BLOCK_N, 16])
+        row_o: gl.constexpr = gl.SliceLayout(1, o.type.layout)
+        st = (kv + j) % STAGES
+        prev = (kv + j - 1) % STAGES
+        _hopper_turn_wait(turns, turn + j, H, PINGPONG)
+        mbarrier.wait(k_ready.index(st), ((kv + j) // STAGES) & 1)
+        s_tok = warpgroup_mma(q_smem, k_bufs.index(st).permute((1, 0)), gl.zeros([HALF, BLOCK_N], gl.float32,
+                                                                                 layout=s_layout),
+                              use_acc=False, is_async=True)
+        mbarrier.wait(v_ready.index(prev), ((kv + j - 1) // STAGES) & 1)
+        o_tok = warpgroup_mma(p16, v_bufs.index(prev), o, is_async=True)
+        if PINGPONG:
+            mbarrier.arrive(turns.index(1 - H), count=1)
+        s = warpgroup_mma_wait(1, deps=(s_tok, ))  # S_j done; P_{j-1} V_{j-1} may still run
+        mbarrier.arrive(k_empty.index(st), count=1)
+        if MASK:
+            offs_m = row0 - j * BLOCK_N + gl.arange(0, HALF, layout=gl.SliceLayout(1, s_layout))
+            offs_n = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
+            s = gl.where(offs_m[:, None] >= offs_n[None, :], s, float("-inf"))
+        m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
+        p = _hopper_exp2(s * qk_scale - m_new[:, None], EMU)
+        alpha = gl.exp2(m_i - m_new)  # rescales what was accumulated under the old maximum
+        l_i = l_i * alpha + gl.sum(p, 1)
+        o, p16 = warpgroup_mma_wait(0, deps=(o_tok, p16))
+        mbarrier.arrive(v_empty.index(prev), count=1)
+        o = o * gl.convert_layout(alpha, row_o)[:, None]
+        p16 = gl.convert_layout(p.to(p16.dtype), p16.type.layout)
+        return o, p16, m_new, l_i
+
+    @gluon.jit
+    def _hopper_rows(q_desc, o_desc, q_smem, o_smem, k_bufs, v_bufs, q_empty, k_ready, v_ready, k_empty, v_empty,
+                     turns, sm_scale, kv, turn, row0, kv_row0, n_mine, CAUSAL: gl.constexpr, PINGPONG: gl.constexpr,
+                     EMU: gl.constexpr, SEP_O: gl.constexpr, H: gl.constexpr):
+        """One consumer's HALF query rows (row0.. within the head) against key blocks 0..n_mine-1 (the
+        stages of running block count kv..), then O / l through o_smem and a TMA store."""
         STAGES: gl.constexpr = k_bufs.type.shape[0]
         BLOCK_N: gl.constexpr = k_bufs.type.shape[1]
         HEAD_DIM: gl.constexpr = k_bufs.type.shape[2]
-        HALF: gl.constexpr = q_bufs.type.shape[1]
+        HALF: gl.constexpr = q_smem.type.shape[0]
         dtype: gl.constexpr = q_desc.dtype
         s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                            instr_shape=[16, BLOCK_N, 16])
@@ -304,145 +397,292 @@ if HAS_GLUON_HOPPER:
                                                            instr_shape=[16, HEAD_DIM, 16])
         p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
         row_o: gl.constexpr = gl.SliceLayout(1, o_layout)
-        start_m, kv_row0, n_blocks = _hopper_tile(N_CTX, 2 * HALF, BLOCK_N, CAUSAL, REVERSE)
-        diag_j = start_m * (2 * HALF // BLOCK_N)  # the first key block that needs the causal mask
-        q_row = kv_row0 + start_m * 2 * HALF + H * HALF
         qk_scale = sm_scale * 1.44269504  # log2(e): the softmax runs in base 2
-        offs_m = start_m * 2 * HALF + H * HALF + gl.arange(0, HALF, layout=gl.SliceLayout(1, s_layout))
-        offs_n = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
-        q_smem = q_bufs.index(H)
         s_zero = gl.zeros([HALF, BLOCK_N], gl.float32, layout=s_layout)
         o = gl.zeros([HALF, HEAD_DIM], gl.float32, layout=o_layout)
-        mbarrier.wait(q_bars.index(H), 0)
 
         # key block 0: S = Q K^T alone
-        _hopper_turn_wait(turns, 0, H, PINGPONG)
-        mbarrier.wait(k_ready.index(0), 0)
-        s_tok = warpgroup_mma(q_smem, k_bufs.index(0).permute((1, 0)), s_zero, use_acc=False, is_async=True)
+        _hopper_turn_wait(turns, turn, H, PINGPONG)
+        st = kv % STAGES
+        mbarrier.wait(k_ready.index(st), (kv // STAGES) & 1)
+        s_tok = warpgroup_mma(q_smem, k_bufs.index(st).permute((1, 0)), s_zero, use_acc=False, is_async=True)
         if PINGPONG:
             mbarrier.arrive(turns.index(1 - H), count=1)
         s = warpgroup_mma_wait(0, deps=(s_tok, ))
-        mbarrier.arrive(k_empty.index(0), count=1)
+        mbarrier.arrive(k_empty.index(st), count=1)
         if CAUSAL:  # noqa: SIM102 - a compile-time test around a run-time one
-            if diag_j == 0:
+            if n_mine == 1:  # block 0 is the diagonal block
+                offs_m = row0 + gl.arange(0, HALF, layout=gl.SliceLayout(1, s_layout))
+                offs_n = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
                 s = gl.where(offs_m[:, None] >= offs_n[None, :], s, float("-inf"))
         m_i = gl.max(s, 1) * qk_scale
         p = _hopper_exp2(s * qk_scale - m_i[:, None], EMU)
         l_i = gl.sum(p, 1)
         p16 = gl.convert_layout(p.to(dtype), p_layout)
 
-        # key blocks 1..n-1: issue S_j = Q K_j^T and O += P_{j-1} V_{j-1}; softmax of S_j under P V
-        for j in range(1, n_blocks):
-            s_idx = j % STAGES
-            prev = (j - 1) % STAGES
-            _hopper_turn_wait(turns, j, H, PINGPONG)
-            mbarrier.wait(k_ready.index(s_idx), (j // STAGES) & 1)
-            s_tok = warpgroup_mma(q_smem, k_bufs.index(s_idx).permute((1, 0)), s_zero, use_acc=False,
-                                  is_async=True)
-            mbarrier.wait(v_ready.index(prev), ((j - 1) // STAGES) & 1)
-            o_tok = warpgroup_mma(p16, v_bufs.index(prev), o, is_async=True)
-            if PINGPONG:
-                mbarrier.arrive(turns.index(1 - H), count=1)
-            s = warpgroup_mma_wait(1, deps=(s_tok, ))  # S_j done; P_{j-1} V_{j-1} may still run
-            mbarrier.arrive(k_empty.index(s_idx), count=1)
-            if CAUSAL:  # noqa: SIM102 - a compile-time test around a run-time one
-                if j >= diag_j:
-                    s = gl.where(offs_m[:, None] >= j * BLOCK_N + offs_n[None, :], s, float("-inf"))
-            m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
-            p = _hopper_exp2(s * qk_scale - m_new[:, None], EMU)
-            alpha = gl.exp2(m_i - m_new)  # rescales what was accumulated under the old maximum
-            l_i = l_i * alpha + gl.sum(p, 1)
-            m_i = m_new
-            o, p16 = warpgroup_mma_wait(0, deps=(o_tok, p16))
-            mbarrier.arrive(v_empty.index(prev), count=1)
-            o = o * gl.convert_layout(alpha, row_o)[:, None]
-            p16 = gl.convert_layout(p.to(dtype), p_layout)
+        # key blocks 1..n-1: issue S_j = Q K_j^T and O += P_{j-1} V_{j-1}; softmax of S_j under P V.
+        # Causal: the HALF rows lie within one key block's span (HALF divides BLOCK_N), so only the
+        # last block, diag_j = n_mine - 1, needs the mask: it runs after the loop (a mask inside
+        # the loop would hold its indices in registers throughout).
+        if CAUSAL:
+            gl.static_assert(BLOCK_N % HALF == 0)
+            n_plain = n_mine - 1
+        else:
+            n_plain = n_mine
+        for j in range(1, n_plain):
+            o, p16, m_i, l_i = _hopper_step(q_smem, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty, turns,
+                                            o, p16, m_i, l_i, qk_scale, kv, turn, j, row0, False, PINGPONG, EMU, H)
+        if CAUSAL:  # noqa: SIM102 - a compile-time test around a run-time one
+            if n_mine > 1:
+                o, p16, m_i, l_i = _hopper_step(q_smem, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty, turns,
+                                                o, p16, m_i, l_i, qk_scale, kv, turn, n_mine - 1, row0, True,
+                                                PINGPONG, EMU, H)
+        if SEP_O:  # Q is read for the last time: the producer may load the next tile's
+            mbarrier.arrive(q_empty, count=1)
 
-        # the last P V, then O / l through shared memory (this consumer's Q buffer) and a TMA store
-        last = (n_blocks - 1) % STAGES
-        _hopper_turn_wait(turns, n_blocks, H, PINGPONG)
-        mbarrier.wait(v_ready.index(last), ((n_blocks - 1) // STAGES) & 1)
+        # the last P V, then O / l through shared memory and a TMA store
+        last = (kv + n_mine - 1) % STAGES
+        _hopper_turn_wait(turns, turn + n_mine, H, PINGPONG)
+        mbarrier.wait(v_ready.index(last), ((kv + n_mine - 1) // STAGES) & 1)
         o_tok = warpgroup_mma(p16, v_bufs.index(last), o, is_async=True)
         if PINGPONG:
             mbarrier.arrive(turns.index(1 - H), count=1)
         o, p16 = warpgroup_mma_wait(0, deps=(o_tok, p16))
         mbarrier.arrive(v_empty.index(last), count=1)
         o = o / gl.convert_layout(l_i, row_o)[:, None]
-        q_smem.store(o.to(dtype))
+        if SEP_O:  # the previous tile's store has read o_smem (issued by one thread: all wait for it)
+            tma.store_wait(0)
+            _thread_barrier()
+        o_smem.store(o.to(dtype))
         fence_async_shared()
-        _tma_store(o_desc, [q_row, 0], q_smem)
+        _tma_store(o_desc, [kv_row0 + row0, 0], o_smem)
+        if not SEP_O:  # O went through the Q buffer: hand it back once the store has read it
+            tma.store_wait(0)
+            mbarrier.arrive(q_empty, count=1)
+
+    @gluon.jit
+    def _hopper_consumer(q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty, k_ready,
+                         v_ready, k_empty, v_empty, turns, sm_scale, N_CTX, ZH, sched, ROUNDS, CAUSAL: gl.constexpr,
+                         ORDER: gl.constexpr, PINGPONG: gl.constexpr, EMU: gl.constexpr, SEP_O: gl.constexpr,
+                         SCHED: gl.constexpr, H: gl.constexpr):
+        """One warpgroup: query rows [H * HALF, (H + 1) * HALF) of each of its CTA's tiles. Rows at or
+        past N_CTX (the last tile of a head) and, causal, key blocks wholly above this consumer's rows
+        are not computed: their stages are waited for and handed back, so the producer never stalls."""
+        STAGES: gl.constexpr = k_bufs.type.shape[0]
+        BLOCK_N: gl.constexpr = k_bufs.type.shape[1]
+        NC: gl.constexpr = q_bufs.type.shape[0]
+        HALF: gl.constexpr = q_bufs.type.shape[1]
+        num_m = (N_CTX + NC * HALF - 1) // (NC * HALF)
+        kv = 0
+        tc = 0
+        turn = 0
+        for r in range(ROUNDS):
+            t = _hopper_tile_id(sched, r, SCHED)
+            if t < num_m * ZH:
+                m0, kv_row0, n_blocks = _hopper_tile(t, num_m, N_CTX, NC * HALF, BLOCK_N, CAUSAL, ORDER, ZH)
+                row0 = m0 + H * HALF
+                n_mine = n_blocks
+                if CAUSAL:
+                    n_mine = gl.minimum((row0 + HALF + BLOCK_N - 1) // BLOCK_N, n_blocks)
+                n_mine = n_mine * (row0 < N_CTX).to(gl.int32)
+                mbarrier.wait(q_full.index(H), tc & 1)
+                if n_mine > 0:
+                    _hopper_rows(q_desc, o_desc, q_bufs.index(H), o_bufs.index(H), k_bufs, v_bufs, q_empty.index(H),
+                                 k_ready, v_ready, k_empty, v_empty, turns, sm_scale, kv, turn, row0, kv_row0, n_mine,
+                                 CAUSAL, PINGPONG, EMU, SEP_O, H)
+                else:
+                    mbarrier.arrive(q_empty.index(H), count=1)
+                for j in range(n_mine, n_blocks):  # blocks this consumer skips
+                    st = (kv + j) % STAGES
+                    phase = ((kv + j) // STAGES) & 1
+                    mbarrier.wait(k_ready.index(st), phase)
+                    mbarrier.arrive(k_empty.index(st), count=1)
+                    mbarrier.wait(v_ready.index(st), phase)
+                    mbarrier.arrive(v_empty.index(st), count=1)
+                kv += n_blocks
+                turn += n_mine + 1
+                tc += 1
         tma.store_wait(0)
 
     @gluon.jit
-    def _hopper_consumer0(q_desc, k_desc, v_desc, o_desc, q_bufs, k_bufs, v_bufs, q_bars, k_ready, v_ready,
-                          k_empty, v_empty, turns, sm_scale, N_CTX, CAUSAL: gl.constexpr, REVERSE: gl.constexpr,
-                          PINGPONG: gl.constexpr, EMU: gl.constexpr):
-        _hopper_consumer(q_desc, k_desc, v_desc, o_desc, q_bufs, k_bufs, v_bufs, q_bars, k_ready, v_ready,
-                         k_empty, v_empty, turns, sm_scale, N_CTX, CAUSAL, REVERSE, PINGPONG, EMU, 0)
-
-    @gluon.jit
-    def _hopper_consumer1(q_desc, k_desc, v_desc, o_desc, q_bufs, k_bufs, v_bufs, q_bars, k_ready, v_ready,
-                          k_empty, v_empty, turns, sm_scale, N_CTX, CAUSAL: gl.constexpr, REVERSE: gl.constexpr,
-                          PINGPONG: gl.constexpr, EMU: gl.constexpr):
-        _hopper_consumer(q_desc, k_desc, v_desc, o_desc, q_bufs, k_bufs, v_bufs, q_bars, k_ready, v_ready,
-                         k_empty, v_empty, turns, sm_scale, N_CTX, CAUSAL, REVERSE, PINGPONG, EMU, 1)
-
-    @gluon.jit
-    def attention_kernel_hopper(q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX, CAUSAL: gl.constexpr,
-                                REVERSE: gl.constexpr, STAGES: gl.constexpr, PINGPONG: gl.constexpr,
-                                EMU: gl.constexpr):
-        """Consumer 0 is the default partition (the kernel's 4 warps); consumer 1 (4 warps, 240
-        registers) and the producer (1 warp, 24 registers) are workers. Launched with maxnreg=168,
-        which leaves consumer 0 its 240 registers too."""
+    def attention_kernel_hopper(q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX, ZH, sched, ROUNDS,
+                                CAUSAL: gl.constexpr, ORDER: gl.constexpr, STAGES: gl.constexpr, NC: gl.constexpr,
+                                PINGPONG: gl.constexpr, EMU: gl.constexpr, SEP_O: gl.constexpr, SCHED: gl.constexpr,
+                                CONSUMER_REGS: gl.constexpr, PRODUCER_REGS: gl.constexpr):
+        """Consumer 0 is the default partition (the kernel's 4 warps); consumers 1..NC-1 (4 warps,
+        CONSUMER_REGS registers each) and the producer (1 warp, PRODUCER_REGS) are workers. The grid
+        is one CTA per tile, or fewer (persistent: each CTA takes tiles pid, pid + grid, ...)."""
+        gl.static_assert(NC == 2 or NC == 3)
+        gl.static_assert(NC == 2 or not PINGPONG)
         HALF: gl.constexpr = q_desc.block_type.shape[0]
         BLOCK_N: gl.constexpr = k_desc.block_type.shape[0]
         HEAD_DIM: gl.constexpr = k_desc.block_type.shape[1]
-        q_bufs = gl.allocate_shared_memory(q_desc.dtype, [2, HALF, HEAD_DIM], q_desc.layout)
+        q_bufs = gl.allocate_shared_memory(q_desc.dtype, [NC, HALF, HEAD_DIM], q_desc.layout)
+        if SEP_O:
+            o_bufs = gl.allocate_shared_memory(o_desc.dtype, [NC, HALF, HEAD_DIM], o_desc.layout)
+        else:
+            o_bufs = q_bufs
         k_bufs = gl.allocate_shared_memory(k_desc.dtype, [STAGES, BLOCK_N, HEAD_DIM], k_desc.layout)
         v_bufs = gl.allocate_shared_memory(v_desc.dtype, [STAGES, BLOCK_N, HEAD_DIM], v_desc.layout)
-        q_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+        q_full = gl.allocate_shared_memory(gl.int64, [NC, 1], mbarrier.MBarrierLayout())
+        q_empty = gl.allocate_shared_memory(gl.int64, [NC, 1], mbarrier.MBarrierLayout())
         turns = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
         k_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
         v_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
         k_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
         v_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        for i in gl.static_range(NC):
+            mbarrier.init(q_full.index(i), count=1)
+            mbarrier.init(q_empty.index(i), count=1)
         for i in gl.static_range(2):
-            mbarrier.init(q_bars.index(i), count=1)
             mbarrier.init(turns.index(i), count=1)
         for i in gl.static_range(STAGES):
             mbarrier.init(k_ready.index(i), count=1)
             mbarrier.init(v_ready.index(i), count=1)
-            mbarrier.init(k_empty.index(i), count=2)
-            mbarrier.init(v_empty.index(i), count=2)
-        args = (q_desc, k_desc, v_desc, o_desc, q_bufs, k_bufs, v_bufs, q_bars, k_ready, v_ready, k_empty, v_empty,
-                turns, sm_scale, N_CTX, CAUSAL, REVERSE, PINGPONG, EMU)
-        gl.warp_specialize([(_hopper_consumer0, args), (_hopper_consumer1, args), (_hopper_producer, args)],
-                           [4, 1], [240, 24])
+            mbarrier.init(k_empty.index(i), count=NC)
+            mbarrier.init(v_empty.index(i), count=NC)
+        # The partitions' argument tuples are written out in the call: a tuple assigned to a name
+        # first would turn its constexprs (CAUSAL, ..., the consumer's H) into run-time values.
+        if NC == 2:
+            gl.warp_specialize([
+                (_hopper_consumer, (q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty,
+                                    k_ready, v_ready, k_empty, v_empty, turns, sm_scale, N_CTX, ZH, sched, ROUNDS,
+                                    CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED, 0)),
+                (_hopper_consumer, (q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty,
+                                    k_ready, v_ready, k_empty, v_empty, turns, sm_scale, N_CTX, ZH, sched, ROUNDS,
+                                    CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED, 1)),
+                (_hopper_producer, (q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty,
+                                    k_ready, v_ready, k_empty, v_empty, turns, sm_scale, N_CTX, ZH, sched, ROUNDS,
+                                    CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED)),
+            ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
+        else:
+            gl.warp_specialize([
+                (_hopper_consumer, (q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty,
+                                    k_ready, v_ready, k_empty, v_empty, turns, sm_scale, N_CTX, ZH, sched, ROUNDS,
+                                    CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED, 0)),
+                (_hopper_consumer, (q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty,
+                                    k_ready, v_ready, k_empty, v_empty, turns, sm_scale, N_CTX, ZH, sched, ROUNDS,
+                                    CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED, 1)),
+                (_hopper_consumer, (q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty,
+                                    k_ready, v_ready, k_empty, v_empty, turns, sm_scale, N_CTX, ZH, sched, ROUNDS,
+                                    CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED, 2)),
+                (_hopper_producer, (q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty,
+                                    k_ready, v_ready, k_empty, v_empty, turns, sm_scale, N_CTX, ZH, sched, ROUNDS,
+                                    CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED)),
+            ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
 
 
-def _use_hopper_kernel(q: torch.Tensor) -> bool:
+def _hopper_settings(head_dim: int, causal: bool, n_ctx: int) -> dict | None:
+    """HOPPER_CONFIG's settings for this problem (None: no Gluon kernel measured for it)."""
+    for largest, settings in HOPPER_CONFIG.get((head_dim, bool(causal)), []):
+        if largest is None or n_ctx <= largest:
+            return settings
+    return None
+
+
+def _use_hopper_kernel(q: torch.Tensor, causal: bool = False) -> bool:
     """A real sm_90 GPU (not the inspector's stand-in, whose tensors are meta), fp16, and a head dim
-    and sequence length the Gluon kernel was measured with."""
+    the Gluon kernel was measured with (sequence lengths: multiples of 128, as launch() asks)."""
     if not (HAS_GLUON_HOPPER and q.device.type == "cuda" and q.dtype == torch.float16):
         return False
-    if torch.cuda.get_device_capability(q.device)[0] != 9 or q.shape[-1] not in HOPPER_CONFIG:
+    settings = _hopper_settings(q.shape[-1], causal, q.shape[2])
+    if settings is None or torch.cuda.get_device_capability(q.device)[0] != 9:
         return False
-    cfg = HOPPER_CONFIG[q.shape[-1]]
-    return q.shape[2] % (2 * cfg["HALF"]) == 0 and q.shape[2] % cfg["BLOCK_N"] == 0
+    return q.shape[2] % settings.get("BLOCK_N", 128) == 0 and q.shape[2] % settings.get("HALF", 64) == 0
 
 
-def launch_hopper(q, k, v, out, causal, sm_scale, BLOCK_N=128, STAGES=3, HALF=64, PINGPONG=False, EMU=0):
-    """The Gluon kernel on (Z, H, N_CTX, d) tensors; its descriptors see (Z*H*N_CTX, d) matrices."""
+_SM_COUNT: dict = {}
+_SCHEDULES: dict = {}
+
+
+def _hopper_schedule(n_ctx, zh, block_m, block_n, half, causal, ctas, device, tail_rounds=2, overhead=1.0):
+    """(int32 tensor, rounds): the tiles of a (zh heads, n_ctx) problem in the order CTAs take them.
+
+    Order: heads in groups of about one round of tiles (ctas // tiles per head), within a group the
+    longest key loops first, the last `tail_rounds` rounds' worth of tiles sorted longest first over
+    all groups (no long tile left for the end; the groups keep the K/V that CTAs read at one time to
+    a few heads, which the L2 holds). ctas None (one CTA per tile): that order, one tile each.
+    Else (persistent) each tile goes to the CTA that a cost model (key blocks per consumer +
+    `overhead`) frees first; schedule[r * ctas + i] is CTA i's r-th tile, zh * tiles per head
+    (no tile) past its last. Tile t = head * tiles per head + query block (the kernel's ORDER 0)."""
+    key = (n_ctx, zh, block_m, block_n, half, causal, ctas, str(device))
+    if key in _SCHEDULES:
+        return _SCHEDULES[key]
+    num_m = triton.cdiv(n_ctx, block_m)
+    full = n_ctx // block_n
+
+    def cost(m):
+        rows = [r for r in range(m * block_m, (m + 1) * block_m, half) if r < n_ctx]
+        blocks = [min(triton.cdiv(r + half, block_n), full) if causal else full for r in rows]
+        return sum(blocks) / (block_m // half) + overhead
+
+    costs = [cost(m) for m in range(num_m)]
+    group = max(1, (ctas or 132) // num_m)
+    ms = sorted(range(num_m), key=lambda m: -costs[m])
+    order = [h * num_m + m for g0 in range(0, zh, group) for m in ms for h in range(g0, min(g0 + group, zh))]
+    k = min(len(order), tail_rounds * (ctas or 132))
+    order[len(order) - k:] = sorted(order[len(order) - k:], key=lambda t: -costs[t % num_m])
+    if ctas is None:
+        sched, rounds = order, 1
+    else:
+        free = [(0.0, i) for i in range(ctas)]
+        per_cta = [[] for _ in range(ctas)]
+        for t in order:
+            load, i = heapq.heappop(free)
+            per_cta[i].append(t)
+            heapq.heappush(free, (load + costs[t % num_m], i))
+        rounds = max(len(x) for x in per_cta)
+        sched = [zh * num_m] * (rounds * ctas)
+        for i, ts in enumerate(per_cta):
+            for r, t in enumerate(ts):
+                sched[r * ctas + i] = t
+    _SCHEDULES[key] = (torch.tensor(sched, dtype=torch.int32, device=device), rounds)
+    return _SCHEDULES[key]
+
+
+def launch_hopper(q, k, v, out, causal, sm_scale, BLOCK_N=128, STAGES=3, HALF=64, NC=2, PINGPONG=False, EMU=0,
+                  PERSISTENT=False, SCHED=None, ORDER=None, SEP_O=None, REGS=None):
+    """The Gluon kernel on (Z, H, N_CTX, d) tensors; its descriptors see (Z*H*N_CTX, d) matrices.
+    NC consumer warpgroups of HALF rows each make a tile of NC * HALF query rows (the last tile of
+    a head partial when that does not divide N_CTX). PERSISTENT: one CTA per SM looping over the
+    tiles. SCHED: tiles in _hopper_schedule's order (default: causal); else ORDER (default: 0, causal
+    1) and, persistent, CTA i takes tiles i, i + grid, ... SEP_O: O goes out through buffers of its
+    own, so the next tile's Q can load under this tile's last products (default: when persistent).
+    REGS: (consumer, producer) registers per thread."""
     Z, H, N_CTX, D = q.shape
     rows = Z * H * N_CTX
     lay_q = gl.NVMMASharedLayout.get_default_for([HALF, D], gl.float16)
     lay_kv = gl.NVMMASharedLayout.get_default_for([BLOCK_N, D], gl.float16)
     q_desc, o_desc = (GluonTensorDescriptor(t, [rows, D], [D, 1], [HALF, D], lay_q) for t in (q, out))
     k_desc, v_desc = (GluonTensorDescriptor(t, [rows, D], [D, 1], [BLOCK_N, D], lay_kv) for t in (k, v))
-    grid = (N_CTX // (2 * HALF), Z * H)
-    return attention_kernel_hopper[grid](q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX, CAUSAL=causal,
-                                         REVERSE=causal, STAGES=STAGES, PINGPONG=PINGPONG, EMU=EMU, num_warps=4,
-                                         maxnreg=168)
+    tiles = triton.cdiv(N_CTX, NC * HALF) * Z * H
+    ctas = None
+    if PERSISTENT:
+        dev = q.device.index if q.device.index is not None else torch.cuda.current_device()
+        if dev not in _SM_COUNT:
+            _SM_COUNT[dev] = torch.cuda.get_device_properties(dev).multi_processor_count
+        ctas = min(tiles, _SM_COUNT[dev])
+    if SCHED is None:
+        SCHED = bool(causal)
+    if SCHED:
+        sched, rounds = _hopper_schedule(N_CTX, Z * H, NC * HALF, BLOCK_N, HALF, causal, ctas, q.device)
+        ORDER = 0
+    else:
+        sched, rounds = q, triton.cdiv(tiles, ctas or tiles)  # q: any pointer, not read
+        if ORDER is None:
+            ORDER = 1 if causal else 0
+    grid = (ctas or tiles, )
+    if SEP_O is None:
+        SEP_O = bool(PERSISTENT)
+    if REGS is None:
+        REGS = (240, 24) if NC == 2 else (160, 24)
+    # registers at launch: what 32 * (4 * NC + 4) threads may hold (the producer warp's group is
+    # padded to 4 warps); setmaxnreg then moves them between the partitions
+    maxnreg = 168 if NC == 2 else 128
+    return attention_kernel_hopper[grid](q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX, Z * H, sched, rounds,
+                                         CAUSAL=causal, ORDER=ORDER, STAGES=STAGES, NC=NC, PINGPONG=PINGPONG, EMU=EMU,
+                                         SEP_O=SEP_O, SCHED=SCHED, CONSUMER_REGS=REGS[0], PRODUCER_REGS=REGS[1],
+                                         num_warps=4, maxnreg=maxnreg)
 
 
 def launch(
@@ -460,8 +700,8 @@ def launch(
     out = torch.empty_like(q) if out is None else out
     assert out.shape == q.shape and out.is_contiguous(), "out: contiguous, shaped like q"
     sm_scale = 1.0 / math.sqrt(D) if sm_scale is None else sm_scale
-    if _use_hopper_kernel(q):
-        launch_hopper(q, k, v, out, causal, sm_scale, **HOPPER_CONFIG[D])
+    if _use_hopper_kernel(q, causal):
+        launch_hopper(q, k, v, out, causal, sm_scale, **_hopper_settings(D, causal, N_CTX))
     else:
         launch_triton(q, k, v, out, causal, sm_scale)
     return out
