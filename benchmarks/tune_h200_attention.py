@@ -243,26 +243,20 @@ def H(**kw):
 
 VARIANTS = {
     64: {
-        "NC3 st3": H(NC=3, STAGES=3),
-        "NC3 st4": H(NC=3, STAGES=4),
-        "NC3 st4 ord1": H(NC=3, STAGES=4, SCHED=False, causal_only=True),
-        "NC3 st4 persistent": H(NC=3, STAGES=4, PERSISTENT=True),
-        "NC3 st5 persistent": H(NC=3, STAGES=5, PERSISTENT=True),
-        "NC3 st4 persistent static": H(NC=3, STAGES=4, PERSISTENT=True, SCHED=False, causal_only=True),
+        "before (NC2 st4)": H(NC=2, STAGES=4, SCHED=False),
+        "NC3 st3 dyn late-Q": H(NC=3, STAGES=3, DYN=True, LATE_Q=True, causal_only=True),
     },
     128: {
-        "NC2 st3": H(NC=2, STAGES=3),
-        "NC2 st3 ord1": H(NC=2, STAGES=3, SCHED=False, causal_only=True),
-        "NC2 st2": H(NC=2, STAGES=2),
-        "NC2 st3 pingpong": H(NC=2, STAGES=3, PINGPONG=True),
-        "NC2 st2 persistent": H(NC=2, STAGES=2, PERSISTENT=True),
-        "NC2 st3 persistent shared-O": H(NC=2, STAGES=3, PERSISTENT=True, SEP_O=False),
-        "NC2 st2 persistent pingpong": H(NC=2, STAGES=2, PERSISTENT=True, PINGPONG=True),
+        "before (NC2 st3)": H(NC=2, STAGES=3, SCHED=False),
     },
 }
-# Measured and dropped (docs/kernels-performance.md has the figures): calls 1-3 (2026-11-24): the
-# Triton kernel's loop re-orderings (attn_variant MODE 0/1 with EMU, maxnreg, REVERSE), the Gluon
-# kernel with BLOCK_N 64, HALF 128, EMU 2/4 and (head dim 64) PINGPONG.
+# "before": the settings launch() had before calls 4-9 (two consumers, one CTA per tile, causal
+# longest first within each head). Measured and dropped (docs/kernels-performance.md
+# has the figures): calls 1-3 (2026-11-24): the Triton kernel's loop re-orderings (attn_variant
+# MODE 0/1 with EMU, maxnreg, REVERSE), the Gluon kernel with BLOCK_N 64, HALF 128, EMU 2/4 and
+# (head dim 64) PINGPONG; calls 4-8 (also 2026-11-24): NC 3 with 3/5 stages, ORDER 2 (all heads' longest
+# tiles first: L2 misses), persistent causal with tiles i, i + grid, ... (unbalanced), EMU 2/4
+# with NC 3, PINGPONG and SEP_O=False (hd128), DYN for causal and head dim 128.
 SHAPES = [(hd, causal, n) for n in (2048, 4096, 8192) for hd in (64, 128) for causal in (False, True)]
 # correctness first, in the check workers: partial 192-row tiles (128, 256, 640, 1024), whole ones
 # (384), and more tiles than SMs (4 x 32 x 640: a persistent CTA loops over several)

@@ -16,14 +16,20 @@ Two kernels run it. `attention_kernel` (Triton; every target, the CPU interprete
 128, `attention_kernel_hopper` (Gluon), which launch() picks when the tensors are on such a CUDA
 device and Triton has Gluon's Hopper API: FlashAttention-3's division of labour, written out by
 hand because Triton does not produce it from the kernel above (0.81-0.94x of cuDNN on the H200;
-the Gluon kernel 1.02-1.07x at head dim 128 and N >= 4096; docs/kernels-performance.md). One
-producer warp issues the TMA loads of K and V into a ring of shared-memory stages; two consumer
-warpgroups own 64 query rows each of a 128-row tile, issue QK^T of key block j and P V of block
-j-1 back to back and run the softmax of block j while the tensor cores still do P V; stages are
-handed back through mbarriers. Causal, it runs one key loop, masking from the diagonal block on,
-and takes the query blocks longest key loop first. fp16 only (bf16 goes to `attention_kernel`:
-not measured). GPU-free (the inspector's stand-in device gives meta tensors) the
-example call launches `attention_kernel` only.
+the Gluon kernel 1.01-1.16x at every measured shape; docs/kernels-performance.md). One producer
+warp issues the TMA loads of Q and of K and V into a ring of shared-memory stages; NC consumer
+warpgroups own 64 query rows each of a tile (head dim 64: three, 192-row tiles; 128: two), issue
+QK^T of key block j and P V of block j-1 back to back and run the softmax of block j while the
+tensor cores still do P V; stages are handed back through mbarriers. A 192-row tile can run past
+the end of a head (N_CTX is a multiple of 128): a consumer whose rows start at N_CTX computes and
+stores nothing, it only hands the stages back. Causal, each consumer stops at its own diagonal
+block (the only one masked). Grid per HOPPER_CONFIG: one CTA per tile (causal tiles from a
+host-made order, longest key loops first within groups of heads), or one CTA per SM looping over
+the tiles (persistent; causal: a schedule balanced on the host, or each CTA taking the next free
+tile from an atomic counter), O leaving through its own buffers so the next tile's Q loads under
+this tile's last products. fp16 only (bf16 goes to `attention_kernel`: not measured). GPU-free
+(the inspector's stand-in device gives meta tensors) the example call launches `attention_kernel`
+only.
 
 What to look for in the IR (first config, fp16, head dim 64, sm_90):
 - TTIR: Q, K, V, O arrive as `!tt.tensordesc` kernel arguments (no `tt.make_tensor_descriptor`);
@@ -44,16 +50,22 @@ What to look for in the IR (first config, fp16, head dim 64, sm_90):
   `UTMALDG.2D`, `UTMASTG.2D`; no `LDL`/`STL`.
 - Causal vs not: the causal kernel has two key loops (two `scf.for`); only the diagonal one
   carries the mask (`arith.cmpi sge` + `arith.select`), the other runs unmasked.
-- `attention_kernel_hopper` (Triton 3.6, head dim 64, compiled for sm_90): one `ttg.warp_specialize`
-  (the default partition is consumer 0; partition0 is consumer 1, partition1 the producer warp;
-  `requestedRegisters = array<i32: 240, 24>`); in the key loop `ttng.warp_group_dot_wait
-  {pendings = 1}` (S = QK^T done, P V still running) before the softmax and `{pendings = 0}` after
-  it; `ttng.wait_barrier` / `ttng.arrive_barrier` on the stage mbarriers. PTX: `setmaxnreg` (240 for
-  the consumers, 24 for the producer), `wgmma.wait_group.sync.aligned 1`, and inside the loops only
-  128-thread named barriers (`bar.sync 0, 128`, `bar.sync 2, 128`: one per consumer warpgroup), no
-  barrier over the whole CTA. SASS: `HGMMA.64x128x16.F32 R.., gdesc[..], RZ, !UPT` (S, the
-  accumulator not read) and `HGMMA.64x64x16.F32 R.., R.., gdesc[..].tnspB` (P V with P from
-  registers), `UTMALDG.2D` only in the producer.
+- `attention_kernel_hopper` (Triton 3.6, head dim 64 as launch() runs it: NC = 3, 4 stages,
+  DYN, compiled for sm_90): one `ttg.warp_specialize` (the default partition is consumer 0;
+  partition0/1 consumers 1 and 2, partition2 the producer warp; `requestedRegisters = array<i32:
+  160, 160, 24>`); per key block `ttng.warp_group_dot_wait {pendings = 1}` (S = QK^T done, P V
+  still running) before the softmax and `{pendings = 0}` after it; `ttng.wait_barrier` /
+  `ttng.arrive_barrier` on the stage mbarriers; one `tt.atomic_rmw add` (the producer's next
+  tile). PTX: `.reqntid 512`, `.maxnreg 128`, `setmaxnreg` (160 for the worker consumers, 168 for
+  consumer 0, 24 for the producer), `wgmma.wait_group.sync.aligned 1`, and inside the loops only
+  128-thread named barriers (`bar.sync 0/2/3, 128`: one per consumer warpgroup; `barrier.sync 1`
+  only where the partitions start and end), one `atom.global.gpu.acq_rel.add.u32`. SASS:
+  `HGMMA.64x128x16.F32 R.., gdesc[..], RZ, !UPT` (S, the accumulator not read),
+  `HGMMA.64x64x16.F32 R.., R.., gdesc[..].tnspB` (P V with P from registers), `UTMALDG.2D` only
+  in the producer, `UTMASTG.2D` per consumer, no `LDL`/`STL`. The constexprs (CAUSAL, STAGES, the
+  consumer's index, ...) must reach the partitions as constants: the argument tuples are written
+  in the warp_specialize call, since a tuple assigned to a name first turns them into run-time
+  values (the kernel then branches on them and, causal with three consumers, spills).
 """
 
 import heapq
@@ -183,14 +195,18 @@ def attention_kernel(
 # iteration of its key loop has CTA-wide barriers around the TMA loads, so the two warpgroups of a
 # program run in lockstep and their softmax never overlaps the other's matrix products; the
 # automatic warp specialization of Triton 3.6 does not split this loop usefully). This kernel does
-# by hand what FlashAttention-3 does: one producer warp issues the TMA loads of K and V into a ring
-# of STAGES shared-memory buffers; two consumer warpgroups (4 warps, 240 registers each) own HALF
-# query rows each of a 2*HALF-row tile, issue QK^T of key block j and P V of block j-1 back to back,
-# wait for the first only (wgmma wait_group 1) and run the softmax of block j while the tensor
-# cores still do P V; buffers are handed back through mbarriers (count 2: one arrive per
-# consumer). PINGPONG makes the two consumers take turns issuing their products (FlashAttention-3's
-# warp-scheduler barriers, here two mbarriers); EMU = k computes one exponential in k on the FMA
-# pipe (a degree-3 polynomial) instead of the 16-per-clock MUFU.EX2 unit.
+# by hand what FlashAttention-3 does: one producer warp issues the TMA loads of Q (per consumer)
+# and of K and V into a ring of STAGES shared-memory buffers; NC consumer warpgroups (4 warps:
+# NC = 2 with 240 registers, NC = 3 with 160) own HALF = 64 query rows each of an NC*HALF-row tile,
+# issue QK^T of key block j and P V of block j-1 back to back, wait for the first only (wgmma
+# wait_group 1) and run the softmax of block j while the tensor cores still do P V; buffers are
+# handed back through mbarriers (count NC: one arrive per consumer, also from a consumer that
+# skips the block). Tiles: one per CTA, or (PERSISTENT / DYN) one CTA per SM taking tile after
+# tile, with q_full / q_empty barriers per consumer so that the next tile's Q loads while this one
+# ends. PINGPONG (NC = 2) makes the two consumers take turns issuing their products
+# (FlashAttention-3's warp-scheduler barriers, here two mbarriers); EMU = k computes one
+# exponential in k on the FMA pipe (a degree-3 polynomial) instead of the 16-per-clock MUFU.EX2
+# unit (measured slower: docs/kernels-performance.md).
 try:
     from triton.experimental import gluon
     from triton.experimental.gluon import language as gl
@@ -230,8 +246,8 @@ _EXP2_EMU4 = tl.constexpr(_EXP2_DECL + "    ex2.approx.ftz.f32 $0, $4;\n    ex2.
 # launch_hopper's settings per (head dim, causal): (largest N_CTX or None, settings), the first
 # entry that fits N_CTX applies; measured on the H200 (docs/kernels-performance.md)
 HOPPER_CONFIG = {
-    (64, False): [(None, dict(NC=3, STAGES=4, PERSISTENT=True))],
-    (64, True): [(2048, dict(NC=3, STAGES=4, PERSISTENT=True)), (None, dict(NC=3, STAGES=3))],
+    (64, False): [(None, dict(NC=3, STAGES=4, DYN=True, LATE_Q=True))],
+    (64, True): [(2048, dict(NC=3, STAGES=4, PERSISTENT=True, LATE_Q=True)), (None, dict(NC=3, STAGES=3))],
     (128, False): [(4096, dict(NC=2, STAGES=2, PERSISTENT=True)), (None, dict(NC=2, STAGES=3))],
     (128, True): [(None, dict(NC=2, STAGES=2, PERSISTENT=True))],
 }
@@ -286,39 +302,71 @@ if HAS_GLUON_HOPPER:
 
     @gluon.jit
     def _hopper_producer(q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty, k_ready,
-                         v_ready, k_empty, v_empty, turns, sm_scale, N_CTX, ZH, sched, ROUNDS, CAUSAL: gl.constexpr,
-                         ORDER: gl.constexpr, PINGPONG: gl.constexpr, EMU: gl.constexpr, SEP_O: gl.constexpr,
-                         SCHED: gl.constexpr):
+                         v_ready, k_empty, v_empty, turns, tile_ids, counter, sm_scale, N_CTX, ZH, sched, ROUNDS,
+                         CAUSAL: gl.constexpr, ORDER: gl.constexpr, PINGPONG: gl.constexpr, EMU: gl.constexpr,
+                         SEP_O: gl.constexpr, SCHED: gl.constexpr, DYN: gl.constexpr, LATE_Q: gl.constexpr):
         """One warp: per tile, each consumer's Q once its buffer is free (a plain arrive for a consumer
         whose rows lie past N_CTX), then K_j and V_j into stage (running block count) % STAGES once it
-        is free."""
+        is free. DYN: the CTA's next tile is the next free one of the order (an atomic counter); the
+        tile (or, at the end, the tile count) is passed to the consumers in tile_ids[tile parity]."""
         NC: gl.constexpr = q_bufs.type.shape[0]
         HALF: gl.constexpr = q_bufs.type.shape[1]
         num_m = (N_CTX + NC * HALF - 1) // (NC * HALF)
+        total = num_m * ZH
         kv = 0
         tc = 0
-        for r in range(ROUNDS):
-            t = _hopper_tile_id(sched, r, SCHED)
-            if t < num_m * ZH:
+        if DYN:
+            id_layout: gl.constexpr = gl.BlockedLayout([1], [32], [1], [0])
+            idx = gl.program_id(0)
+            while idx < total:
+                nxt = gl.num_programs(0) + gl.atomic_add(counter, 1)  # used after this tile's loads
+                if SCHED:
+                    t = gl.load(sched + idx)
+                else:
+                    t = idx
+                tile_ids.index(tc & 1).store(gl.full([1], t, gl.int32, layout=id_layout))
                 kv, tc = _hopper_produce(q_desc, k_desc, v_desc, q_bufs, k_bufs, v_bufs, q_full, q_empty, k_ready,
-                                         v_ready, k_empty, v_empty, t, num_m, N_CTX, ZH, kv, tc, CAUSAL, ORDER)
+                                         v_ready, k_empty, v_empty, t, num_m, N_CTX, ZH, kv, tc, CAUSAL, ORDER,
+                                         LATE_Q)
+                idx = nxt
+            tile_ids.index(tc & 1).store(gl.full([1], total, gl.int32, layout=id_layout))
+            for c in gl.static_range(NC):  # no more tiles
+                mbarrier.wait(q_empty.index(c), (tc & 1) ^ 1)
+                mbarrier.arrive(q_full.index(c), count=1)
+        else:
+            for r in range(ROUNDS):
+                t = _hopper_tile_id(sched, r, SCHED)
+                if t < total:
+                    kv, tc = _hopper_produce(q_desc, k_desc, v_desc, q_bufs, k_bufs, v_bufs, q_full, q_empty,
+                                             k_ready, v_ready, k_empty, v_empty, t, num_m, N_CTX, ZH, kv, tc, CAUSAL,
+                                             ORDER, LATE_Q)
+
+    @gluon.jit
+    def _hopper_load_q(q_desc, q_bufs, q_full, q_empty, tc, m0, kv_row0, N_CTX, c: gl.constexpr):
+        """Consumer c's Q for the CTA's tc-th tile once its buffer is free; a plain arrive if its rows
+        start at or past N_CTX (nothing to load: the rows there belong to the next head)."""
+        HALF: gl.constexpr = q_bufs.type.shape[1]
+        mbarrier.wait(q_empty.index(c), (tc & 1) ^ 1)
+        if m0 + c * HALF < N_CTX:
+            mbarrier.expect(q_full.index(c), q_desc.block_type.nbytes)
+            _tma_load(q_desc, [kv_row0 + m0 + c * HALF, 0], q_full.index(c), q_bufs.index(c))
+        else:
+            mbarrier.arrive(q_full.index(c), count=1)
 
     @gluon.jit
     def _hopper_produce(q_desc, k_desc, v_desc, q_bufs, k_bufs, v_bufs, q_full, q_empty, k_ready, v_ready, k_empty,
-                        v_empty, t, num_m, N_CTX, ZH, kv, tc, CAUSAL: gl.constexpr, ORDER: gl.constexpr):
-        """The producer's part of tile t; kv: K/V blocks loaded so far, tc: tiles so far."""
+                        v_empty, t, num_m, N_CTX, ZH, kv, tc, CAUSAL: gl.constexpr, ORDER: gl.constexpr,
+                        LATE_Q: gl.constexpr):
+        """The producer's part of tile t; kv: K/V blocks loaded so far, tc: tiles so far. LATE_Q: the
+        last consumer's Q after the first K and V block (causal, its rows have the most keys, so it
+        is the last to finish the previous tile: the others can start this one meanwhile)."""
         STAGES: gl.constexpr = k_bufs.type.shape[0]
         BLOCK_N: gl.constexpr = k_bufs.type.shape[1]
         NC: gl.constexpr = q_bufs.type.shape[0]
         HALF: gl.constexpr = q_bufs.type.shape[1]
         m0, kv_row0, n_blocks = _hopper_tile(t, num_m, N_CTX, NC * HALF, BLOCK_N, CAUSAL, ORDER, ZH)
-        for c in gl.static_range(NC):
-            mbarrier.wait(q_empty.index(c), (tc & 1) ^ 1)
-            if m0 + c * HALF < N_CTX:
-                mbarrier.expect(q_full.index(c), q_desc.block_type.nbytes)
-                _tma_load(q_desc, [kv_row0 + m0 + c * HALF, 0], q_full.index(c), q_bufs.index(c))
-            else:
-                mbarrier.arrive(q_full.index(c), count=1)
+        for c in gl.static_range(NC - 1 if LATE_Q else NC):
+            _hopper_load_q(q_desc, q_bufs, q_full, q_empty, tc, m0, kv_row0, N_CTX, c)
         for j in range(n_blocks):
             s = kv % STAGES
             phase = (kv // STAGES) & 1
@@ -328,6 +376,9 @@ if HAS_GLUON_HOPPER:
             mbarrier.wait(v_empty.index(s), phase ^ 1)
             mbarrier.expect(v_ready.index(s), v_desc.block_type.nbytes)
             _tma_load(v_desc, [kv_row0 + j * BLOCK_N, 0], v_ready.index(s), v_bufs.index(s))
+            if LATE_Q:  # noqa: SIM102 - a compile-time test around a run-time one
+                if j == 0:
+                    _hopper_load_q(q_desc, q_bufs, q_full, q_empty, tc, m0, kv_row0, N_CTX, NC - 1)
             kv += 1
         return kv, tc + 1
 
@@ -461,57 +512,82 @@ if HAS_GLUON_HOPPER:
             mbarrier.arrive(q_empty, count=1)
 
     @gluon.jit
-    def _hopper_consumer(q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty, k_ready,
-                         v_ready, k_empty, v_empty, turns, sm_scale, N_CTX, ZH, sched, ROUNDS, CAUSAL: gl.constexpr,
-                         ORDER: gl.constexpr, PINGPONG: gl.constexpr, EMU: gl.constexpr, SEP_O: gl.constexpr,
-                         SCHED: gl.constexpr, H: gl.constexpr):
-        """One warpgroup: query rows [H * HALF, (H + 1) * HALF) of each of its CTA's tiles. Rows at or
-        past N_CTX (the last tile of a head) and, causal, key blocks wholly above this consumer's rows
-        are not computed: their stages are waited for and handed back, so the producer never stalls."""
+    def _hopper_consume(q_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_empty, k_ready, v_ready, k_empty, v_empty,
+                        turns, sm_scale, N_CTX, ZH, num_m, t, kv, turn, CAUSAL: gl.constexpr, ORDER: gl.constexpr,
+                        PINGPONG: gl.constexpr, EMU: gl.constexpr, SEP_O: gl.constexpr, H: gl.constexpr):
+        """Consumer H's part of tile t (its Q has arrived); returns the running block and issue counts."""
         STAGES: gl.constexpr = k_bufs.type.shape[0]
         BLOCK_N: gl.constexpr = k_bufs.type.shape[1]
         NC: gl.constexpr = q_bufs.type.shape[0]
         HALF: gl.constexpr = q_bufs.type.shape[1]
+        m0, kv_row0, n_blocks = _hopper_tile(t, num_m, N_CTX, NC * HALF, BLOCK_N, CAUSAL, ORDER, ZH)
+        row0 = m0 + H * HALF
+        n_mine = n_blocks
+        if CAUSAL:
+            n_mine = gl.minimum((row0 + HALF + BLOCK_N - 1) // BLOCK_N, n_blocks)
+        n_mine = n_mine * (row0 < N_CTX).to(gl.int32)
+        if n_mine > 0:
+            _hopper_rows(q_desc, o_desc, q_bufs.index(H), o_bufs.index(H), k_bufs, v_bufs, q_empty.index(H), k_ready,
+                         v_ready, k_empty, v_empty, turns, sm_scale, kv, turn, row0, kv_row0, n_mine, CAUSAL,
+                         PINGPONG, EMU, SEP_O, H)
+        else:
+            mbarrier.arrive(q_empty.index(H), count=1)
+        for j in range(n_mine, n_blocks):  # blocks this consumer skips
+            st = (kv + j) % STAGES
+            phase = ((kv + j) // STAGES) & 1
+            mbarrier.wait(k_ready.index(st), phase)
+            mbarrier.arrive(k_empty.index(st), count=1)
+            mbarrier.wait(v_ready.index(st), phase)
+            mbarrier.arrive(v_empty.index(st), count=1)
+        return kv + n_blocks, turn + n_mine + 1
+
+    @gluon.jit
+    def _hopper_consumer(q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty, k_ready,
+                         v_ready, k_empty, v_empty, turns, tile_ids, counter, sm_scale, N_CTX, ZH, sched, ROUNDS,
+                         CAUSAL: gl.constexpr, ORDER: gl.constexpr, PINGPONG: gl.constexpr, EMU: gl.constexpr,
+                         SEP_O: gl.constexpr, SCHED: gl.constexpr, DYN: gl.constexpr, H: gl.constexpr):
+        """One warpgroup: query rows [H * HALF, (H + 1) * HALF) of each of its CTA's tiles. Rows at or
+        past N_CTX (the last tile of a head) and, causal, key blocks wholly above this consumer's rows
+        are not computed: their stages are waited for and handed back, so the producer never stalls."""
+        NC: gl.constexpr = q_bufs.type.shape[0]
+        HALF: gl.constexpr = q_bufs.type.shape[1]
         num_m = (N_CTX + NC * HALF - 1) // (NC * HALF)
+        total = num_m * ZH
         kv = 0
         tc = 0
         turn = 0
-        for r in range(ROUNDS):
-            t = _hopper_tile_id(sched, r, SCHED)
-            if t < num_m * ZH:
-                m0, kv_row0, n_blocks = _hopper_tile(t, num_m, N_CTX, NC * HALF, BLOCK_N, CAUSAL, ORDER, ZH)
-                row0 = m0 + H * HALF
-                n_mine = n_blocks
-                if CAUSAL:
-                    n_mine = gl.minimum((row0 + HALF + BLOCK_N - 1) // BLOCK_N, n_blocks)
-                n_mine = n_mine * (row0 < N_CTX).to(gl.int32)
-                mbarrier.wait(q_full.index(H), tc & 1)
-                if n_mine > 0:
-                    _hopper_rows(q_desc, o_desc, q_bufs.index(H), o_bufs.index(H), k_bufs, v_bufs, q_empty.index(H),
-                                 k_ready, v_ready, k_empty, v_empty, turns, sm_scale, kv, turn, row0, kv_row0, n_mine,
-                                 CAUSAL, PINGPONG, EMU, SEP_O, H)
-                else:
-                    mbarrier.arrive(q_empty.index(H), count=1)
-                for j in range(n_mine, n_blocks):  # blocks this consumer skips
-                    st = (kv + j) % STAGES
-                    phase = ((kv + j) // STAGES) & 1
-                    mbarrier.wait(k_ready.index(st), phase)
-                    mbarrier.arrive(k_empty.index(st), count=1)
-                    mbarrier.wait(v_ready.index(st), phase)
-                    mbarrier.arrive(v_empty.index(st), count=1)
-                kv += n_blocks
-                turn += n_mine + 1
+        if DYN:
+            id_layout: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+            mbarrier.wait(q_full.index(H), 0)
+            t = gl.max(tile_ids.index(0).load(id_layout), 0)
+            while t < total:
+                kv, turn = _hopper_consume(q_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_empty, k_ready, v_ready,
+                                           k_empty, v_empty, turns, sm_scale, N_CTX, ZH, num_m, t, kv, turn, CAUSAL,
+                                           ORDER, PINGPONG, EMU, SEP_O, H)
                 tc += 1
+                mbarrier.wait(q_full.index(H), tc & 1)
+                t = gl.max(tile_ids.index(tc & 1).load(id_layout), 0)
+        else:
+            for r in range(ROUNDS):
+                t = _hopper_tile_id(sched, r, SCHED)
+                if t < total:
+                    mbarrier.wait(q_full.index(H), tc & 1)
+                    kv, turn = _hopper_consume(q_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_empty, k_ready,
+                                               v_ready, k_empty, v_empty, turns, sm_scale, N_CTX, ZH, num_m, t, kv,
+                                               turn, CAUSAL, ORDER, PINGPONG, EMU, SEP_O, H)
+                    tc += 1
         tma.store_wait(0)
 
     @gluon.jit
-    def attention_kernel_hopper(q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX, ZH, sched, ROUNDS,
+    def attention_kernel_hopper(q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX, ZH, sched, ROUNDS, counter,
                                 CAUSAL: gl.constexpr, ORDER: gl.constexpr, STAGES: gl.constexpr, NC: gl.constexpr,
                                 PINGPONG: gl.constexpr, EMU: gl.constexpr, SEP_O: gl.constexpr, SCHED: gl.constexpr,
-                                CONSUMER_REGS: gl.constexpr, PRODUCER_REGS: gl.constexpr):
+                                DYN: gl.constexpr, LATE_Q: gl.constexpr, CONSUMER_REGS: gl.constexpr,
+                                PRODUCER_REGS: gl.constexpr):
         """Consumer 0 is the default partition (the kernel's 4 warps); consumers 1..NC-1 (4 warps,
         CONSUMER_REGS registers each) and the producer (1 warp, PRODUCER_REGS) are workers. The grid
-        is one CTA per tile, or fewer (persistent: each CTA takes tiles pid, pid + grid, ...)."""
+        is one CTA per tile, or one per SM (persistent: its tiles from `sched`, pid + r * grid, or,
+        DYN, the atomic `counter`)."""
         gl.static_assert(NC == 2 or NC == 3)
         gl.static_assert(NC == 2 or not PINGPONG)
         HALF: gl.constexpr = q_desc.block_type.shape[0]
@@ -527,6 +603,7 @@ if HAS_GLUON_HOPPER:
         q_full = gl.allocate_shared_memory(gl.int64, [NC, 1], mbarrier.MBarrierLayout())
         q_empty = gl.allocate_shared_memory(gl.int64, [NC, 1], mbarrier.MBarrierLayout())
         turns = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+        tile_ids = gl.allocate_shared_memory(gl.int32, [2, 1], gl.SwizzledSharedLayout(1, 1, 1, [0]))
         k_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
         v_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
         k_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
@@ -546,29 +623,29 @@ if HAS_GLUON_HOPPER:
         if NC == 2:
             gl.warp_specialize([
                 (_hopper_consumer, (q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty,
-                                    k_ready, v_ready, k_empty, v_empty, turns, sm_scale, N_CTX, ZH, sched, ROUNDS,
-                                    CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED, 0)),
+                                    k_ready, v_ready, k_empty, v_empty, turns, tile_ids, counter, sm_scale, N_CTX, ZH,
+                                    sched, ROUNDS, CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED, DYN, 0)),
                 (_hopper_consumer, (q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty,
-                                    k_ready, v_ready, k_empty, v_empty, turns, sm_scale, N_CTX, ZH, sched, ROUNDS,
-                                    CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED, 1)),
+                                    k_ready, v_ready, k_empty, v_empty, turns, tile_ids, counter, sm_scale, N_CTX, ZH,
+                                    sched, ROUNDS, CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED, DYN, 1)),
                 (_hopper_producer, (q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty,
-                                    k_ready, v_ready, k_empty, v_empty, turns, sm_scale, N_CTX, ZH, sched, ROUNDS,
-                                    CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED)),
+                                    k_ready, v_ready, k_empty, v_empty, turns, tile_ids, counter, sm_scale, N_CTX, ZH,
+                                    sched, ROUNDS, CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED, DYN, LATE_Q)),
             ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
         else:
             gl.warp_specialize([
                 (_hopper_consumer, (q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty,
-                                    k_ready, v_ready, k_empty, v_empty, turns, sm_scale, N_CTX, ZH, sched, ROUNDS,
-                                    CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED, 0)),
+                                    k_ready, v_ready, k_empty, v_empty, turns, tile_ids, counter, sm_scale, N_CTX, ZH,
+                                    sched, ROUNDS, CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED, DYN, 0)),
                 (_hopper_consumer, (q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty,
-                                    k_ready, v_ready, k_empty, v_empty, turns, sm_scale, N_CTX, ZH, sched, ROUNDS,
-                                    CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED, 1)),
+                                    k_ready, v_ready, k_empty, v_empty, turns, tile_ids, counter, sm_scale, N_CTX, ZH,
+                                    sched, ROUNDS, CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED, DYN, 1)),
                 (_hopper_consumer, (q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty,
-                                    k_ready, v_ready, k_empty, v_empty, turns, sm_scale, N_CTX, ZH, sched, ROUNDS,
-                                    CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED, 2)),
+                                    k_ready, v_ready, k_empty, v_empty, turns, tile_ids, counter, sm_scale, N_CTX, ZH,
+                                    sched, ROUNDS, CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED, DYN, 2)),
                 (_hopper_producer, (q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty,
-                                    k_ready, v_ready, k_empty, v_empty, turns, sm_scale, N_CTX, ZH, sched, ROUNDS,
-                                    CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED)),
+                                    k_ready, v_ready, k_empty, v_empty, turns, tile_ids, counter, sm_scale, N_CTX, ZH,
+                                    sched, ROUNDS, CAUSAL, ORDER, PINGPONG, EMU, SEP_O, SCHED, DYN, LATE_Q)),
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
 
 
@@ -641,14 +718,16 @@ def _hopper_schedule(n_ctx, zh, block_m, block_n, half, causal, ctas, device, ta
 
 
 def launch_hopper(q, k, v, out, causal, sm_scale, BLOCK_N=128, STAGES=3, HALF=64, NC=2, PINGPONG=False, EMU=0,
-                  PERSISTENT=False, SCHED=None, ORDER=None, SEP_O=None, REGS=None):
+                  PERSISTENT=False, DYN=False, SCHED=None, ORDER=None, SEP_O=None, LATE_Q=False, REGS=None):
     """The Gluon kernel on (Z, H, N_CTX, d) tensors; its descriptors see (Z*H*N_CTX, d) matrices.
     NC consumer warpgroups of HALF rows each make a tile of NC * HALF query rows (the last tile of
     a head partial when that does not divide N_CTX). PERSISTENT: one CTA per SM looping over the
-    tiles. SCHED: tiles in _hopper_schedule's order (default: causal); else ORDER (default: 0, causal
-    1) and, persistent, CTA i takes tiles i, i + grid, ... SEP_O: O goes out through buffers of its
-    own, so the next tile's Q can load under this tile's last products (default: when persistent).
-    REGS: (consumer, producer) registers per thread."""
+    tiles; DYN: each takes the next free tile when it starts one (an atomic counter, zeroed per
+    launch), else the tiles _hopper_schedule gives it (SCHED) or tiles i, i + grid, ... SCHED: tiles in
+    _hopper_schedule's order (default: causal); else ORDER (default: 0, causal 1). SEP_O: O goes
+    out through buffers of its own, so the next tile's Q can load under this tile's last products
+    (default: when persistent). LATE_Q: the last consumer's Q is loaded after the first K and V
+    block of the tile. REGS: (consumer, producer) registers per thread."""
     Z, H, N_CTX, D = q.shape
     rows = Z * H * N_CTX
     lay_q = gl.NVMMASharedLayout.get_default_for([HALF, D], gl.float16)
@@ -657,7 +736,7 @@ def launch_hopper(q, k, v, out, causal, sm_scale, BLOCK_N=128, STAGES=3, HALF=64
     k_desc, v_desc = (GluonTensorDescriptor(t, [rows, D], [D, 1], [BLOCK_N, D], lay_kv) for t in (k, v))
     tiles = triton.cdiv(N_CTX, NC * HALF) * Z * H
     ctas = None
-    if PERSISTENT:
+    if PERSISTENT or DYN:
         dev = q.device.index if q.device.index is not None else torch.cuda.current_device()
         if dev not in _SM_COUNT:
             _SM_COUNT[dev] = torch.cuda.get_device_properties(dev).multi_processor_count
@@ -665,24 +744,28 @@ def launch_hopper(q, k, v, out, causal, sm_scale, BLOCK_N=128, STAGES=3, HALF=64
     if SCHED is None:
         SCHED = bool(causal)
     if SCHED:
-        sched, rounds = _hopper_schedule(N_CTX, Z * H, NC * HALF, BLOCK_N, HALF, causal, ctas, q.device)
+        sched, rounds = _hopper_schedule(N_CTX, Z * H, NC * HALF, BLOCK_N, HALF, causal, None if DYN else ctas,
+                                         q.device)
         ORDER = 0
     else:
         sched, rounds = q, triton.cdiv(tiles, ctas or tiles)  # q: any pointer, not read
         if ORDER is None:
             ORDER = 1 if causal else 0
+    # DYN's tile counter: zeroed for each launch (a memset before the kernel, a node of its own in a
+    # CUDA graph), so no state outlives a launch
+    counter = torch.zeros(1, dtype=torch.int32, device=q.device) if DYN else q
     grid = (ctas or tiles, )
     if SEP_O is None:
-        SEP_O = bool(PERSISTENT)
+        SEP_O = bool(ctas)
     if REGS is None:
         REGS = (240, 24) if NC == 2 else (160, 24)
     # registers at launch: what 32 * (4 * NC + 4) threads may hold (the producer warp's group is
     # padded to 4 warps); setmaxnreg then moves them between the partitions
     maxnreg = 168 if NC == 2 else 128
     return attention_kernel_hopper[grid](q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX, Z * H, sched, rounds,
-                                         CAUSAL=causal, ORDER=ORDER, STAGES=STAGES, NC=NC, PINGPONG=PINGPONG, EMU=EMU,
-                                         SEP_O=SEP_O, SCHED=SCHED, CONSUMER_REGS=REGS[0], PRODUCER_REGS=REGS[1],
-                                         num_warps=4, maxnreg=maxnreg)
+                                         counter, CAUSAL=causal, ORDER=ORDER, STAGES=STAGES, NC=NC, PINGPONG=PINGPONG,
+                                         EMU=EMU, SEP_O=SEP_O, SCHED=SCHED, DYN=DYN, LATE_Q=LATE_Q,
+                                         CONSUMER_REGS=REGS[0], PRODUCER_REGS=REGS[1], num_warps=4, maxnreg=maxnreg)
 
 
 def launch(
@@ -734,7 +817,7 @@ def example(device):
 
 # ---- bundled-kernel protocol ---------------------------------------------------------------
 SIZES = [(4, 32, n) for n in (1024, 2048, 4096, 8192)]  # (batch, heads, sequence length)
-TEST_SIZES = [(1, 2, 128), (2, 1, 256)]
+TEST_SIZES = [(1, 2, 128), (2, 1, 256), (1, 3, 640)]  # 640: a partial last 192-row tile
 TOLERANCE = dict(atol=2e-3, rtol=2e-3)
 SIZE_NAMES = ("batch", "heads", "sequence")
 VARIANTS = {
