@@ -28,7 +28,7 @@ from .errors import error_info
 from .passes import split_pass_dump
 from .record import ErrorInfo, Inspection, Parameter
 from .reproduce import standalone_file
-from .stand_in_device import dynamo_deferred, stand_in_device
+from .stand_in_device import stand_in_device
 from .wrapper_calls import call_wrappers
 from ..targets import Target, parse_target
 
@@ -423,12 +423,15 @@ def warm_up_steps() -> list[Callable[[], None]]:
     CUDA (forked children must be free to)."""
 
     def meta_tensors() -> None:
-        # Meta-tensor ops import sympy and torch.fx's symbolic shapes on first use (0.3 s): pay it
-        # here, once. Under the stand-in's deferral, as a request runs them, so torch._dynamo
-        # (0.9 s more, and a larger zygote to fork) stays out.
-        with dynamo_deferred():
-            x = torch.randn(64, 64, device="meta")
-            ((3 * x).to(torch.bfloat16).t().contiguous().float() + torch.empty_like(x)).sum(dim=-1)
+        # Meta-tensor ops import sympy and torch.fx's symbolic shapes on first use (0.3 s), and
+        # torch._dynamo (0.9 s), which a GPU-free request defers (`dynamo_deferred`). Imported
+        # here all the same: without it in the zygote, native requests of matmul and softmax took
+        # 1.5 s more on the H200 (measured; torch._dynamo itself was not imported by them, so it
+        # is modules it brings in that they need).
+        import torch._dynamo
+
+        x = torch.randn(64, 64, device="meta")
+        ((3 * x).to(torch.bfloat16).t().contiguous().float() + torch.empty_like(x)).sum(dim=-1)
 
     def compile_for(target: str) -> Callable[[], None]:
         def step() -> None:
@@ -446,7 +449,7 @@ def warm_up_steps() -> list[Callable[[], None]]:
         return step
 
     # The default target's compile first: a page's first compile is for it. The meta-tensor step
-    # (0.3 s) waits for a first request to have been served (`after_first_request`): the first
+    # (1.2 s) waits for a first request to have been served (`after_first_request`): the first
     # request may not need it, and should not queue behind it.
     meta_tensors.after_first_request = True  # type: ignore[attr-defined]
     return [compile_for("sm_90"), compile_for("gfx942"), meta_tensors]
