@@ -620,6 +620,9 @@ if HAS_GLUON_HOPPER:
             mbarrier.init(v_empty.index(i), count=NC)
         # The partitions' argument tuples are written out in the call: a tuple assigned to a name
         # first would turn its constexprs (CAUSAL, ..., the consumer's H) into run-time values.
+        # Hence two calls, not one list with the third consumer added `if NC == 3`: Gluon's frontend
+        # does not build such a list (tried with Triton 3.9: "'bool' object has no attribute
+        # '_flatten_ir'").
         if NC == 2:
             gl.warp_specialize([
                 (_hopper_consumer, (q_desc, k_desc, v_desc, o_desc, q_bufs, o_bufs, k_bufs, v_bufs, q_full, q_empty,

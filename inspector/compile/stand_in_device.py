@@ -240,6 +240,11 @@ class _DeferredDynamo(types.ModuleType):
         sys.modules["torch._dynamo"] = self
         sys.meta_path.insert(0, self._finder)
 
+    def uninstall(self) -> None:
+        """Undo `install` and whatever this stand-in cached (the real module, if imported, stays)."""
+        self.restore()
+        sys.meta_path.remove(self._finder)
+
     def real(self) -> types.ModuleType:
         """The real torch._dynamo, imported now (what was cached so far is undone first)."""
         import importlib
@@ -305,8 +310,7 @@ def dynamo_deferred() -> Iterator[None]:
     try:
         yield
     finally:
-        stand_in.restore()
-        sys.meta_path.remove(stand_in._finder)
+        stand_in.uninstall()
 
 
 @contextlib.contextmanager
