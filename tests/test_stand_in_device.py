@@ -81,3 +81,50 @@ def test_a_submodule_import_before_any_arithmetic():
         print(json.dumps({"same": cfg is sys.modules["torch._dynamo.config"], "y": str(y.device)}))
     """)
     assert r == {"same": True, "y": "meta"}
+
+
+def test_a_module_that_imports_dtensor_while_the_stand_in_is_in_place():
+    # The regression of issue 26: importing torch.distributed.tensor registers custom ops, whose
+    # `inspect.getmodule` probe asks every module in sys.modules for `__file__`; the stand-in
+    # answered through the real torch._dynamo, which imports torch.distributed.tensor back
+    # ("cannot import name 'DeviceMesh' from partially initialized module").
+    r = _run("""
+        with stand_in_device(parse_target("sm_90")):
+            import torch.distributed.tensor
+            from torch.distributed.tensor import DeviceMesh, DTensor
+            x = torch.randn(16, device="cuda") + 1
+            inside = type(sys.modules.get("torch._dynamo")).__name__
+            path = sys.modules["torch._dynamo"].__file__
+        import os
+        print(json.dumps({"inside": inside, "file": os.path.isfile(path), "dtensor": DTensor.__name__,
+                          "after": "torch._dynamo" in sys.modules}))
+    """)
+    assert r["dtensor"] == "DTensor" and r["file"]
+    assert r["inside"] == "_DeferredDynamo", "importing DTensor imported the real torch._dynamo"
+    assert not r["after"]
+
+
+def test_a_kernel_file_that_imports_dtensor_compiles(tmp_path):
+    from inspector.compile.api import inspect_kernel
+
+    kernel = tmp_path / "dtensor_kernel.py"
+    kernel.write_text(textwrap.dedent("""
+        import torch
+        import torch.distributed.tensor
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def add(x, y, out, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            m = offs < n
+            tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)
+
+        def example():
+            x = torch.randn(4096, device="cuda")
+            out = torch.empty_like(x)
+            add[(4,)](x, x, out, x.numel(), BLOCK=1024)
+    """))
+    record = inspect_kernel(kernel, target="sm_90", use_cache=False)
+    assert record.error is None, record.error
+    assert "ld.global" in record.stages["ptx"]

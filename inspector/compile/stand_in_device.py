@@ -220,9 +220,16 @@ class _DeferredDynamo(types.ModuleType):
     Touches torch internals: `torch._compile._disable_dynamo` (same shape in 2.11 to 2.13)."""
 
     def __init__(self) -> None:
+        import torch
+
         super().__init__("torch._dynamo")
         self._wrapped: list[Any] = []
         self._finder = _DynamoSubmodules()
+        # Its own `__file__` (the real package's path, read without importing it): probes that walk
+        # sys.modules ask every module for it (`inspect.getmodule`, which torch.library calls while
+        # `torch.distributed.tensor` imports); answering through the real module would import
+        # dynamo halfway through that import, and dynamo imports torch.distributed.tensor back.
+        self.__file__ = os.path.join(os.path.dirname(torch.__file__), "_dynamo", "__init__.py")
 
     def disable(self, fn: Any = None, recursive: bool = True, **kwargs: Any) -> Any:
         if fn is None:  # used as @disable(recursive=...)
@@ -232,7 +239,7 @@ class _DeferredDynamo(types.ModuleType):
 
     def __getattr__(self, name: str) -> Any:
         # `__path__` too: the import system reads it on the parent before importing a submodule.
-        if name.startswith("__") and name not in ("__path__", "__file__", "__all__"):
+        if name.startswith("__") and name not in ("__path__", "__all__"):
             raise AttributeError(name)
         return getattr(self.real(), name)
 
