@@ -157,3 +157,25 @@ def max_shared_per_block(backend: str, arch: str | int) -> int | None:
     except KeyError:
         return None
     return None
+
+
+# The memory system's granularity, for judging coalescing (inspector/analysis/coalescing.py):
+# (sector bytes, line bytes) of one warp's (wavefront's) request.
+# - NVIDIA: L1 and L2 move 32-byte sectors, four to a 128-byte line (CUDA C++ Best Practices
+#   Guide, "Coalesced Access to Global Memory"; Nsight Compute's `L2 Theoretical Sectors Global`
+#   counts 32-byte sectors).
+# - AMD CDNA2 (gfx90a): 64-byte vL1D lines, the size of an L1->L2 request; 128-byte L2 lines.
+#   CDNA3/4 (gfx942, gfx950): 128-byte vL1D and L2 lines; reads go to L2 as 128-byte requests,
+#   writes and atomics as 64-byte ones (rocprofiler-compute, docs/conceptual/vector-l1-cache.rst,
+#   l2-cache.rst and analysis_configs/gfx942/1600_L1_cache.yaml: `128 * TCP_TCC_READ_REQ + 64 *
+#   (TCP_TCC_WRITE_REQ + ...ATOMIC...)`). RDNA (gfx10+): 128-byte lines (Mesa ac_gpu_info.c).
+def memory_granules(backend: str, arch: str | int = "", direction: str = "load") -> tuple[int, int]:
+    """(sector, line) bytes of the memory transactions one warp's request is split into."""
+    if backend != "hip":
+        return 32, 128
+    a = str(arch).split(":")[0].lower()
+    if a.startswith("gfx90") or a.startswith("gfx8"):
+        return 64, 128
+    if a.startswith(("gfx94", "gfx95")):
+        return (128 if direction == "load" else 64), 128
+    return 128, 128

@@ -43,12 +43,17 @@ def codes(findings):
 def test_scalar_loads_because_n_is_not_a_multiple_of_16(kernels):
     findings = advise(kernels["add_4095"])
     top = findings[0]
-    assert top.code == "scalar_access" and top.severity == "high" and top.line == 25
-    assert top.title.startswith("line 25: loads of `x_ptr` are scalar because")
+    # scalar, and uncoalesced: each thread still holds 4 contiguous fp32 but moves one per
+    # instruction, so one instruction's 32 lanes are 16 bytes apart: 512 bytes, 16 sectors, for
+    # the 128 bytes (4 sectors) it uses
+    assert top.code == "uncoalesced_access" and top.severity == "high" and top.line == 25
+    assert top.title.startswith("line 25: loads of `x_ptr` are uncoalesced: 16 sectors per warp request where 4 "
+                                "would do (25% used), scalar, because")
     assert "`n` (= 4095)" in top.title and "multiple of 16" in top.title
     assert any("ld.global.b32" in e for e in top.evidence) and any("LDG.E" in e for e in top.evidence)
-    assert [f.line for f in findings if f.code == "scalar_access"] == [25, 26, 27]
-    assert "scalar_access" not in codes(advise(kernels["add"]))
+    assert any("lanes are 16 bytes apart" in e for e in top.evidence)
+    assert [f.line for f in findings if f.code == "uncoalesced_access"] == [25, 26, 27]
+    assert not {"scalar_access", "uncoalesced_access"} & set(codes(advise(kernels["add"])))
 
 
 def test_findings_are_ranked(kernels):
@@ -172,8 +177,10 @@ def pairs(sandbox):
 
 def test_strided_copy_is_scalar_because_strided(pairs):
     f = advise(pairs["strided"])[0]
-    assert f.code == "scalar_access" and "because the index is strided" in f.title
-    assert "scalar_access" not in codes(advise(pairs["coalesced"]))
+    # the run-time stride is 8 in the example: lanes of one instruction 128 bytes apart, a sector each
+    assert f.code == "uncoalesced_access" and f.severity == "high" and "because the index is strided" in f.title
+    assert "32 sectors per warp request where 4 would do" in f.title
+    assert not {"scalar_access", "uncoalesced_access"} & set(codes(advise(pairs["coalesced"])))
 
 
 def test_register_spill_pair(pairs):

@@ -115,8 +115,10 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 def test_explain_command(recs):
     r = cli("explain", str(ADD), "--arg", "n=4095")
     assert r.returncode == 0, r.stderr
-    assert "1. [high] line 25: loads of `x_ptr` are scalar because" in r.stdout
+    assert "1. [high] line 25: loads of `x_ptr` are uncoalesced: 16 sectors per warp request where 4 would do" in r.stdout
     assert "Memory accesses" in r.stdout and "ld.global.b32 / LDG.E" in r.stdout
+    row = next(ln for ln in r.stdout.splitlines() if ln.strip().startswith("25 ") and "load" in ln)
+    assert "16 (ideal 4)" in row and "25%" in row
     r = cli("explain", str(ADD), "--arg", "n=4095", "--fail-on", "high")
     assert r.returncode == 3
     r = cli("explain", str(ADD), "--fail-on", "high")
@@ -124,6 +126,9 @@ def test_explain_command(recs):
     data = json.loads(cli("explain", str(ADD), "--json").stdout)
     assert data["kernel"] == "add_kernel" and data["resources"]["registers"]
     assert [a["verdict"] for a in data["memory"]["accesses"]] == ["vectorised"] * 3
+    for a in data["memory"]["accesses"]:  # every access answers both questions
+        assert a["vector_bits"] == 128 and a["sectors_per_request"] == a["ideal_sectors_per_request"] == 16
+        assert a["sector_efficiency"] == 1.0 and a["uniform"] is False and a["causes"] == []
 
 
 def test_diff_command(recs):

@@ -1,8 +1,12 @@
 """The advisor: ranked findings about one inspection, each with its source line and evidence.
 
 What it looks for (`Finding.code`):
-- `scalar_access` / `partial_access`: a load, store or atomic narrower than 128 bits per thread,
-  with the reason the IR shows (memory.py);
+- `uncoalesced_access`: one warp's request touches more memory sectors than its bytes need
+  (coalescing.py), with the chain of causes the IR shows, actionable first;
+- `scalar_access` / `partial_access`: a coalesced load, store or atomic narrower than 128 bits per
+  thread (more instructions for the same bytes), with the reason the IR shows (memory.py);
+- `gather`: (information) addresses that come from loaded data; uniform accesses (one element
+  per program, a broadcast) are never findings;
 - `spills`: local memory (NVIDIA) or scratch (AMD) used for register spills, attributed to the
   lines whose spill instructions hold it;
 - `occupancy`: blocks per SM limited by registers, shared memory / LDS or barriers (not by the
@@ -76,6 +80,8 @@ _SHORT_REASON = {
     "layout": "the layout gives each thread fewer than 16 contiguous bytes",
     "shared_layout": "the shared-memory layout it copies into is contiguous along the other dimension",
     "unknown": "the compiler could not prove the accesses contiguous and aligned",
+    "loaded_offset": "an offset loaded from memory ({arg}) has no alignment the compiler can know",
+    "gather": "its index is loaded from memory (a gather)",
 }
 _SUGGEST = {
     "mask_divisibility": "Sizes that are multiples of 16 are specialised as such (tt.divisibility=16): pad the size, "
@@ -89,6 +95,12 @@ _SUGGEST = {
     "shared_layout": "The tensor cores want this operand in that order: 16-bit inputs (or the operand stored "
                      "transposed in global memory) let the copy move 16 bytes at a time.",
     "unknown": "Check the TTGIR layout of the pointer and its origin in the TTIR.",
+    "loaded_offset": "If every such offset is a multiple of 16 elements in your data (pad each row to 16), say so: "
+                     "`start = tl.multiple_of(tl.load(...), 16)`. The compiler then proves the addresses aligned and "
+                     "gives each thread contiguous groups for 128-bit accesses. It is a promise about the data: an "
+                     "offset that breaks it makes misaligned vector accesses.",
+    "gather": "A gather's addresses come from the data: indices sorted or grouped so that neighbouring lanes read "
+              "neighbouring elements share sectors; nothing in the kernel's code changes that.",
 }
 
 
@@ -100,25 +112,54 @@ def _arg_of(reason: str) -> str:
 
 
 def _access_findings(accesses: list[MemoryAccess]) -> list[Finding]:
+    """One finding per access that wastes sectors or instructions. Uniform accesses (one element
+    per program, a broadcast) and TMA copies are not findings; a gather, whose pattern comes from
+    the data, is information only."""
     out = []
     for a in accesses:
-        if a.verdict not in ("scalar", "partial"):
+        eff = a.sector_efficiency
+        uncoalesced = eff is not None and eff < 0.999
+        narrow = a.verdict in ("scalar", "partial")
+        if a.uniform or not (uncoalesced or narrow):
             continue
         what = _WHAT[a.direction]
-        width = f"{a.width_bits}-bit" if a.width_bits else "narrow"
-        state = "scalar" if a.verdict == "scalar" else f"only {width} per thread"
-        first = a.reason_codes[0] if a.reason_codes else "unknown"
-        because = _SHORT_REASON.get(first, "").format(arg=_arg_of(a.reasons[0]) if a.reasons else "")
-        title = f"line {a.line}: {what} are {state} because {because}"
-        if a.pointer:
-            title = f"line {a.line}: {what} of `{a.pointer}` are {state} because {because}"
+        subject = f"{what} of `{a.pointer}`" if a.pointer else what
+        codes = [c for c in a.reason_codes if c != "unknown"] or a.reason_codes or ["unknown"]
+        first = codes[0]
+        reason = a.reasons[a.reason_codes.index(first)] if first in a.reason_codes else ""
+        because = _SHORT_REASON.get(first, "").format(arg=_arg_of(reason))
         evidence = [f"{stage.upper()}: " + ", ".join(dict.fromkeys(i.opcode for i in instrs))
                     for stage, instrs in a.instructions.items() if instrs]
-        evidence += a.reasons
-        score = (80 if a.verdict == "scalar" else 60) + (10 if a.in_loop else 0)
-        out.append(Finding(f"{a.verdict}_access", "high" if a.verdict == "scalar" else "medium", score, a.line, title,
-                           evidence, _SUGGEST.get(first, ""), [a.line] + a.call_sites))
+        evidence += a.causes or a.reasons
+        if a.coalescing is not None:
+            evidence += [f"assumed: {x}" for x in a.coalescing.assumptions if not x.startswith("pointer arguments")]
+        lines = [a.line] + a.call_sites
+        if a.coalescing is not None and a.coalescing.status == "data_dependent":
+            out.append(Finding("gather", "info", 5, a.line, f"line {a.line}: {subject} are a gather: "
+                               f"{a.coalescing.note}", evidence, _SUGGEST["gather"], lines))
+            continue
+        width = f"{a.width_bits}-bit" if a.width_bits else "narrow"
+        state = "scalar" if a.verdict == "scalar" else f"{width} per thread"
+        loop = 10 if a.in_loop else 0
+        if uncoalesced:
+            title = (f"line {a.line}: {subject} are uncoalesced: {_num(a.sectors_per_request)} sectors per warp "
+                     f"request where {_num(a.ideal_sectors_per_request)} would do ({eff * 100:.0f}% used)"
+                     + (f", {state}," if narrow else "") + f" because {because}")
+            sev, score, code = ("high", 90 + (1 - eff) * 10 + loop, "uncoalesced_access") if eff <= 0.5 else \
+                ("medium", 65 + (1 - eff) * 10 + loop, "uncoalesced_access")
+        else:
+            times = 128 // a.width_bits if a.width_bits and a.width_bits < 128 else None
+            extra = "" if a.sector_efficiency is None else (
+                f" (coalesced, but {times}x the instructions of 128-bit {what})" if times else " (coalesced)")
+            title = f"line {a.line}: {subject} are {state}{extra} because {because}"
+            sev, score, code = ("medium", 50 + loop, "scalar_access") if a.verdict == "scalar" else \
+                ("low", 30 + loop, "partial_access")
+        out.append(Finding(code, sev, score, a.line, title, evidence, _SUGGEST.get(first, ""), lines))
     return out
+
+
+def _num(x: float | None) -> str:
+    return "?" if x is None else (f"{x:.0f}" if abs(x - round(x)) < 0.05 else f"{x:.1f}")
 
 
 def _spill_findings(rec: Inspection) -> list[Finding]:

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..compile.record import Inspection
+from .coalescing import AccessSite, Coalescing, access_site, coalescing
 from .context import Context, context
 from .instructions import MEMORY_CLASSES, amdgcn_instruction, ptx_instruction, sass_instruction
 from .layouts import contiguous_per_thread, parse_params
@@ -96,6 +98,14 @@ class MemoryAccess:
     summary: str = ""  # the verdict in words
     reasons: list[str] = field(default_factory=list)  # why it is not 128-bit, as far as the IR tells
     reason_codes: list[str] = field(default_factory=list)  # pointer_alignment, offset_divisibility, ...
+    # coalescing (coalescing.py): one warp's request against the memory system's sectors
+    vector_bits: int | None = None  # bits per thread per instruction (the narrowest, as width_bits)
+    sectors_per_request: float | None = None  # 32-byte sectors (AMD: 64-byte) one warp's request touches
+    ideal_sectors_per_request: float | None = None  # the fewest that hold the bytes it uses
+    sector_efficiency: float | None = None  # ideal / touched, 0..1 (None: not computed, see coalescing.note)
+    uniform: bool = False  # one element per program, or every lane the same address: nothing to improve
+    causes: list[str] = field(default_factory=list)  # why it is not ideal, actionable cause first
+    coalescing: Coalescing | None = None
 
 
 @dataclass
@@ -355,6 +365,25 @@ class _Flow:
             stack.extend(self.producers(v))
         return args, self.additive_constants(value), ops
 
+    def loads(self, value: str) -> list[Op]:
+        """The `tt.load`s whose loaded values reach `value` (an offset read from memory), nearest first."""
+        out: list[Op] = []
+        seen: set[str] = set()
+        stack = [value]
+        while stack:
+            v = stack.pop(0)
+            if v in seen or v in self.mod.args:
+                continue
+            seen.add(v)
+            op = self.mod.defs.get(v)
+            if op is not None and op.name == "tt.load":
+                out.append(op)
+                continue
+            if op is None and v not in self.mod.loop_carried:
+                continue
+            stack.extend(self.producers(v))
+        return out
+
     def additive_constants(self, value: str) -> list[int]:
         """Constants added to (or subtracted from) a value, through additions and reshapes only:
         `offs + 1` gives [1]; the 127 of `(M + 127) // 128` is not additive to the result."""
@@ -402,6 +431,8 @@ class _Flow:
                 r = None
             elif op.name == "tt.make_range":
                 r = True
+            elif op.name == "tt.load":  # a loaded index (a gather): not a range, whatever its address was
+                r = None
             elif op.name in ("arith.addi", "arith.subi", "tt.splat", "tt.broadcast", "tt.expand_dims", "arith.extsi",
                              "arith.extui", "arith.trunci", "tt.reshape", "ttg.convert_layout", "arith.select",
                              "tt.addptr", "tt.trans"):
@@ -423,8 +454,15 @@ class _Flow:
         return walk(value, 0)
 
 
+def _variable(value: str) -> str:
+    """The Python name Triton gave an SSA value (`start_3` -> `start`; `17` -> `%17`)."""
+    if value.isdigit():
+        return f"%{value}"
+    return re.sub(r"_\d+$", "", value)
+
+
 def _access_reasons(mod: Module, op: Op, elem_bytes: int | None, per_thread: int | None,
-                    values: dict[str, object]) -> tuple[list[str], list[str]]:
+                    values: dict[str, object], lines_of: Any = None) -> tuple[list[str], list[str]]:
     """Reasons an access is narrower than 128 bits, read from the TTIR (and the TTGIR layout)."""
     flow = _Flow(mod)
     reasons: list[str] = []
@@ -453,6 +491,20 @@ def _access_reasons(mod: Module, op: Op, elem_bytes: int | None, per_thread: int
             reasons.append(f"the address uses `{a}`{shown}, which is not known to be a multiple of 16, so the "
                            f"compiler cannot prove the accesses of a thread are 16-byte aligned")
             codes.append("offset_divisibility")
+    for off in offsets:
+        for ld in flow.loads(off):
+            scalar = tensor_type(ld.text.split(" : ", 1)[1] if " : " in ld.text else "") is None
+            name = _variable(ld.results[0]) if ld.results else "a value"
+            where = f" at line {lines_of(ld)[0]}" if lines_of and lines_of(ld) else ""
+            if scalar:
+                reasons.append(f"`{name}` is loaded from memory{where}, so the compiler cannot know its alignment "
+                               f"(or that it is a multiple of anything): the address it starts is not known to be "
+                               f"16-byte aligned")
+                codes.append("loaded_offset")
+            else:
+                reasons.append(f"the index `{name}` is loaded from memory{where} (a gather): each lane's address "
+                               f"depends on the data")
+                codes.append("gather")
     vec = 16 // elem_bytes if elem_bytes else None
     odd = [c for c in off_consts if vec and c % vec]
     contiguous = None
@@ -546,6 +598,7 @@ class _TtgirAccess:
     layout: str | None = None  # encoding of the pointer / data tensor
     per_thread: int | None = None  # contiguous elements per thread
     shared_note: str | None = None  # why the copy's shared-memory destination splits it, if it does
+    site: AccessSite | None = None  # the op's pointer, mask and layout, for coalescing
 
 
 def _shared_destination_note(mod: Module, op: Op, register_layout: str | None) -> str | None:
@@ -595,6 +648,7 @@ def _ttgir_access_info(ctx: Context, rec: Inspection) -> dict[tuple[int, int], _
                 info.per_thread = contiguous_per_thread(kind.split(".")[-1], parse_params(params))
         if op.name.endswith("_to_local"):
             info.shared_note = _shared_destination_note(mod, op, info.layout)
+        info.site = access_site(op)
         prev = out.get(frame)
         if prev is None or (prev.per_thread is None and info.per_thread is not None):
             out[frame] = info
@@ -683,13 +737,29 @@ def _accesses(ctx: Context, rec: Inspection, by_stage: dict[str, list[MemoryInst
             acc.instructions[stage] = [i for i in instrs if i.kind in want and i.source_lines[:1] == [frame[0]]
                                        and i.line not in exact_claimed[stage]]
     out = []
+    ttir_loc = ctx.stages["ttir"]
+
+    def lines_of(o: Op) -> list[int]:
+        ch = ttir_loc.chains.get(o.line)
+        return ctx.source_lines(ch[0]) if ch else []
+
+    ttgir_mod = _module(ctx, rec, "ttgir") if "ttgir" in rec.stages else None
     for acc, frame, op in rows:
         instrs = acc.instructions.get(main or "", [])
         acc.lowered_as = list(dict.fromkeys(i.opcode for i in instrs))
         acc.verdict, acc.summary, acc.width_bits, acc.widths = _verdict(instrs, acc.element_bits)
-        if acc.verdict in ("partial", "scalar"):
+        acc.vector_bits = acc.width_bits
+        site = ttgir.get(frame, _TtgirAccess()).site
+        if site is not None and ttgir_mod is not None:
+            acc.coalescing = coalescing(site, ttgir_mod, vector_bits=acc.width_bits, warp_size=rec.warp_size,
+                                        backend=rec.backend, arch=rec.arch, values=values, grid=rec.grid)
+            acc.sectors_per_request = acc.coalescing.sectors_per_request
+            acc.ideal_sectors_per_request = acc.coalescing.ideal_sectors_per_request
+            acc.sector_efficiency = acc.coalescing.sector_efficiency
+            acc.uniform = acc.coalescing.uniform or acc.coalescing.status == "uniform"
+        if acc.verdict in ("partial", "scalar") and not acc.uniform:
             eb = acc.element_bits // 8 if acc.element_bits else None
-            acc.reasons, acc.reason_codes = _access_reasons(mod, op, eb, acc.elements_per_thread, values)
+            acc.reasons, acc.reason_codes = _access_reasons(mod, op, eb, acc.elements_per_thread, values, lines_of)
             note = ttgir.get(frame, _TtgirAccess()).shared_note
             if note and any(i.kind == "async_copy" for i in instrs):
                 acc.reasons.insert(0, note)
@@ -700,8 +770,35 @@ def _accesses(ctx: Context, rec: Inspection, by_stage: dict[str, list[MemoryInst
                 acc.reasons = [("the IR does not show why: the compiler could not prove the accesses contiguous and "
                                "aligned (see the TTGIR layout and the pointer's origin)")]
                 acc.reason_codes = ["unknown"]
+        acc.causes = _causes(acc)
         out.append(acc)
     return out
+
+
+def _causes(acc: MemoryAccess) -> list[str]:
+    """Why the access is not ideal, as one chain read from the IR, the actionable cause first:
+    the cause in the address, what the compiler did because of it (the layout), what it cost."""
+    if acc.uniform:
+        return []
+    out = [r for r, c in zip(acc.reasons, acc.reason_codes) if c != "unknown" or len(acc.reasons) == 1]
+    cz = acc.coalescing
+    if cz is not None and cz.sector_efficiency is not None and cz.sector_efficiency < 0.999:
+        held = ""
+        eb = (acc.element_bits or 8) // 8
+        per_ins = max(1, (acc.width_bits or acc.element_bits or 8) // (acc.element_bits or 8))
+        if acc.elements_per_thread and acc.elements_per_thread > per_ins:
+            held = (f" (each thread holds {acc.elements_per_thread} contiguous elements but moves {per_ins} per "
+                    f"instruction)")
+        apart = f"one instruction's lanes are {cz.lane_stride_bytes} bytes apart{held}, so " \
+            if cz.lane_stride_bytes and cz.lane_stride_bytes > per_ins * eb else ""
+        out.append(f"{apart}each warp request touches {_n(cz.sectors_per_request)} sectors of {cz.sector_bytes} bytes "
+                   f"where {_n(cz.ideal_sectors_per_request)} would hold its bytes "
+                   f"({cz.sector_efficiency * 100:.0f}% of what it moves is used)")
+    return out
+
+
+def _n(x: float | None) -> str:
+    return "?" if x is None else (f"{x:.0f}" if abs(x - round(x)) < 0.05 else f"{x:.1f}")
 
 
 def _descriptor_base(mod: Module, desc: str) -> list[str]:
@@ -722,3 +819,32 @@ def _descriptor_base(mod: Module, desc: str) -> list[str]:
             return [op.operands[0]] if op.operands[0] in mod.args else []
         stack.extend(mod.loop_carried.get(v, op.operands))
     return []
+
+
+def launch_line_sectors(rec: Inspection) -> dict[int, tuple[int, int] | None]:
+    """Per kernel-file line with global memory ops: the (sectors, ideal sectors) its requests touch
+    over the whole recorded launch (every program of `rec.grid`, every loop iteration), as Nsight
+    Compute's `L2 Theoretical Sectors Global` (and its ideal) counts them; None for a line this
+    cannot compute (coalescing.launch_sectors says when). Slow for big grids: for checking the
+    model against a measurement (benchmarks/coalescing_fidelity.py), not for every inspection."""
+    from .coalescing import launch_sectors
+
+    ctx = context(rec)
+    if "ttgir" not in rec.stages or "ttgir" not in ctx.stages or not rec.grid:
+        return {}
+    mod = _module(ctx, rec, "ttgir")
+    loc = ctx.stages["ttgir"]
+    width = {(a.line, a.column): a.width_bits for a in memory_report(rec).accesses}
+    by_line: dict[int, list[tuple[AccessSite, int | None]]] = {}
+    for op in mod.ops:
+        if op.name not in _TTGIR_ACCESS_OPS:
+            continue
+        chains = loc.chains.get(op.line)
+        frame = ctx.user_frame(chains[0]) if chains else None
+        site = access_site(op) if frame else None
+        if frame is None or site is None:
+            continue
+        by_line.setdefault(frame[0], []).append((site, width.get(frame)))
+    values = {p.name: p.value for p in rec.parameters}
+    return {line: launch_sectors(sites, mod, backend=rec.backend, arch=rec.arch, values=values, grid=rec.grid)
+            for line, sites in sorted(by_line.items())}

@@ -58,6 +58,7 @@ class Op:
     operands: list[str]  # value names used, in order
     text: str
     loop_depth: int  # how many scf.for / scf.while regions enclose it
+    loop: "Op | None" = None  # the innermost scf.for / scf.while enclosing it
 
 
 @dataclass
@@ -70,6 +71,7 @@ class Module:
     loop_carried: dict[str, list[str]] = field(default_factory=dict)  # iter arg -> [init, yielded] values
     layouts: dict[str, tuple[str, str]] = field(default_factory=dict)  # "#blocked" -> ("#ttg.blocked", params)
     attrs: dict[str, str] = field(default_factory=dict)  # module attributes ("ttg.num-warps" -> "4")
+    loops: dict[int, tuple[str, list[str]]] = field(default_factory=dict)  # scf.for line -> (induction var, iter args)
 
 
 def _split_top(s: str, sep: str = ",") -> list[str]:
@@ -101,7 +103,7 @@ def _strip_loc(text: str) -> str:
 def parse_module(text: str) -> Module:
     """Read the ops, arguments, loops and layout aliases of a TTIR/TTGIR module."""
     mod = Module()
-    loop_stack: list[tuple[str | None, list[str]]] = []  # (loop kind, iter args) per open region
+    loop_stack: list[tuple[str | None, list[str], "Op | None"]] = []  # (region kind, iter args, op) per open region
     for no, line in enumerate(stage_lines(text), 1):
         s = line.strip()
         if not s:
@@ -114,7 +116,7 @@ def parse_module(text: str) -> Module:
             for item in _split_top(s[s.find("{") + 1:s.rfind("}")] if "attributes" in s else ""):
                 k, _, v = item.partition("=")
                 mod.attrs[k.strip().strip('"')] = v.split(":")[0].strip().strip('"')
-            loop_stack.append((None, []))
+            loop_stack.append((None, [], None))
             continue
         if s.startswith("}"):
             if not s.endswith("{") and loop_stack:
@@ -126,7 +128,7 @@ def parse_module(text: str) -> Module:
                     if am := MLIR_ARG.match(a.strip()):
                         div = MLIR_DIVISIBILITY.search(am.group(3) or "")
                         mod.args[am.group(1)] = Arg(am.group(1), am.group(2).strip(), int(div.group(1)) if div else None)
-            loop_stack.append((None, []))
+            loop_stack.append((None, [], None))
             continue
         name = mlir_op(line)
         if name is None:
@@ -140,8 +142,8 @@ def parse_module(text: str) -> Module:
             rest = _strip_loc(rest)
         after_name = rest.split(name, 1)[1] if name in rest else rest
         operands = MLIR_VALUE.findall(after_name)
-        depth = sum(1 for kind, _ in loop_stack if kind in ("scf.for", "scf.while"))
-        op = Op(no, name, results, operands, body, depth)
+        loops = [o for kind, _, o in loop_stack if kind in ("scf.for", "scf.while")]
+        op = Op(no, name, results, operands, body, len(loops), loops[-1] if loops else None)
         mod.ops.append(op)
         for r in results:
             mod.defs[r] = op
@@ -154,14 +156,15 @@ def parse_module(text: str) -> Module:
                     k, v = k.strip().lstrip("%"), v.strip()
                     mod.loop_carried[k] = [v.lstrip("%").split("#")[0]]
                     carried.append(k)
-            loop_stack.append(("scf.for", carried))
+            mod.loops[no] = (fm.group(1), carried)
+            loop_stack.append(("scf.for", carried, op))
             op.operands = MLIR_VALUE.findall(body.split("iter_args")[0].split("=", 1)[-1])
             continue
         if name == "scf.yield" and loop_stack and loop_stack[-1][0] == "scf.for":
             for k, v in zip(loop_stack[-1][1], operands):
                 mod.loop_carried.setdefault(k, []).append(v)
         if s.endswith("{"):
-            loop_stack.append((name, []))
+            loop_stack.append((name, [], op))
     return mod
 
 

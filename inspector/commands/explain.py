@@ -41,6 +41,21 @@ def _table(rows: list[list[str]], indent: str = "  ") -> list[str]:
     return [indent + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
 
+def _sectors(a: Any) -> str:
+    """`32 (ideal 4)`: sectors one warp's request touches, and the fewest that hold its bytes."""
+    if a.uniform:
+        return "uniform"
+    cz = a.coalescing
+    if cz is None or cz.sectors_per_request is None:
+        return {"tma": "TMA", "data_dependent": "gather"}.get(cz.status, "-") if cz else "-"
+    f = (lambda x: f"{x:.0f}" if abs(x - round(x)) < 0.05 else f"{x:.1f}")
+    return f"{f(cz.sectors_per_request)} (ideal {f(cz.ideal_sectors_per_request)})"
+
+
+def _efficiency(a: Any) -> str:
+    return "-" if a.sector_efficiency is None or a.uniform else f"{a.sector_efficiency * 100:.0f}%"
+
+
 def format_explanation(rec: Inspection, all_layouts: bool = False) -> list[str]:
     """The human-readable report."""
     ex = explain(rec)
@@ -57,15 +72,18 @@ def format_explanation(rec: Inspection, all_layouts: bool = False) -> list[str]:
     mem = ex.memory
     if mem and mem.accesses:
         out += ["", f"Memory accesses (verdict from the {STAGE_TITLES.get(mem.main_stage or '', mem.main_stage)})"]
-        rows = [["line", "op", "pointer", "dtype", "masked", "verdict", "bits", "instructions"]]
+        rows = [["line", "op", "pointer", "dtype", "masked", "verdict", "bits", "sectors/request", "efficiency",
+                 "instructions"]]
         for a in mem.accesses:
             stages = [s for s in ("ptx", "sass", "amdgcn") if a.instructions.get(s)]
             ins = " / ".join(", ".join(dict.fromkeys(i.opcode for i in a.instructions[s])) for s in stages)
             rows.append([str(a.line), a.op.replace("tt.", ""), a.pointer or "-", a.dtype, "yes" if a.masked else "no",
-                         a.verdict, str(a.width_bits or "-"), ins or "-"])
+                         a.verdict, str(a.width_bits or "-"), _sectors(a), _efficiency(a), ins or "-"])
         out += _table(rows)
         for a in mem.accesses:
-            for r in a.reasons:
+            if a.coalescing is not None and a.coalescing.status != "computed" or a.uniform:
+                out.append(f"  line {a.line} ({a.direction} of {a.pointer or '-'}): {a.coalescing.note if a.coalescing else 'uniform'}")
+            for r in a.causes or a.reasons:
                 out.append(f"  line {a.line}: {r}")
     if mem and mem.spills:
         out += ["", "Spills (local memory instructions by source line)"]
