@@ -100,6 +100,7 @@ class Coalescing:
     depends_on: list[str] = field(default_factory=list)  # unknown values the pattern or its alignment hangs on
     requests: list[Request] = field(default_factory=list)  # warp 0's requests, for drawing
     lane_stride_bytes: int | None = None  # distance between neighbouring lanes in instruction 0, when regular
+    sectors_range: tuple[float, float] | None = None  # data-dependent: (fewest, most) sectors per request
 
 
 # ---- layouts: (warp, lane, register) -> tensor coordinates ---------------------------------------------------
@@ -445,7 +446,7 @@ def _distinct(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
 
 
 def _request_counts(addr: np.ndarray, mask: np.ndarray | None, coords: np.ndarray, vec: int, eb: int, sector: int,
-                    line: int) -> dict[str, np.ndarray]:
+                    line: int, dedupe: bool = True) -> dict[str, np.ndarray]:
     """Per request (warp, register group): active lanes, distinct bytes, sectors, ideal sectors, lines."""
     idx = tuple(coords[..., d] for d in range(coords.shape[-1]))
     a = addr[idx] if addr.ndim else np.broadcast_to(addr, coords.shape[:-1])  # (W, L, R)
@@ -455,6 +456,15 @@ def _request_counts(addr: np.ndarray, mask: np.ndarray | None, coords: np.ndarra
     K = R // vec
     a = a[:, :, :K * vec].reshape(W, L, K, vec).transpose(0, 2, 1, 3).reshape(W * K, L * vec)
     act = act[:, :, :K * vec].reshape(W, L, K, vec).transpose(0, 2, 1, 3).reshape(W * K, L * vec)
+    if dedupe and K > 1:
+        # two loads of a thread from the same addresses are one (ptxas merges them: a broadcast
+        # value loaded into 8 registers is one LDG in SASS): such a request is issued once
+        keyed = np.where(act, a, -1).reshape(W, K, L * vec)
+        for w in range(W):
+            _, first = np.unique(keyed[w], axis=0, return_index=True)
+            repeat = np.ones(K, bool)
+            repeat[first] = False
+            act[w * K:(w + 1) * K][repeat] = False
     nbytes = _distinct(a, act) * eb
     return {"active": act.reshape(W * K, L, vec).any(axis=2).sum(axis=1), "bytes": nbytes,
             "sectors": _distinct(a // sector, act), "ideal": -(-nbytes // sector), "lines": _distinct(a // line, act),
@@ -462,10 +472,10 @@ def _request_counts(addr: np.ndarray, mask: np.ndarray | None, coords: np.ndarra
 
 
 def _requests(addr: np.ndarray, mask: np.ndarray | None, coords: np.ndarray, vec: int, eb: int,
-              sector: int, line: int, lanes_of_warp: int | None = None) -> list[Request]:
+              sector: int, line: int, lanes_of_warp: int | None = None, dedupe: bool = True) -> list[Request]:
     """Every request of one program with at least one active lane; for warp `lanes_of_warp`, which
     sector each lane's first element falls in (for drawing)."""
-    c = _request_counts(addr, mask, coords, vec, eb, sector, line)
+    c = _request_counts(addr, mask, coords, vec, eb, sector, line, dedupe)
     W, K = (int(x) for x in c["shape"])
     out: list[Request] = []
     for i in np.flatnonzero(c["active"] > 0):
@@ -507,8 +517,8 @@ def coalescing(site: AccessSite, mod: Module, *, vector_bits: int | None, warp_s
     g = tuple((list(grid or []) + [1, 1, 1])[:3])
     addr, mask, ev = _addresses(site, mod, scalars, (0, 0, 0), g, 0)
     if isinstance(addr, _Unknown):
-        return Coalescing("data_dependent", f"the addresses depend on {addr.origin} (a gather): how the lanes "
-                                            f"share sectors depends on the data", depends_on=[addr.origin], **base)
+        return _data_dependent(f"the addresses depend on {addr.origin} (a gather)", [addr.origin], site, coords,
+                               vector_bits, base)
     addr = np.broadcast_to(addr, site.shape)
     mask_note = None
     if site.mask and (isinstance(mask, _Unknown) or _mask_uses_unknowns(site, mod, scalars, g)):
@@ -517,7 +527,8 @@ def coalescing(site: AccessSite, mod: Module, *, vector_bits: int | None, warp_s
         mask = np.broadcast_to(mask, site.shape)
     eb = site.element_bytes
     vec = max(1, (vector_bits or eb * 8) // (eb * 8))
-    reqs = _requests(addr, mask, coords, vec, eb, sector, line, lanes_of_warp=0)
+    dedupe = _direction(site.op) == "load" and "isVolatile = true" not in site.op.text
+    reqs = _requests(addr, mask, coords, vec, eb, sector, line, lanes_of_warp=0, dedupe=dedupe)
     if not reqs:
         return Coalescing("computed", "every lane is masked off in program 0", **base)
     cz = Coalescing("computed", "", **base)
@@ -540,11 +551,11 @@ def coalescing(site: AccessSite, mod: Module, *, vector_bits: int | None, warp_s
         # what the unknown values do: a second run with other stand-ins tells a shift from a scale
         addr2, _, _ = _addresses(site, mod, scalars, (0, 0, 0), g, _SHIFT_PROBE)
         if isinstance(addr2, _Unknown) or not _same_pattern(addr, np.broadcast_to(addr2, site.shape)):
-            return Coalescing("data_dependent", f"the pattern of the addresses depends on {', '.join(sorted(ev.used))}, "
-                                                f"which the compile cannot know", depends_on=sorted(ev.used), **base)
+            return _data_dependent(f"the pattern of the addresses depends on {', '.join(sorted(ev.used))}, which the "
+                                   f"compile cannot know", sorted(ev.used), site, coords, vector_bits, base)
         addr3, mask3, _ = _addresses(site, mod, scalars, (0, 0, 0), g, 1)
         mis = _requests(np.broadcast_to(addr3, site.shape), None if mask is None else mask, coords, vec, eb, sector,
-                        line)
+                        line, dedupe=dedupe)
         if mis:
             cz.misaligned_sectors_per_request = sum(r.sectors for r in mis) / len(mis)
         cz.assumptions.append(f"{', '.join(sorted(ev.used))} taken as a multiple of {sector} bytes (the compile cannot "
@@ -555,6 +566,28 @@ def coalescing(site: AccessSite, mod: Module, *, vector_bits: int | None, warp_s
     cz.assumptions.append("pointer arguments start 128-byte aligned (as PyTorch allocates); program 0"
                           + (", the loop's first iteration" if site.op.loop_depth else ""))
     cz.note = _describe(cz, first, vec, eb)
+    return cz
+
+
+def _data_dependent(why: str, depends: list[str], site: AccessSite, coords: np.ndarray, vector_bits: int | None,
+                    base: dict[str, Any]) -> Coalescing:
+    """An access whose lanes' addresses come from data: the range its requests can take, from
+    all of a request's elements in the fewest sectors to each element in a sector of its own."""
+    eb = site.element_bytes
+    vec = max(1, (vector_bits or eb * 8) // (eb * 8))
+    W, L, R = coords.shape[:3]
+    K = max(1, R // vec)
+    flat = np.ravel_multi_index(tuple(coords[..., d] for d in range(coords.shape[-1])), site.shape)
+    rows = flat[:, :, :K * vec].reshape(W, L, K, vec).transpose(0, 2, 1, 3).reshape(W * K, L * vec)
+    elements = _distinct(rows, np.ones(rows.shape, bool))
+    sector = base["sector_bytes"]
+    fewest = float(np.mean(-(-elements * eb // sector)))
+    most = float(np.mean(np.minimum(elements, elements * eb)))  # each element in a sector of its own
+    cz = Coalescing("data_dependent", f"{why}: each warp request touches between {_fmt(fewest)} and {_fmt(most)} "
+                                      f"sectors of {sector} bytes, as the data decides", depends_on=depends, **base)
+    cz.sectors_range = (fewest, most)
+    cz.ideal_sectors_per_request = fewest
+    cz.instructions_per_warp = K
     return cz
 
 
@@ -606,8 +639,15 @@ def launch_sectors(sites: list[tuple[AccessSite, int | None]], mod: Module, *, b
     an unmodelled layout, loops nested two deep, or more than `max_requests` requests."""
     g = tuple((list(grid) + [1, 1, 1])[:3])
     prepared = []
+    warps = int(mod.attrs.get("ttg.num-warps", "4") or 4)
+    uniform = 0  # requests of one element per program (a scalar load or store): one per warp, one sector
     for site, vector_bits in sites:
-        if site.pointer is None and site.offsets is None or site.encoding is None or not site.shape:
+        if site.op.loop_depth > 1 or (site.op.loop is not None and site.op.loop.line not in mod.loops):
+            return None
+        if not site.shape and (site.pointer is not None or site.offsets is not None):
+            uniform += 1
+            continue
+        if site.pointer is None and site.offsets is None or site.encoding is None:
             return None
         if site.op.loop_depth > 1 or (site.op.loop is not None and site.op.loop.line not in mod.loops):
             return None
@@ -624,12 +664,20 @@ def launch_sectors(sites: list[tuple[AccessSite, int | None]], mod: Module, *, b
         for y in range(g[1]):
             for x in range(g[0]):
                 ev = _Evaluator(mod, scalars, (x, y, z), g, 0)
+                for site, _ in sites:
+                    if not site.shape and (site.pointer is not None or site.offsets is not None):
+                        # a scalar load is issued by every warp; a scalar store or atomic by one thread
+                        # of the program (Triton predicates it so), as Nsight Compute counts them
+                        per = warps if _direction(site.op) == "load" else 1
+                        trips = sum(1 for _ in _iterations(ev, site.op.loop)) * per
+                        total, ideal, requests = total + trips, ideal + trips, requests + trips
                 for site, coords, vec, eb, sector, line in prepared:
                     for step in _iterations(ev, site.op.loop):
                         addr, mask = _site_values(step, site)
                         if isinstance(addr, _Unknown) or step.used:
                             return None
-                        c = _request_counts(np.broadcast_to(addr, site.shape), mask, coords, vec, eb, sector, line)
+                        c = _request_counts(np.broadcast_to(addr, site.shape), mask, coords, vec, eb, sector, line,
+                                            _direction(site.op) == "load" and "isVolatile = true" not in site.op.text)
                         on = c["active"] > 0
                         total += int(c["sectors"][on].sum())
                         ideal += int(c["ideal"][on].sum())
