@@ -44,7 +44,11 @@ VARIANTS = {name: {keyword: value}} (optional)
     keywords go to launch, make_inputs, reference, baseline, flops and bytes_moved; a function
     that does not take one of them is called without it (see `call`).
 PAIR = (label_a, label_b) (teaching pairs only)
-    `example` makes two launches, the lesson's two halves, in this order; the labels name them.
+    `example` makes two launches, the lesson's two halves, in this order; the labels name them,
+    as the app's Insight tab compiles them side by side (inspector/ui/pair_panel.py): a kernel
+    function of the file ("copy_strided_kernel"), or a constexpr setting before any words in
+    brackets ("BLOCK_N=32768 (spills)"). With VARIANTS of two entries, the i-th is the i-th half's
+    recorded sweep.
 INTERPRETER_SKIP = {variant: reason} (optional)
     Variants Triton's CPU interpreter cannot run (bfloat16 `tl.dot`: triton-lang/triton#11584).
     They are still checked on the GPU.

@@ -140,6 +140,36 @@ def test_scalar_load_marker_on_the_editor_line_with_the_reason_on_hover(new_page
     page.screenshot(path=str(SHOTS / "workbench-scalar-marker.png"))
 
 
+def test_strided_copy_shows_its_sector_use_and_a_warp_drawing_on_hover(new_page, server):
+    url, _ = server
+    page = new_page()
+    frame = open_compiled(page, url, "kernel=copy_coalesced_vs_strided&fn=copy_strided_kernel&target=sm_90",
+                          "copy_coalesced_vs_strided.py for sm_90")
+    bundled = (REPO / "kernels" / "copy_coalesced_vs_strided.py").read_text().split("\n")
+    line = next(i for i, t in enumerate(bundled, 1) if "tl.load(src_ptr + offs.to(tl.int64) * stride" in t)
+    marker = wait_for(lambda: _marker_on_line(frame, line), "the marker on the strided load's line")
+    kinds = marker.get_attribute("data-kinds")
+    assert "coalescing-uncoalesced" in kinds and "memory-scalar" in kinds, kinds
+    marker.hover()
+    tip = frame.locator(".tip")
+    tip.wait_for(state="visible")
+    text = tip.inner_text()
+    # stride 8 in the example: lanes 4 x 8 x 4 = 128 bytes apart, a sector each, for 4 sectors of bytes
+    assert "32 sectors of 32 bytes where 4 would hold its bytes" in text and "12%" in text, text
+    drawing = tip.locator("svg.warp")
+    assert drawing.locator("rect.lane").count() == 32 and drawing.locator("rect.sector").count() == 32
+    assert "32 sectors of 32 B touched, 4 needed" in drawing.text_content()
+    page.screenshot(path=str(SHOTS / "workbench-uncoalesced-hover.png"))
+    # the Insight tab's memory table says it too, and the teaching pair opens both kernels
+    page.get_by_text("The pair, side by side").first.wait_for()
+    for name in ("copy_coalesced_kernel", "copy_strided_kernel"):
+        page.get_by_text(name).first.wait_for()
+    wait_for(lambda: page.get_by_text("Recorded:").count() >= 2, "both halves' recorded times")
+    page.mouse.move(2, 2)
+    page.get_by_text("The pair, side by side").first.evaluate("el => el.scrollIntoView()")
+    page.screenshot(path=str(SHOTS / "pair-side-by-side.png"))
+
+
 def _marker_on_line(frame, line: int):
     """The gutter marker drawn beside editor line `line` (matched by vertical position)."""
     return frame.evaluate_handle(f"""() => {{

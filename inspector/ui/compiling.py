@@ -19,7 +19,7 @@ import os
 import secrets
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -181,6 +181,16 @@ def summary(rec: Inspection, label: str) -> str:
 
     kind = rec.error.kind if rec.error else "internal"
     return f"{label}: {KIND_TITLES.get(kind, kind)}"
+
+
+def compile_quietly(path: Path, requests: list[dict[str, Any]], label: str) -> list[Inspection]:
+    """Compile a few small requests in parallel behind a spinner, with no Cancel button of their
+    own (a teaching pair's halves: cache hits after the first visit); records in request order."""
+    futures = [compiler().submit(path, r, _waiter()) for r in requests]
+    if not all(f.done() for f in futures):
+        with st.spinner(f"Compiling {label}…"):
+            wait(futures)
+    return [_result(f, label) for f in futures]
 
 
 def compile_many(path: Path, requests: list[dict[str, Any]],

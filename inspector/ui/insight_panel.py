@@ -52,6 +52,22 @@ def findings(rec: Inspection, items) -> None:
                 c1.markdown(f.suggestion)
 
 
+def sector_words(a) -> str:
+    """`32 (ideal 4)`, `uniform`, `TMA`, `4-32 (data)` or empty."""
+    cz = a.coalescing
+    if a.uniform:
+        return "uniform"
+    if cz is None:
+        return ""
+    if cz.status == "tma":
+        return "TMA"
+    if cz.sectors_range:
+        return f"{cz.sectors_range[0]:g}-{cz.sectors_range[1]:g} (data)"
+    if cz.sectors_per_request is None:
+        return ""
+    return f"{cz.sectors_per_request:g} (ideal {cz.ideal_sectors_per_request:g})"
+
+
 def memory_table(rec: Inspection, report: MemoryReport) -> None:
     st.markdown("##### Memory accesses")
     if not report.accesses:
@@ -60,12 +76,20 @@ def memory_table(rec: Inspection, report: MemoryReport) -> None:
     rows = [{
         "line": a.line, "op": a.op.replace("tt.", ""), "pointer": a.pointer or "", "dtype": a.dtype,
         "masked": a.masked, "access": VERDICT_WORDS.get(a.verdict, a.verdict),
-        "bits/thread": a.width_bits, "as": ", ".join(a.lowered_as), "layout": a.layout or "",
-        "why": "; ".join(a.reasons) or a.summary,
+        "bits/thread": a.width_bits, "sectors/request": sector_words(a),
+        "efficiency": None if a.sector_efficiency is None or a.uniform else round(100 * a.sector_efficiency),
+        "as": ", ".join(a.lowered_as), "layout": a.layout or "",
+        "why": "; ".join(a.causes or a.reasons) or (a.coalescing.note if a.coalescing else a.summary),
     } for a in report.accesses]
     event = st.dataframe(rows, hide_index=True, use_container_width=True, on_select="rerun",
                          selection_mode="single-row", key="w.memory.table",
-                         column_config={"why": st.column_config.TextColumn(width="large")})
+                         column_config={"why": st.column_config.TextColumn(width="large"),
+                                        "efficiency": st.column_config.NumberColumn(
+                                            "sector use", format="%d %%",
+                                            help="bytes a warp's request uses / bytes of the sectors it touches"),
+                                        "sectors/request": st.column_config.TextColumn(
+                                            help="32-byte sectors (AMD: cache lines) one warp's request touches, "
+                                                 "and the fewest that hold its bytes")})
     picked = list(event.selection.rows) if event is not None else []
     if picked:
         _line_button(report.accesses[picked[0]].line, "w.memory.show")
@@ -132,7 +156,10 @@ def layouts(rec: Inspection, report: LayoutReport) -> None:
 
 
 def insight_panel(rec: Inspection) -> None:
-    """Everything the analysis says about the shown record."""
+    """Everything the analysis says about the shown record (a teaching pair's two halves first)."""
+    from inspector.ui.pair_panel import pair_panel
+
+    pair_panel(rec)
     ex = explain(rec)
     findings(rec, ex.findings)
     if ex.memory is not None:

@@ -27,13 +27,40 @@ VERDICT_WORDS = {"vectorised": "128-bit", "partial": "partly vectorised", "scala
 FINDING_SEVERITY = {"high": "performance", "medium": "performance", "low": "performance", "info": "info"}
 
 
-def _add(out: Markers, pane: str, line: int | None, severity: str, kind: str, text: str) -> None:
+def _add(out: Markers, pane: str, line: int | None, severity: str, kind: str, text: str,
+         warp: dict[str, Any] | None = None) -> None:
     if not line or line < 1:
         return
     items = out.setdefault(pane, {}).setdefault(int(line), [])
-    item = {"severity": severity, "kind": kind, "text": text}
+    item: dict[str, Any] = {"severity": severity, "kind": kind, "text": text}
+    if warp is not None:
+        item["warp"] = warp
     if item not in items:
         items.append(item)
+
+
+def coalescing_marker(a: Any) -> tuple[str, str, str, dict[str, Any] | None] | None:
+    """(severity, kind, text, drawing) of an access's coalescing: `coalescing-uncoalesced` costs
+    speed (drawn differently from a scalar but coalesced access), `coalescing-coalesced`,
+    `-uniform`, `-tma` and `-data` are facts. The drawing is one warp's first request: which
+    sector each lane's bytes fall in (relative to the lowest), the sectors touched and the ideal."""
+    cz = a.coalescing
+    if cz is None:
+        return None
+    if a.uniform:
+        return "info", "coalescing-uniform", "uniform: " + cz.note, None
+    if cz.status == "tma":
+        return "info", "coalescing-tma", cz.note, None
+    if cz.status == "data_dependent":
+        return "info", "coalescing-data", cz.note, None
+    if cz.sector_efficiency is None or not cz.requests:
+        return None
+    first = cz.requests[0]
+    warp = {"lanes": first.lane_sectors, "sectors": first.sectors, "ideal": first.ideal_sectors,
+            "bytes": cz.sector_bytes, "instructions": cz.instructions_per_warp}
+    bad = cz.sector_efficiency < 0.999
+    text = cz.note + ("\nassumed: " + "; ".join(cz.assumptions) if cz.assumptions else "")
+    return ("performance" if bad else "info"), ("coalescing-uncoalesced" if bad else "coalescing-coalesced"), text, warp
 
 
 def access_text(a: Any) -> str:
@@ -43,8 +70,8 @@ def access_text(a: Any) -> str:
     text = f"{verdict} {a.direction}: {what}"
     if a.summary:
         text += f" - {a.summary}"
-    if a.reasons:
-        text += "\nwhy: " + "; ".join(a.reasons)
+    if a.causes or a.reasons:
+        text += "\nwhy: " + "; ".join(a.causes or a.reasons)
     return text
 
 
@@ -75,11 +102,19 @@ def record_markers(rec: Inspection) -> Markers:
                 severity = VERDICT_SEVERITY.get(a.verdict)
                 if severity is None:
                     continue
+                if a.uniform:  # one address per request: a fact, never a cost
+                    severity = "info"
                 text = access_text(a)
                 _add(out, "source", a.line, severity, f"memory-{a.verdict}", text)
                 for stage, instrs in a.instructions.items():
                     for i in instrs:
                         _add(out, stage, i.line, severity, f"memory-{a.verdict}", f"{i.opcode}: {text}")
+                co = coalescing_marker(a)
+                if co is not None:
+                    _add(out, "source", a.line, co[0], co[1], co[2], co[3])
+                    for stage, instrs in a.instructions.items():
+                        for i in instrs:
+                            _add(out, stage, i.line, co[0], co[1], co[2], co[3])
             for s in ex.memory.spills:
                 _add(out, "source", s.line, "performance", "spill",
                      f"local memory (spills) in {s.stage}: {s.count} {s.kind.replace('_', ' ')}s, "
@@ -115,5 +150,5 @@ def merge(*parts: Markers) -> Markers:
         for pane, lines in part.items():
             for line, items in lines.items():
                 for item in items:
-                    _add(out, pane, line, item["severity"], item["kind"], item["text"])
+                    _add(out, pane, line, item["severity"], item["kind"], item["text"], item.get("warp"))
     return out

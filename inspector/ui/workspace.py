@@ -238,11 +238,18 @@ def _constants_cached(path: str, mtime_ns: int, size: int) -> tuple[tuple[str, s
     return tuple(_constants_of(text).items())
 
 
-def _constants_of(text: str) -> dict[str, str]:
+def parse_python(text: str) -> ast.Module | None:
+    """`ast.parse` under the lock every session thread shares (None when the text does not parse)."""
     try:
         with _PARSE_LOCK:
-            tree = ast.parse(text)
+            return ast.parse(text)
     except (SyntaxError, ValueError):
+        return None
+
+
+def _constants_of(text: str) -> dict[str, str]:
+    tree = parse_python(text)
+    if tree is None:
         return {}
     out: dict[str, str] = {}
     for node in tree.body:

@@ -60,8 +60,41 @@ class Mark extends GutterMarker {
     el.className = "mk sev-" + worst(this.items);
     el.dataset.tip = tipText(this.items);
     el.dataset.kinds = this.items.map(function (i) { return i.kind; }).join(" ");
+    setWarp(el, this.items);
     return el;
   }
+}
+// One warp's request, drawn in the hover box: its lanes above, the sectors they touch below.
+function setWarp(el, items) {
+  const w = items.find(function (i) { return i.warp; });
+  if (w) el.dataset.warp = JSON.stringify(w.warp);
+}
+function warpDrawing(w) {
+  const NS = "http://www.w3.org/2000/svg";
+  const lanes = w.lanes || [];
+  const secs = Array.from(new Set(lanes.filter(function (s) { return s >= 0; }))).sort(function (a, b) { return a - b; });
+  const W = 400, cell = W / Math.max(lanes.length, 1), sw = W / Math.max(secs.length, 1), top = 16, bottom = 62;
+  const svg = document.createElementNS(NS, "svg");
+  svg.setAttribute("width", String(W));
+  svg.setAttribute("height", "96");
+  svg.setAttribute("class", "warp");
+  function add(tag, attrs, text) {
+    const e = document.createElementNS(NS, tag);
+    Object.keys(attrs).forEach(function (k) { e.setAttribute(k, String(attrs[k])); });
+    if (text) e.textContent = text;
+    svg.appendChild(e);
+  }
+  add("text", { x: 0, y: 11, class: "lbl" }, lanes.length + " lanes of one warp, its first request");
+  lanes.forEach(function (s, l) {
+    if (s < 0) { add("rect", { x: l * cell + 0.5, y: top, width: Math.max(cell - 1, 1), height: 8, class: "lane off" }); return; }
+    const i = secs.indexOf(s);
+    add("line", { x1: l * cell + cell / 2, y1: top + 8, x2: i * sw + sw / 2, y2: bottom, class: "wire" });
+    add("rect", { x: l * cell + 0.5, y: top, width: Math.max(cell - 1, 1), height: 8, class: "lane" });
+  });
+  secs.forEach(function (s, i) { add("rect", { x: i * sw + 0.5, y: bottom, width: Math.max(sw - 1, 1), height: 10, class: "sector" }); });
+  add("text", { x: 0, y: 90, class: "lbl" }, w.sectors + " sectors of " + w.bytes + " B touched, " + w.ideal + " needed" +
+    (w.instructions > 1 ? " · " + w.instructions + " requests per warp" : ""));
+  return svg;
 }
 function worst(items) {
   let best = "info";
@@ -268,6 +301,7 @@ function drawPaneMarks() {
       el.className = "mk sev-" + worst(items);
       el.dataset.tip = tipText(items);
       el.dataset.kinds = items.map(function (i) { return i.kind; }).join(" ");
+      setWarp(el, items);
       r.prepend(el);
     });
   });
@@ -334,6 +368,9 @@ document.addEventListener("mouseover", function (e) {
   const el = e.target.closest("[data-tip]");
   if (!el) { tip.hidden = true; return; }
   tip.textContent = el.dataset.tip;
+  if (el.dataset.warp) {
+    try { tip.appendChild(warpDrawing(JSON.parse(el.dataset.warp))); } catch (err) { /* text alone */ }
+  }
   tip.hidden = false;
   const box = el.getBoundingClientRect();
   tip.style.left = Math.min(box.right + 6, window.innerWidth - 420) + "px";
