@@ -155,7 +155,26 @@ def _access_findings(accesses: list[MemoryAccess]) -> list[Finding]:
             sev, score, code = ("medium", 50 + loop, "scalar_access") if a.verdict == "scalar" else \
                 ("low", 30 + loop, "partial_access")
         out.append(Finding(code, sev, score, a.line, title, evidence, _SUGGEST.get(first, ""), lines))
-    return out
+    return _merge_repeats(out)
+
+
+def _merge_repeats(found: list[Finding]) -> list[Finding]:
+    """One finding per title: a helper inlined at several call sites (or unrolled) repeats its
+    accesses at the same line; the evidence says how many there are."""
+    out: dict[tuple[str, str], Finding] = {}
+    count: dict[tuple[str, str], int] = {}
+    for f in found:
+        key = (f.code, f.title)
+        if key in out:
+            count[key] += 1
+            out[key].lines = sorted(set(out[key].lines) | set(f.lines))
+        else:
+            out[key], count[key] = f, 1
+    for key, f in out.items():
+        if count[key] > 1:
+            f.evidence.insert(0, f"{count[key]} accesses at this line (an inlined helper's call sites, or an "
+                                 f"unrolled loop), each the same")
+    return list(out.values())
 
 
 def _num(x: float | None) -> str:

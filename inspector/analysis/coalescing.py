@@ -60,9 +60,10 @@ _SHIFT_PROBE = 1_000_003  # a loaded scalar's value in the second evaluation (te
 class _Unknown:
     """A value the evaluation cannot know: loaded from memory, a float, a reduction."""
 
-    def __init__(self, origin: str, uniform: bool):
+    def __init__(self, origin: str, uniform: bool, loaded: bool = False):
         self.origin = origin
         self.uniform = uniform
+        self.loaded = loaded  # it comes from memory (a gather), not from arithmetic this does not model
 
 
 @dataclass
@@ -268,7 +269,7 @@ class _Evaluator:
         if not shape:  # a scalar: evaluate with a stand-in value and remember it
             self.used[origin] = origin
             return np.int64(self.shift)
-        return _Unknown(origin, False)
+        return _Unknown(origin, False, loaded=True)
 
     def _op(self, op: Op, depth: int) -> Any:
         n = op.name
@@ -516,6 +517,8 @@ def coalescing(site: AccessSite, mod: Module, *, vector_bits: int | None, warp_s
     scalars = _representative_scalars(values)
     g = tuple((list(grid or []) + [1, 1, 1])[:3])
     addr, mask, ev = _addresses(site, mod, scalars, (0, 0, 0), g, 0)
+    if isinstance(addr, _Unknown) and not addr.loaded:
+        return Coalescing("unknown", f"the analysis could not follow the address ({addr.origin})", **base)
     if isinstance(addr, _Unknown):
         return _data_dependent(f"the addresses depend on {addr.origin} (a gather)", [addr.origin], site, coords,
                                vector_bits, base)

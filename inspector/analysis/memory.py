@@ -751,8 +751,12 @@ def _accesses(ctx: Context, rec: Inspection, by_stage: dict[str, list[MemoryInst
         acc.vector_bits = acc.width_bits
         site = ttgir.get(frame, _TtgirAccess()).site
         if site is not None and ttgir_mod is not None:
-            acc.coalescing = coalescing(site, ttgir_mod, vector_bits=acc.width_bits, warp_size=rec.warp_size,
-                                        backend=rec.backend, arch=rec.arch, values=values, grid=rec.grid)
+            try:
+                acc.coalescing = coalescing(site, ttgir_mod, vector_bits=acc.width_bits, warp_size=rec.warp_size,
+                                            backend=rec.backend, arch=rec.arch, values=values, grid=rec.grid)
+            except Exception as e:  # noqa: BLE001 - IR this model does not know must not cost the rest
+                acc.coalescing = Coalescing("unknown", f"the coalescing analysis failed here ({type(e).__name__}: "
+                                                       f"{e})")
             acc.sectors_per_request = acc.coalescing.sectors_per_request
             acc.ideal_sectors_per_request = acc.coalescing.ideal_sectors_per_request
             acc.sector_efficiency = acc.coalescing.sector_efficiency

@@ -158,7 +158,8 @@ def parse_module(text: str) -> Module:
                     carried.append(k)
             mod.loops[no] = (fm.group(1), carried)
             loop_stack.append(("scf.for", carried, op))
-            op.operands = MLIR_VALUE.findall(body.split("iter_args")[0].split("=", 1)[-1])
+            # lower bound, upper bound, step (the loop's results, `%r = scf.for ...`, are no operands)
+            op.operands = [v.lstrip("%").split("#")[0] for v in fm.group(2, 3, 4)]
             continue
         if name == "scf.yield" and loop_stack and loop_stack[-1][0] == "scf.for":
             for k, v in zip(loop_stack[-1][1], operands):
