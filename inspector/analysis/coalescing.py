@@ -262,7 +262,19 @@ class _Evaluator:
             return _Unknown(f"`%{name}`", False)
         if op.name == "scf.for" and name not in op.results:
             return self.value(op.operands[0], depth + 1) if op.operands else _Unknown("a loop index", True)
+        if op.name == "scf.if":
+            return self._branch(op, int(name.rsplit("#", 1)[1]) if "#" in name else 0, depth)
         return self._op(op, depth)
+
+    def _branch(self, op: Op, index: int, depth: int) -> Any:
+        """Result `index` of an `scf.if`: the yield of the branch its (uniform) condition takes."""
+        yields = self.mod.branches.get(op.line, [])
+        cond = self.value(op.operands[0], depth + 1) if op.operands else None
+        if not yields or cond is None or isinstance(cond, _Unknown) or np.ndim(cond):
+            return _Unknown(f"TTGIR line {op.line} (scf.if)", False)
+        branch = yields[0] if bool(cond) else (yields[1] if len(yields) > 1 else [])
+        return self.value(branch[index], depth + 1) if index < len(branch) else \
+            _Unknown(f"TTGIR line {op.line} (scf.if)", False)
 
     def _unknown_result(self, op: Op, origin: str) -> Any:
         shape = _shape_of(_result_type(op))
@@ -413,13 +425,23 @@ def access_site(op: Op) -> AccessSite | None:
     return AccessSite(op, ops[0], mask, shape, encoding, eb)
 
 
+# a host-made tensor descriptor as the record shows it (inspector.compile.kernel_file.describe_value)
+DESCRIPTOR_TEXT = re.compile(r"tensor descriptor .*, shape \[([\d, ]*)\], strides \[([\d, ]*)\]$")
+
+
 def _representative_scalars(values: dict[str, Any]) -> dict[str, int]:
+    """The recorded launch's integers by TTGIR argument name; a tensor descriptor's shape and
+    strides become its `d.shape.i` / `d.stride.i` arguments (how targets without TMA pass them)."""
     out = {}
     for k, v in values.items():
         if isinstance(v, bool):
             out[k] = int(v)
         elif isinstance(v, int):
             out[k] = v
+        elif isinstance(v, str) and (m := DESCRIPTOR_TEXT.match(v)):
+            for what, group in (("shape", 1), ("stride", 2)):
+                for i, x in enumerate(int(t) for t in m.group(group).split(",") if t.strip()):
+                    out[f"{k}.{what}.{i}"] = x
     return out
 
 
@@ -625,8 +647,8 @@ def _describe(cz: Coalescing, first: Request, vec: int, eb: int) -> str:
     per = f"{vec * eb} bytes per lane" if vec > 1 else f"{eb} bytes per lane"
     stride = f", lanes {cz.lane_stride_bytes} bytes apart" if cz.lane_stride_bytes is not None else ""
     if eff >= 0.999:
-        return (f"coalesced: each warp request touches {s} sectors of {cz.sector_bytes} bytes, the fewest its bytes "
-                f"need ({per}{stride})")
+        return (f"coalesced: each warp request touches {s} sector{'' if s == '1' else 's'} of {cz.sector_bytes} "
+                f"bytes, the fewest its bytes need ({per}{stride})")
     return (f"uncoalesced: each warp request touches {s} sectors of {cz.sector_bytes} bytes where {i} would hold "
             f"its bytes ({per}{stride}): {eff * 100:.0f}% of each sector moved is used")
 

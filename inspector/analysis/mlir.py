@@ -18,6 +18,8 @@ from .locations import stage_lines
 MLIR_RESULTS = re.compile(r"^\s*((?:%[\w.]+(?::\d+)?)(?:\s*,\s*%[\w.]+(?::\d+)?)*)\s*=\s")
 # An SSA use: `%x_5`, `%17#0` (a result of a multi-result op), `%arg10`
 MLIR_VALUE = re.compile(r"%([\w.]+)(?:#\d+)?")
+# the same, keeping the result index: ("17", "2") for `%17#2`
+MLIR_VALUE_INDEXED = re.compile(r"%([\w.]+)(?:#(\d+))?")
 # `tt.func public @add_kernel(%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32} loc("x_ptr"(#loc)), ...)`
 MLIR_FUNC = re.compile(r"^\s*tt\.func\s+(?:public\s+|private\s+)?@([\w$.]+)\((.*)\)\s*(?:->.*?)?(?:attributes\s*\{.*\})?\s*\{\s*$")
 # One argument: `%n: i32 {tt.divisibility = 16 : i32} loc("n"(#loc))`
@@ -72,6 +74,7 @@ class Module:
     layouts: dict[str, tuple[str, str]] = field(default_factory=dict)  # "#blocked" -> ("#ttg.blocked", params)
     attrs: dict[str, str] = field(default_factory=dict)  # module attributes ("ttg.num-warps" -> "4")
     loops: dict[int, tuple[str, list[str]]] = field(default_factory=dict)  # scf.for line -> (induction var, iter args)
+    branches: dict[int, list[list[str]]] = field(default_factory=dict)  # scf.if line -> [then yields, else yields]
 
 
 def _split_top(s: str, sep: str = ",") -> list[str]:
@@ -101,9 +104,31 @@ def _strip_loc(text: str) -> str:
 
 
 def parse_module(text: str) -> Module:
-    """Read the ops, arguments, loops and layout aliases of a TTIR/TTGIR module."""
+    """Read the ops, arguments, loops and layout aliases of a TTIR/TTGIR module.
+
+    MLIR's printer may reuse a value's name in sibling regions (the `then` and `else` of an
+    `scf.if`, two loops one after the other): a name defined again gets a key of its own,
+    `name@line`, and each operand is resolved to the definition visible from its region."""
     mod = Module()
-    loop_stack: list[tuple[str | None, list[str], "Op | None"]] = []  # (region kind, iter args, op) per open region
+    # per open region: (region kind, iter args, the op that opened it, the names defined in it)
+    loop_stack: list[tuple[str | None, list[str], Op | None, dict[str, str]]] = []
+
+    def resolve(value: str) -> str:
+        base, hash_, index = value.partition("#")
+        for _, _, _, scope in reversed(loop_stack):
+            if base in scope:
+                return scope[base] + hash_ + index
+        return value
+
+    def define(value: str, op: Op, scope: dict[str, str], count: int = 1) -> str:
+        """Name a result; `%x:3 = ...` also answers `x#0`, `x#1`, `x#2` (its uses name the result)."""
+        key = value if value not in mod.defs and value not in mod.args else f"{value}@{op.line}"
+        scope[value] = key
+        mod.defs.setdefault(key, op)
+        for i in range(count if count > 1 else 0):
+            mod.defs.setdefault(f"{key}#{i}", op)
+        return key
+
     for no, line in enumerate(stage_lines(text), 1):
         s = line.strip()
         if not s:
@@ -116,11 +141,16 @@ def parse_module(text: str) -> Module:
             for item in _split_top(s[s.find("{") + 1:s.rfind("}")] if "attributes" in s else ""):
                 k, _, v = item.partition("=")
                 mod.attrs[k.strip().strip('"')] = v.split(":")[0].strip().strip('"')
-            loop_stack.append((None, [], None))
+            loop_stack.append((None, [], None, {}))
             continue
         if s.startswith("}"):
             if not s.endswith("{") and loop_stack:
                 loop_stack.pop()
+            elif loop_stack:  # `} else {`: a sibling region, which sees nothing the first defined
+                kind, carried, opener, _ = loop_stack[-1]
+                loop_stack[-1] = (kind, carried, opener, {})
+                if kind == "scf.if" and opener is not None:
+                    mod.branches.setdefault(opener.line, [[]]).append([])
             continue
         if s.startswith("tt.func"):
             if m := MLIR_FUNC.match(s):
@@ -128,7 +158,7 @@ def parse_module(text: str) -> Module:
                     if am := MLIR_ARG.match(a.strip()):
                         div = MLIR_DIVISIBILITY.search(am.group(3) or "")
                         mod.args[am.group(1)] = Arg(am.group(1), am.group(2).strip(), int(div.group(1)) if div else None)
-            loop_stack.append((None, [], None))
+            loop_stack.append((None, [], None, {}))
             continue
         name = mlir_op(line)
         if name is None:
@@ -136,36 +166,45 @@ def parse_module(text: str) -> Module:
         body = _strip_loc(s)
         results: list[str] = []
         rest = body
+        counts: list[int] = []
         if rm := MLIR_RESULTS.match(line):
-            results = [r.split(":")[0].lstrip("%") for r in re.split(r"\s*,\s*", rm.group(1))]
+            parts = re.split(r"\s*,\s*", rm.group(1))
+            results = [r.split(":")[0].lstrip("%") for r in parts]
+            counts = [int(r.split(":")[1]) if ":" in r else 1 for r in parts]
             rest = line[rm.end():]
             rest = _strip_loc(rest)
         after_name = rest.split(name, 1)[1] if name in rest else rest
-        operands = MLIR_VALUE.findall(after_name)
-        loops = [o for kind, _, o in loop_stack if kind in ("scf.for", "scf.while")]
+        operands = [resolve(v + (f"#{i}" if i else "")) for v, i in MLIR_VALUE_INDEXED.findall(after_name)]
+        loops = [o for kind, _, o, _ in loop_stack if kind in ("scf.for", "scf.while")]
         op = Op(no, name, results, operands, body, len(loops), loops[-1] if loops else None)
         mod.ops.append(op)
-        for r in results:
-            mod.defs[r] = op
+        outer = loop_stack[-1][3] if loop_stack else {}
+        op.results = [define(r, op, outer, n) for r, n in zip(results, counts or [1] * len(results))]
         if name == "scf.for" and (fm := MLIR_FOR.search(body)):
-            mod.defs.setdefault(fm.group(1), op)  # the induction variable
+            # lower bound, upper bound, step (the loop's results, `%r = scf.for ...`, are no operands)
+            op.operands = [resolve(v.lstrip("%").split("#")[0]) for v in fm.group(2, 3, 4)]
+            inner: dict[str, str] = {}
+            iv = define(fm.group(1), op, inner)  # the induction variable, seen inside the loop only
             carried: list[str] = []
             if im := MLIR_ITER_ARGS.search(body):
                 for pair in _split_top(im.group(1)):
                     k, _, v = pair.partition("=")
-                    k, v = k.strip().lstrip("%"), v.strip()
-                    mod.loop_carried[k] = [v.lstrip("%").split("#")[0]]
-                    carried.append(k)
-            mod.loops[no] = (fm.group(1), carried)
-            loop_stack.append(("scf.for", carried, op))
-            # lower bound, upper bound, step (the loop's results, `%r = scf.for ...`, are no operands)
-            op.operands = [v.lstrip("%").split("#")[0] for v in fm.group(2, 3, 4)]
+                    init = resolve(v.strip().lstrip("%").split("#")[0])
+                    key = k.strip().lstrip("%")
+                    key = key if key not in mod.defs and key not in mod.loop_carried else f"{key}@{no}"
+                    inner[k.strip().lstrip("%")] = key
+                    mod.loop_carried[key] = [init]
+                    carried.append(key)
+            mod.loops[no] = (iv, carried)
+            loop_stack.append(("scf.for", carried, op, inner))
             continue
         if name == "scf.yield" and loop_stack and loop_stack[-1][0] == "scf.for":
             for k, v in zip(loop_stack[-1][1], operands):
                 mod.loop_carried.setdefault(k, []).append(v)
+        if name == "scf.yield" and loop_stack and loop_stack[-1][0] == "scf.if" and loop_stack[-1][2] is not None:
+            mod.branches.setdefault(loop_stack[-1][2].line, [[]])[-1] = operands
         if s.endswith("{"):
-            loop_stack.append((name, [], op))
+            loop_stack.append((name, [], op, {}))
     return mod
 
 

@@ -496,5 +496,9 @@ def describe_value(value: Any) -> Any:
     if isinstance(value, (int, float, bool, str)) or value is None:
         return value
     if hasattr(value, "base") and hasattr(value, "block_shape"):
-        return f"tensor descriptor {list(value.block_shape)} over {describe_value(value.base)}"
+        text = f"tensor descriptor {list(value.block_shape)} over {describe_value(value.base)}"
+        shape, strides = getattr(value, "shape", None), getattr(value, "strides", None)
+        if shape is not None and strides is not None:  # the analysis reads the descriptor's own strides
+            text += f", shape {[int(x) for x in shape]}, strides {[int(x) for x in strides]}"
+        return text
     return repr(value)
