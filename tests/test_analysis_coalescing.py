@@ -250,3 +250,52 @@ def test_the_recorded_source_page_parses():
     assert any("LDG.E.128" in text for _, text, _ in first.sass)
     with pytest.raises(ValueError, match="no source block"):
         parse_source_page("==PROF== nothing\n")
+
+
+def test_host_descriptors_without_tma_and_names_reused_across_regions(sandbox):
+    # sm_80 has no TMA: the matmul's host-made descriptors become pointer arithmetic over their
+    # recorded shape and strides. The TTGIR reuses value names in sibling regions (the K == 0
+    # branch stores zeros through `%23`, the loop's `%23` is another value): each use must find
+    # the definition its region sees, and a multi-result scf.if (`%21#2`) the result it names.
+    from inspector.analysis.mlir import parse_module
+
+    rec = _compile(sandbox, KERNELS / "matmul.py", target="sm_80")
+    mod = parse_module(rec.stages["ttgir"])
+    assert any("@" in k for k in mod.defs), "no name was defined twice: the test no longer covers reuse"
+    for a in memory_report(rec).accesses:
+        cz = a.coalescing
+        # 16-bit accesses (the strides are run-time values, so nothing is known contiguous):
+        # 32 lanes x 2 contiguous bytes = 64 bytes, 2 sectors, ideal
+        assert cz.status == "computed" and not a.uniform, (a.line, cz.note)
+        assert (a.vector_bits, a.sectors_per_request, a.ideal_sectors_per_request) == (16, 2, 2)
+        assert cz.lane_stride_bytes == 2
+
+
+def test_the_jagged_hint_needs_the_bound_too(sandbox, tmp_path):
+    # The advice for a loaded offset, checked by compiling it: promising only the start's
+    # alignment gives each thread 4 contiguous fp32 that the mask (a loaded length) still splits,
+    # so one fp32 per instruction with lanes 16 bytes apart: 16 sectors where 4 do (worse than
+    # before); promising the bound too gives 128-bit, ideal loads.
+    text = CASES.read_text() + "\n\ndef example(device):\n    CASES['jagged_sum'][1](device)\n"
+    start_only = text.replace("    start = tl.load(offsets + row)", "    start = tl.multiple_of(tl.load(offsets + row), 16)")
+    both = start_only.replace("mask=idx < end - start", "mask=idx < tl.multiple_of(end - start, 16)")
+    assert start_only != text and both != start_only
+    results = {}
+    for name, source in (("start", start_only), ("both", both)):
+        path = tmp_path / f"jagged_{name}.py"
+        path.write_text(source)
+        rec = _compile(sandbox, path, kernel="jagged_sum", target="sm_90")
+        results[name] = rec, next(a for a in memory_report(rec).accesses if a.pointer == "values")
+    rec, a = results["start"]
+    assert (a.vector_bits, a.sectors_per_request, a.ideal_sectors_per_request) == (32, 16, 4)
+    assert a.reason_codes[0] == "mask_loaded" and "loaded_offset" not in a.reason_codes
+    assert "`end`" in a.causes[0] and "lanes are 16 bytes apart" in a.causes[-1]
+    f = next(f for f in advise(rec) if f.line == a.line)
+    assert f.code == "uncoalesced_access" and "tl.multiple_of(end - start, 16)" in f.suggestion
+    _, b = results["both"]
+    assert (b.vector_bits, b.sectors_per_request, b.ideal_sectors_per_request) == (128, 16, 16) and b.causes == []
+    # the unedited kernel names both causes, the offset first
+    plain = _compile(sandbox, CASES, kernel="jagged_sum", target="sm_90", consts={"BLOCK": "1024"})
+    c = next(a for a in memory_report(plain).accesses if a.pointer == "values")
+    assert c.reason_codes[:2] == ["loaded_offset", "mask_loaded"]
+    assert "tl.multiple_of(end - start, 16)" in next(f for f in advise(plain) if f.line == c.line).suggestion

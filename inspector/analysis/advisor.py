@@ -82,6 +82,7 @@ _SHORT_REASON = {
     "unknown": "the compiler could not prove the accesses contiguous and aligned",
     "loaded_offset": "an offset loaded from memory ({arg}) has no alignment the compiler can know",
     "gather": "its index is loaded from memory (a gather)",
+    "mask_loaded": "the mask's bound is loaded from memory, not known to be a multiple of 16",
 }
 _SUGGEST = {
     "mask_divisibility": "Sizes that are multiples of 16 are specialised as such (tt.divisibility=16): pad the size, "
@@ -96,9 +97,13 @@ _SUGGEST = {
                      "transposed in global memory) let the copy move 16 bytes at a time.",
     "unknown": "Check the TTGIR layout of the pointer and its origin in the TTIR.",
     "loaded_offset": "If every such offset is a multiple of 16 elements in your data (pad each row to 16), say so: "
-                     "`start = tl.multiple_of(tl.load(...), 16)`. The compiler then proves the addresses aligned and "
-                     "gives each thread contiguous groups for 128-bit accesses. It is a promise about the data: an "
-                     "offset that breaks it makes misaligned vector accesses.",
+                     "`start = tl.multiple_of(tl.load(...), 16)`, and for a masked access the bound too "
+                     "(`mask=idx < tl.multiple_of(end - start, 16)`, rows padded to 16). Both are needed for 128-bit "
+                     "accesses: the offset alone gives each thread contiguous groups that the mask still splits, one "
+                     "element per instruction with the lanes 16 bytes apart (worse). They are promises about the "
+                     "data: a row that breaks one makes misaligned vector accesses.",
+    "mask_loaded": "Pad each row's length to a multiple of 16 elements and say so: "
+                   "`mask=idx < tl.multiple_of(end - start, 16)`; the padding must be in the data.",
     "gather": "A gather's addresses come from the data: indices sorted or grouped so that neighbouring lanes read "
               "neighbouring elements share sectors; nothing in the kernel's code changes that.",
 }

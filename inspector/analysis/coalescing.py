@@ -35,7 +35,7 @@ import numpy as np
 
 from ..archs import memory_granules
 from .layouts import parse_params
-from .mlir import Module, Op, element_bits
+from .mlir import Module, Op, element_bits, type_text
 
 # `tt.make_range {end = 1024 : i32, start = 0 : i32}`
 MAKE_RANGE = re.compile(r"end = (-?\d+)[^,}]*,\s*start = (-?\d+)")
@@ -182,12 +182,12 @@ def _coordinates(bases: dict[str, list[list[int]]], nd: int) -> np.ndarray:
 # ---- evaluating the address computation ------------------------------------------------------------------------
 
 def _types(op: Op) -> list[str]:
-    text = op.text.split(" : ", 1)[1] if " : " in op.text else ""
+    text = type_text(op.text)
     return TYPE_TOKEN.findall(text)
 
 
 def _result_type(op: Op) -> str | None:
-    text = op.text.split(" : ", 1)[1] if " : " in op.text else ""
+    text = type_text(op.text)
     if "->" in text:
         tail = TYPE_TOKEN.findall(text.rsplit("->", 1)[1])
         return tail[-1] if tail else None

@@ -30,7 +30,7 @@ from .coalescing import AccessSite, Coalescing, access_site, coalescing
 from .context import Context, context
 from .instructions import MEMORY_CLASSES, amdgcn_instruction, ptx_instruction, sass_instruction
 from .layouts import contiguous_per_thread, parse_params
-from .mlir import Module, Op, element_bits, int_constant, parse_module, tensor_type
+from .mlir import Module, Op, element_bits, int_constant, parse_module, tensor_type, type_text
 
 # ---- widths of machine memory instructions ----------------------------------------------------------------
 # PTX: `ld.global.v4.b32`, `ld.global.L1::evict_last.L2::cache_hint.v4.b32`, `st.shared.v2.b64`, `atom.global.gpu.acq_rel.add.v4.f32`
@@ -454,11 +454,35 @@ class _Flow:
         return walk(value, 0)
 
 
+# `{tt.divisibility = dense<16> : tensor<1xi32>}` on an op: what `tl.multiple_of(x, 16)` leaves in the IR
+TTIR_PROMISED = re.compile(r"tt\.divisibility = dense<(\d+)>")
+
+
+def _promised_multiple(op: Op) -> bool:
+    m = TTIR_PROMISED.search(op.text)
+    return bool(m and int(m.group(1)) % 16 == 0)
+
+
+def _promised_chain(flow: "_Flow", value: str) -> bool:
+    """Whether a value (through splats and conversions) carries a `tl.multiple_of(..., 16)` promise."""
+    for _ in range(8):
+        op = flow.mod.defs.get(value)
+        if op is None:
+            return False
+        if _promised_multiple(op):
+            return True
+        if op.name not in ("tt.splat", "tt.broadcast", "tt.expand_dims", "ttg.convert_layout", "arith.extsi",
+                           "arith.extui") or not op.operands:
+            return False
+        value = op.operands[0]
+    return False
+
+
 def _variable(value: str) -> str:
     """The Python name Triton gave an SSA value (`start_3` -> `start`; `17` -> `%17`)."""
     if value.isdigit():
         return f"%{value}"
-    return re.sub(r"_\d+$", "", value)
+    return re.sub(r"_\d+$", "", value.split("@")[0].split("#")[0])
 
 
 def _access_reasons(mod: Module, op: Op, elem_bytes: int | None, per_thread: int | None,
@@ -493,7 +517,9 @@ def _access_reasons(mod: Module, op: Op, elem_bytes: int | None, per_thread: int
             codes.append("offset_divisibility")
     for off in offsets:
         for ld in flow.loads(off):
-            scalar = tensor_type(ld.text.split(" : ", 1)[1] if " : " in ld.text else "") is None
+            if _promised_multiple(ld):  # `tl.multiple_of(tl.load(...), 16)`: the user said so
+                continue
+            scalar = tensor_type(type_text(ld.text)) is None
             name = _variable(ld.results[0]) if ld.results else "a value"
             where = f" at line {lines_of(ld)[0]}" if lines_of and lines_of(ld) else ""
             if scalar:
@@ -530,6 +556,18 @@ def _access_reasons(mod: Module, op: Op, elem_bytes: int | None, per_thread: int
                 reasons.append(f"the mask compares against `{a}`{shown}, which is not known to be a multiple of 16, "
                                f"so a thread's group of elements may be cut by the mask (masked tail)")
                 codes.append("mask_divisibility")
+        # a bound read from memory (a jagged row's length, `end - start`): no divisibility is known
+        # unless the code promises one (`tl.multiple_of(end - start, 16)`)
+        bounds = [o for c in mops if c.name == "arith.cmpi" for o in c.operands]
+        loaded = [ld for b in bounds if not _promised_chain(flow, b) for ld in flow.loads(b)
+                  if not _promised_multiple(ld)]
+        if loaded:
+            names = ", ".join(dict.fromkeys(f"`{_variable(ld.results[0])}`" for ld in loaded if ld.results))
+            where = lines_of(loaded[0]) if lines_of else []
+            reasons.append(f"the mask's bound comes from {names}, loaded from memory"
+                           + (f" at line {where[0]}" if where else "") + ", not known to be a multiple of 16, so a "
+                           f"thread's group of elements may be cut by the mask")
+            codes.append("mask_loaded")
     if per_thread is not None and elem_bytes and per_thread * elem_bytes < 16:
         # the layout caps the width whatever else holds: say so first (after a stride, its usual cause)
         layout = (f"the layout gives each thread {per_thread} contiguous element{'s' if per_thread > 1 else ''} "
@@ -640,7 +678,7 @@ def _ttgir_access_info(ctx: Context, rec: Inspection) -> dict[tuple[int, int], _
         info = _TtgirAccess()
         if m := TTGIR_CONTIGUITY.search(op.text):
             info.per_thread = int(m.group(1))
-        t = tensor_type(op.text.split(" : ", 1)[1] if " : " in op.text else op.text)
+        t = tensor_type(type_text(op.text) or op.text)
         if t and t[2]:
             info.layout = t[2]
             if info.per_thread is None and info.layout in mod.layouts:
@@ -701,7 +739,7 @@ def _accesses(ctx: Context, rec: Inspection, by_stage: dict[str, list[MemoryInst
         frame = ctx.user_frame(chains[0]) if chains else None
         if frame is None:
             continue
-        tt = tensor_type(op.text.split(" : ", 1)[1] if " : " in op.text else op.text)
+        tt = tensor_type(type_text(op.text) or op.text)
         shape, elem = (tt[0], tt[1]) if tt else ([], "")
         if not tt:
             pm = re.search(r"!tt\.ptr<(\w+)>", op.text)

@@ -208,6 +208,21 @@ def parse_module(text: str) -> Module:
     return mod
 
 
+_ATTR_DICT = re.compile(r"\{[^{}]*\}")
+
+
+def type_text(op_text: str) -> str:
+    """The types an op prints after its ` : `, with attribute dictionaries removed first (a
+    `{tt.divisibility = dense<16> : tensor<1xi32>}` on a load holds a ` : ` of its own)."""
+    body = op_text
+    for _ in range(4):
+        stripped = _ATTR_DICT.sub("", body)
+        if stripped == body:
+            break
+        body = stripped
+    return body.split(" : ", 1)[1] if " : " in body else ""
+
+
 def tensor_type(text: str) -> tuple[list[int], str, str | None, bool] | None:
     """(shape, element type, encoding, is-pointer) of the first tensor type in `text`."""
     m = MLIR_TENSOR.search(text)
