@@ -156,10 +156,7 @@ def layouts(rec: Inspection, report: LayoutReport) -> None:
 
 
 def insight_panel(rec: Inspection) -> None:
-    """Everything the analysis says about the shown record (a teaching pair's two halves first)."""
-    from inspector.ui.pair_panel import pair_panel
-
-    pair_panel(rec)
+    """Everything the analysis says about the shown record."""
     ex = explain(rec)
     findings(rec, ex.findings)
     if ex.memory is not None:

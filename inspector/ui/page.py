@@ -48,7 +48,12 @@ def panel(view: str):
     elif view == "benchmarks":
         from inspector.ui.bench_panel import bench_panel as fn
     else:
-        from inspector.ui.insight_panel import insight_panel as fn
+        from inspector.ui.insight_panel import insight_panel
+        from inspector.ui.pair_panel import pair_panel
+
+        def fn(rec):  # a teaching pair's two halves side by side, then the shown record's insight
+            pair_panel(rec)
+            insight_panel(rec)
     return fn
 
 
