@@ -17,13 +17,17 @@ Line mapping (mapping.py)
         .related(stage, line, other_stage) -> [lines of other_stage sharing a source line]  (IR <-> IR)
     Inlined @triton.jit helpers map to the helper's own line and to each call site; see mapping.py.
 
-Memory access (memory.py)
+Memory access (memory.py; machine_memory.py reads the machine instructions, access_causes.py the
+reasons, coalescing.py the sectors)
     memory_report(rec) -> MemoryReport
         .accesses: [MemoryAccess] one per tl.load / tl.store / atomic / descriptor op: line, op, pointer,
         dtype, masked, cache, instructions {stage: [MemoryInstruction]}, width_bits, verdict
-        ("vectorised" | "partial" | "scalar" | "tma" | "none"), summary, reasons, reason_codes
+        ("vectorised" | "partial" | "scalar" | "tma" | "none"), summary, reasons, reason_codes;
+        coalescing: vector_bits, sectors_per_request, ideal_sectors_per_request, sector_efficiency,
+        uniform, causes (actionable first), coalescing (Coalescing: status, note, requests, assumptions)
         .instructions: [LineMemory] every memory instruction kind per source line and stage
         .spills: [LineMemory] local-memory / scratch instructions per source line; .spill_bytes
+    launch_line_sectors(rec) -> {source line: (sectors, ideal)} over the whole recorded launch
 
 Instruction mix (mix.py)
     instruction_mix(rec) -> InstructionMix: .stages[stage] -> StageMix(total, counts {class: n},
@@ -56,8 +60,9 @@ from .diff import AccessChange, Change, InspectionDiff, StageDiff, diff_inspecti
 from .instructions import CLASSES
 from .layouts import Layout, LayoutConversion, LayoutReport, layout_report
 from .locations import stage_lines
+from .machine_memory import LineMemory, MemoryInstruction
 from .mapping import LineMap, StageMap, line_map
-from .memory import LineMemory, MemoryAccess, MemoryInstruction, MemoryReport, memory_report
+from .memory import MemoryAccess, MemoryReport, memory_report
 from .mix import InstructionMix, StageMix, instruction_mix
 
 

@@ -23,53 +23,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..compile.record import Inspection
-from .coalescing import AccessSite, Coalescing, access_site, coalescing
+from .access_causes import Flow, access_reasons
+from .address_values import AccessSite, access_site
+from .coalescing import Coalescing, coalescing, launch_sectors
 from .context import Context, context
-from .instructions import MEMORY_CLASSES, amdgcn_instruction, ptx_instruction, sass_instruction
 from .layouts import contiguous_per_thread, parse_params
-from .mlir import Module, Op, element_bits, int_constant, parse_module, tensor_type, type_text
-
-# ---- widths of machine memory instructions ----------------------------------------------------------------
-# PTX: `ld.global.v4.b32`, `ld.global.L1::evict_last.L2::cache_hint.v4.b32`, `st.shared.v2.b64`, `atom.global.gpu.acq_rel.add.v4.f32`
-PTX_VECTOR = re.compile(r"\.v(\d+)(?=\.|$)")
-PTX_TYPE = re.compile(r"\.(?:b|u|s|f|bf)(8|16|32|64|128)(x2)?$")
-# cp.async's copy size: `cp.async.cg.shared.global [ %r65 + 0 ], [ %rd23 + 0 ], 0x10, %r70;`
-PTX_CP_SIZE = re.compile(r"\],\s*(0x[0-9a-fA-F]+|\d+)\s*(?:,|;)")
-# ldmatrix / stmatrix: `ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16` (x4: four 8x8 matrices, 32 bits each per thread)
-PTX_MATRIX_COUNT = re.compile(r"\.x(\d)\b")
-PTX_CACHE_QUALIFIERS = {"ca", "cg", "cs", "lu", "cv", "wb", "wt", "nc", "volatile", "relaxed", "acquire", "release",
-                        "weak", "strong", "mmio"}
-# SASS: `LDG.E.128`, `LDG.E.EL.128`, `STS.64`, `LDL.LU`, `LDSM.16.MT88.4`, `LDGSTS.E.BYPASS.LTC128B.128`, `ATOMG.E.ADD.F32.FTZ.RN.STRONG.GPU`
-SASS_WIDTH = re.compile(r"\.(128|64|U8|S8|U16|S16)(?=\.|$)")
-SASS_MATRIX = re.compile(r"^(?:LDSM|STSM)\.\d+\.M(?:T)?\d+\.(\d)")
-SASS_CACHE_QUALIFIERS = {"EL", "EF", "LU", "NA", "BYPASS", "LTC128B", "CONSTANT", "STRONG", "SYS", "GPU", "CTA",
-                         "EN", "EU", "NC"}
-# AMDGCN: `buffer_load_dwordx4`, `global_load_dword`, `ds_read2st64_b64`, `scratch_store_dwordx2`, `global_load_ushort`, `ds_write_b128`
-AMD_DWORDS = re.compile(r"_dword(?:x(\d))?$")
-AMD_BITS = re.compile(r"_(?:pk_\w+_)?[buif](\d+)$")  # `ds_read_b128`, `buffer_atomic_add_f32`, `..._pk_add_f16`
-AMD_SMALL = {"byte": 8, "ubyte": 8, "sbyte": 8, "short": 16, "ushort": 16, "sshort": 16, "short_d16": 16,
-             "ubyte_d16": 8, "sbyte_d16": 8, "short_d16_hi": 16, "ubyte_d16_hi": 8}
-AMD_CACHE_QUALIFIERS = {"glc", "slc", "nt", "sc0", "sc1", "dlc"}
-
-
-@dataclass
-class MemoryInstruction:
-    """One machine memory instruction, attributed to its source lines."""
-
-    stage: str  # "ptx" | "sass" | "amdgcn"
-    line: int  # its line in the stage
-    source_lines: list[int]  # kernel-file lines (helper line first, then call sites)
-    column: int | None  # the innermost kernel-file frame's column (PTX, AMDGCN)
-    kind: str  # the instruction class: global_load, shared_store, local_load, tma, async_copy, ...
-    opcode: str
-    width_bits: int | None  # bits each thread moves per instruction (None for TMA bulk copies)
-    vector: int  # elements per instruction (`.v4` -> 4; ldmatrix `.x4` -> 4; 1 otherwise)
-    predicated: bool | None  # under a predicate (masked); None where the ISA does not say (AMD exec mask)
-    cache: list[str]  # cache / eviction qualifiers as printed (`L1::evict_last`, `cs`, `EL`, `glc`)
-    text: str
+from .machine_memory import LineMemory, MemoryInstruction, machine_memory, opcodes, summarise
+from .mlir import Module, Op, element_bits, parse_module, tensor_type, type_text
 
 
 @dataclass
@@ -109,20 +71,6 @@ class MemoryAccess:
 
 
 @dataclass
-class LineMemory:
-    """Memory instructions of one kind at one source line of one stage."""
-
-    stage: str
-    line: int
-    kind: str
-    count: int
-    widths: dict[int, int]  # bits -> instructions (0: bulk copies with no per-thread width)
-    bytes_per_thread: int  # sum over the instructions (static count, not executions)
-    opcodes: list[str]
-    predicated: int
-
-
-@dataclass
 class MemoryReport:
     """`memory_report(rec)`: accesses (one per TTIR memory op), per-line instruction summary, spills."""
 
@@ -132,94 +80,6 @@ class MemoryReport:
     spills: list[LineMemory] = field(default_factory=list)
     spill_bytes: int | None = None  # the compiler's figure: ptxas spill stores, AMD scratch per thread
     unattributed: dict[str, int] = field(default_factory=dict)  # stage -> memory instructions with no source line
-
-
-def _ptx_details(op: str, text: str, cls: str) -> tuple[int | None, int, list[str]]:
-    quals = op.split(".")[1:]
-    cache = [q for q in quals if q in PTX_CACHE_QUALIFIERS or q.startswith(("L1::", "L2::"))]
-    if cls == "tma":
-        return None, 1, cache
-    if cls == "async_copy":
-        m = PTX_CP_SIZE.search(text)
-        size = int(m.group(1), 0) if m else None
-        return (size * 8 if size else None), 1, cache
-    if op.startswith(("ldmatrix", "stmatrix")):
-        m = PTX_MATRIX_COUNT.search(op)
-        n = int(m.group(1)) if m else 1
-        return 32 * n, n, cache
-    vec = 1
-    bits = None
-    for q in quals:
-        if q.startswith("v") and q[1:].isdigit():
-            vec = int(q[1:])
-        elif (t := PTX_TYPE.match("." + q)) is not None:
-            bits = int(t.group(1)) * (2 if t.group(2) else 1)
-    return (bits * vec if bits else None), vec, cache
-
-
-def _sass_details(op: str, cls: str) -> tuple[int | None, int, list[str]]:
-    quals = op.split(".")[1:]
-    cache = [q for q in quals if q in SASS_CACHE_QUALIFIERS]
-    if cls == "tma":
-        return None, 1, cache
-    if m := SASS_MATRIX.match(op):
-        n = int(m.group(1))
-        return 32 * n, n, cache
-    bits = 32
-    for q in quals:
-        if q in ("128", "64"):
-            bits = int(q)
-        elif q in ("U8", "S8"):
-            bits = 8
-        elif q in ("U16", "S16"):
-            bits = 16
-    return bits, max(1, bits // 32), cache
-
-
-def _amd_details(op: str, text: str) -> tuple[int | None, int, list[str]]:
-    cache = [w for w in re.split(r"[\s,]+", text) if w in AMD_CACHE_QUALIFIERS]
-    base = op
-    n = 2 if re.match(r"^ds_(read|write|load|store)2", op) else 1
-    if m := AMD_DWORDS.search(base):
-        bits = 32 * int(m.group(1) or 1)
-        return bits, bits // 32, cache
-    if m := AMD_BITS.search(base):
-        return int(m.group(1)), n, cache
-    for suffix, bits in AMD_SMALL.items():
-        if base.endswith("_" + suffix):
-            return bits, 1, cache
-    return None, 1, cache
-
-
-def machine_memory(ctx: Context, stage: str) -> list[MemoryInstruction]:
-    """Every memory instruction of a machine stage (ptx, sass, amdgcn) with its source lines."""
-    key = f"memory:{stage}"
-    if key in ctx.memo:
-        return ctx.memo[key]
-    parse = {"ptx": ptx_instruction, "sass": sass_instruction, "amdgcn": amdgcn_instruction}[stage]
-    loc = ctx.stages[stage]
-    lines = ctx.lines[stage]
-    out: list[MemoryInstruction] = []
-    for no in loc.code_lines:
-        if loc.classes.get(no) not in MEMORY_CLASSES:
-            continue
-        ins = parse(lines[no - 1])
-        if ins is None:
-            continue
-        if stage == "ptx":
-            width, vec, cache = _ptx_details(ins.opcode, ins.text, ins.cls)
-        elif stage == "sass":
-            width, vec, cache = _sass_details(ins.opcode, ins.cls)
-        else:
-            width, vec, cache = _amd_details(ins.opcode, ins.text)
-        chains = loc.chains.get(no, ())
-        frame = ctx.user_frame(chains[0]) if chains else None
-        pred: bool | None = None if stage == "amdgcn" else (ins.predicate is not None and ins.predicate not in
-                                                             ("@PT", "@UPT"))
-        out.append(MemoryInstruction(stage, no, ctx.line_sources(stage, no), frame[1] if frame and loc.columns else None,
-                                     ins.cls, ins.opcode, width, vec, pred, cache, ins.text))
-    ctx.memo[key] = out
-    return out
 
 
 # ---- the kernel's memory ops (TTIR) ------------------------------------------------------------------------
@@ -268,321 +128,6 @@ def _masked(op: Op) -> bool:
     return False
 
 
-class _Flow:
-    """Backward walks over TTIR values: where a pointer, an offset or a mask come from."""
-
-    def __init__(self, mod: Module):
-        self.mod = mod
-
-    def producers(self, value: str) -> list[str]:
-        if value in self.mod.loop_carried:
-            return self.mod.loop_carried[value]
-        op = self.mod.defs.get(value)
-        if op is None:
-            return []
-        if op.name == "scf.for" and value not in op.results:
-            return op.operands[:1] + op.operands[2:3]  # induction variable: lower bound and step
-        return op.operands
-
-    def base_pointers(self, value: str, seen: set[str] | None = None) -> list[str]:
-        """Kernel pointer arguments a pointer value is an offset of."""
-        seen = seen if seen is not None else set()
-        if value in seen:
-            return []
-        seen.add(value)
-        if value in self.mod.args:
-            return [value] if self.mod.args[value].is_pointer else []
-        op = self.mod.defs.get(value)
-        if value in self.mod.loop_carried:
-            return [p for v in self.mod.loop_carried[value] for p in self.base_pointers(v, seen)]
-        if op is None or not op.operands:
-            return []
-        if op.name == "tt.addptr":
-            return self.base_pointers(op.operands[0], seen)
-        if op.name in ("tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "ttg.convert_layout",
-                       "arith.select", "tt.trans", "tt.int_to_ptr", "tt.bitcast", "scf.if"):
-            return [p for v in op.operands for p in self.base_pointers(v, seen)]
-        return []
-
-    def offsets(self, value: str) -> list[str]:
-        """The offset values added to a pointer (through tt.addptr chains)."""
-        out: list[str] = []
-        seen: set[str] = set()
-        stack = [value]
-        while stack:
-            v = stack.pop()
-            if v in seen:
-                continue
-            seen.add(v)
-            if v in self.mod.loop_carried:
-                stack.extend(self.mod.loop_carried[v])
-                continue
-            op = self.mod.defs.get(v)
-            if op is None:
-                continue
-            if op.name == "tt.addptr" and len(op.operands) >= 2:
-                stack.append(op.operands[0])
-                out.append(op.operands[1])
-            elif op.name in ("tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "ttg.convert_layout",
-                             "tt.trans"):
-                stack.extend(op.operands)
-        return out
-
-    def constant(self, value: str) -> int | None:
-        """The integer a value holds when it is a constant (through splats and broadcasts)."""
-        for _ in range(8):
-            op = self.mod.defs.get(value)
-            if op is None:
-                return None
-            c = int_constant(op)
-            if c is not None:
-                return c
-            if op.name not in ("tt.splat", "tt.broadcast", "tt.expand_dims", "ttg.convert_layout") or not op.operands:
-                return None
-            value = op.operands[0]
-        return None
-
-    def leaves(self, value: str) -> tuple[set[str], list[int], list[Op]]:
-        """Integer kernel arguments and ops reached from a value, and the constants added to it."""
-        args: set[str] = set()
-        ops: list[Op] = []
-        seen: set[str] = set()
-        stack = [value]
-        while stack:
-            v = stack.pop()
-            if v in seen:
-                continue
-            seen.add(v)
-            if v in self.mod.args:
-                if not self.mod.args[v].is_pointer:
-                    args.add(v)
-                continue
-            op = self.mod.defs.get(v)
-            if op is None and v not in self.mod.loop_carried:
-                continue
-            if op is not None:
-                ops.append(op)
-            stack.extend(self.producers(v))
-        return args, self.additive_constants(value), ops
-
-    def loads(self, value: str) -> list[Op]:
-        """The `tt.load`s whose loaded values reach `value` (an offset read from memory), nearest first."""
-        out: list[Op] = []
-        seen: set[str] = set()
-        stack = [value]
-        while stack:
-            v = stack.pop(0)
-            if v in seen or v in self.mod.args:
-                continue
-            seen.add(v)
-            op = self.mod.defs.get(v)
-            if op is not None and op.name == "tt.load":
-                out.append(op)
-                continue
-            if op is None and v not in self.mod.loop_carried:
-                continue
-            stack.extend(self.producers(v))
-        return out
-
-    def additive_constants(self, value: str) -> list[int]:
-        """Constants added to (or subtracted from) a value, through additions and reshapes only:
-        `offs + 1` gives [1]; the 127 of `(M + 127) // 128` is not additive to the result."""
-        c = self.constant(value)
-        if c is not None:
-            return [c]
-        out: list[int] = []
-        seen: set[str] = set()
-        stack = [value]
-        passes = ("arith.addi", "arith.subi", "tt.splat", "tt.broadcast", "tt.expand_dims", "arith.extsi",
-                  "arith.extui", "arith.trunci", "tt.reshape", "ttg.convert_layout", "tt.trans", "tt.addptr")
-        while stack:
-            v = stack.pop()
-            if v in seen:
-                continue
-            seen.add(v)
-            op = self.mod.defs.get(v)
-            if op is None or op.name not in passes:
-                continue
-            if op.name in ("arith.addi", "arith.subi"):
-                for o in op.operands:
-                    c = self.constant(o)
-                    if c is not None:
-                        out.append(c)
-                    else:
-                        stack.append(o)
-            else:
-                stack.extend(op.operands)
-        return out
-
-    def unscaled_range(self, value: str) -> bool | None:
-        """Whether a `tl.arange` reaches the offset without being multiplied or divided on the way
-        (a contiguous index); None when no range is involved (a scalar offset)."""
-        memo: dict[str, bool | None] = {}
-
-        def walk(v: str, depth: int) -> bool | None:
-            if v in memo or depth > 200:
-                return memo.get(v)
-            memo[v] = None
-            op = self.mod.defs.get(v)
-            if v in self.mod.loop_carried:
-                res = [walk(x, depth + 1) for x in self.mod.loop_carried[v]]
-                r = True if True in res else (False if False in res else None)
-            elif op is None:
-                r = None
-            elif op.name == "tt.make_range":
-                r = True
-            elif op.name == "tt.load":  # a loaded index (a gather): not a range, whatever its address was
-                r = None
-            elif op.name in ("arith.addi", "arith.subi", "tt.splat", "tt.broadcast", "tt.expand_dims", "arith.extsi",
-                             "arith.extui", "arith.trunci", "tt.reshape", "ttg.convert_layout", "arith.select",
-                             "tt.addptr", "tt.trans"):
-                res = [walk(x, depth + 1) for x in op.operands]
-                r = True if True in res else (False if False in res else None)
-            elif op.name == "arith.muli":
-                res = [walk(x, depth + 1) for x in op.operands]
-                ones = [o for o in op.operands if (d := self.mod.defs.get(o)) is not None and int_constant(d) == 1]
-                if ones:
-                    r = True if True in res else None
-                else:
-                    r = False if (True in res or False in res) else None
-            else:
-                res = [walk(x, depth + 1) for x in op.operands]
-                r = False if (True in res or False in res) else None
-            memo[v] = r
-            return r
-
-        return walk(value, 0)
-
-
-# `{tt.divisibility = dense<16> : tensor<1xi32>}` on an op: what `tl.multiple_of(x, 16)` leaves in the IR
-TTIR_PROMISED = re.compile(r"tt\.divisibility = dense<(\d+)>")
-
-
-def _promised_multiple(op: Op) -> bool:
-    m = TTIR_PROMISED.search(op.text)
-    return bool(m and int(m.group(1)) % 16 == 0)
-
-
-def _promised_chain(flow: "_Flow", value: str) -> bool:
-    """Whether a value (through splats and conversions) carries a `tl.multiple_of(..., 16)` promise."""
-    for _ in range(8):
-        op = flow.mod.defs.get(value)
-        if op is None:
-            return False
-        if _promised_multiple(op):
-            return True
-        if op.name not in ("tt.splat", "tt.broadcast", "tt.expand_dims", "ttg.convert_layout", "arith.extsi",
-                           "arith.extui") or not op.operands:
-            return False
-        value = op.operands[0]
-    return False
-
-
-def _variable(value: str) -> str:
-    """The Python name Triton gave an SSA value (`start_3` -> `start`; `17` -> `%17`)."""
-    if value.isdigit():
-        return f"%{value}"
-    return re.sub(r"_\d+$", "", value.split("@")[0].split("#")[0])
-
-
-def _access_reasons(mod: Module, op: Op, elem_bytes: int | None, per_thread: int | None,
-                    values: dict[str, object], lines_of: Any = None) -> tuple[list[str], list[str]]:
-    """Reasons an access is narrower than 128 bits, read from the TTIR (and the TTGIR layout)."""
-    flow = _Flow(mod)
-    reasons: list[str] = []
-    codes: list[str] = []
-    if not op.operands:
-        return reasons, codes
-    ptr = op.operands[0]
-    bases = flow.base_pointers(ptr)
-    for b in bases:
-        arg = mod.args[b]
-        if not arg.divisibility or arg.divisibility % 16:
-            reasons.append(f"`{b}` is not known to be 16-byte aligned (Triton specialises a pointer argument as "
-                           f"aligned only when its address is a multiple of 16)")
-            codes.append("pointer_alignment")
-    offsets = flow.offsets(ptr)
-    off_args: set[str] = set()
-    off_consts: list[int] = []
-    for off in offsets:
-        a, c, _ = flow.leaves(off)
-        off_args |= a
-        off_consts += c
-    for a in sorted(off_args):
-        arg = mod.args[a]
-        if not arg.divisibility or arg.divisibility % 16:
-            shown = f" (= {values[a]})" if a in values else ""
-            reasons.append(f"the address uses `{a}`{shown}, which is not known to be a multiple of 16, so the "
-                           f"compiler cannot prove the accesses of a thread are 16-byte aligned")
-            codes.append("offset_divisibility")
-    for off in offsets:
-        for ld in flow.loads(off):
-            if _promised_multiple(ld):  # `tl.multiple_of(tl.load(...), 16)`: the user said so
-                continue
-            scalar = tensor_type(type_text(ld.text)) is None
-            name = _variable(ld.results[0]) if ld.results else "a value"
-            where = f" at line {lines_of(ld)[0]}" if lines_of and lines_of(ld) else ""
-            if scalar:
-                reasons.append(f"`{name}` is loaded from memory{where}, so the compiler cannot know its alignment "
-                               f"(or that it is a multiple of anything): the address it starts is not known to be "
-                               f"16-byte aligned")
-                codes.append("loaded_offset")
-            else:
-                reasons.append(f"the index `{name}` is loaded from memory{where} (a gather): each lane's address "
-                               f"depends on the data")
-                codes.append("gather")
-    vec = 16 // elem_bytes if elem_bytes else None
-    odd = [c for c in off_consts if vec and c % vec]
-    contiguous = None
-    for off in offsets:
-        u = flow.unscaled_range(off)
-        contiguous = u if contiguous is None else (contiguous or bool(u))
-    if contiguous is False:
-        reasons.insert(0, "the index is strided (the `tl.arange` is multiplied or divided before it reaches the "
-                       "address), so the elements of a thread are not contiguous in memory")
-        codes.insert(0, "strided")
-    elif odd and "offset_divisibility" not in codes:
-        reasons.append(f"the address adds a constant ({', '.join(str(c) for c in sorted(set(odd)))}) that is not a "
-                       f"multiple of {vec} elements, so the accesses are not 16-byte aligned")
-        codes.append("constant_offset")
-    mask_index = {"tt.load": 1, "tt.store": 2, "tt.atomic_rmw": 2}.get(op.name)
-    if mask_index is not None and len(op.operands) > mask_index:
-        margs, _, mops = flow.leaves(op.operands[mask_index])
-        compared = sorted(a for a in margs if any(o.name == "arith.cmpi" for o in mops))
-        for a in compared:
-            arg = mod.args[a]
-            if not arg.divisibility or arg.divisibility % 16:
-                shown = f" (= {values[a]})" if a in values else ""
-                reasons.append(f"the mask compares against `{a}`{shown}, which is not known to be a multiple of 16, "
-                               f"so a thread's group of elements may be cut by the mask (masked tail)")
-                codes.append("mask_divisibility")
-        # a bound read from memory (a jagged row's length, `end - start`): no divisibility is known
-        # unless the code promises one (`tl.multiple_of(end - start, 16)`)
-        bounds = [o for c in mops if c.name == "arith.cmpi" for o in c.operands]
-        loaded = [ld for b in bounds if not _promised_chain(flow, b) for ld in flow.loads(b)
-                  if not _promised_multiple(ld)]
-        if loaded:
-            names = ", ".join(dict.fromkeys(f"`{_variable(ld.results[0])}`" for ld in loaded if ld.results))
-            where = lines_of(loaded[0]) if lines_of else []
-            reasons.append(f"the mask's bound comes from {names}, loaded from memory"
-                           + (f" at line {where[0]}" if where else "") + ", not known to be a multiple of 16, so a "
-                           f"thread's group of elements may be cut by the mask")
-            codes.append("mask_loaded")
-    if per_thread is not None and elem_bytes and per_thread * elem_bytes < 16:
-        # the layout caps the width whatever else holds: say so first (after a stride, its usual cause)
-        layout = (f"the layout gives each thread {per_thread} contiguous element{'s' if per_thread > 1 else ''} "
-                  f"({per_thread * elem_bytes} bytes) along the fastest dimension, fewer than the 16 bytes of a "
-                  f"128-bit access")
-        causes = [(r, c) for r, c in zip(reasons, codes) if c != "mask_divisibility"]
-        if not causes and op.name not in ("tt.atomic_rmw", "tt.atomic_cas"):
-            layout += " (a larger block, fewer warps or a different dot layout would give more)"
-        elif causes:
-            layout = "so " + layout
-        ordered = causes + [(layout, "layout")]
-        reasons, codes = [r for r, _ in ordered], [c for _, c in ordered]
-    return reasons, codes
-
-
 def _verdict(instrs: list[MemoryInstruction], elem_bits: int | None) -> tuple[str, str, int | None, dict[int, int]]:
     widths: dict[int, int] = {}
     for i in instrs:
@@ -598,36 +143,15 @@ def _verdict(instrs: list[MemoryInstruction], elem_bits: int | None) -> tuple[st
     kinds = sorted({i.kind for i in instrs if i.kind != "tma"})
     via = " via cp.async" if "async_copy" in kinds else ""
     if low >= 128:
-        return "vectorised", f"128-bit accesses per thread{via} ({_opcodes(instrs)})", low, widths
+        return "vectorised", f"128-bit accesses per thread{via} ({opcodes(instrs)})", low, widths
     if elem_bits and low <= elem_bits and max(widths) <= elem_bits:
-        return "scalar", f"one {low}-bit element per access{via} ({_opcodes(instrs)})", low, widths
+        return "scalar", f"one {low}-bit element per access{via} ({opcodes(instrs)})", low, widths
     if len(widths) > 1:
         spread = ", ".join(f"{n} x {w}-bit" for w, n in sorted(widths.items(), reverse=True))
-        return "partial", f"partly vectorised{via}: {spread} ({_opcodes(instrs)})", low, widths
-    return "partial", f"partly vectorised: {low}-bit accesses per thread{via} ({_opcodes(instrs)})", low, widths
+        return "partial", f"partly vectorised{via}: {spread} ({opcodes(instrs)})", low, widths
+    return "partial", f"partly vectorised: {low}-bit accesses per thread{via} ({opcodes(instrs)})", low, widths
 
 
-def _opcodes(instrs: list[MemoryInstruction]) -> str:
-    return ", ".join(dict.fromkeys(i.opcode for i in instrs))
-
-
-def _summarise(instrs: list[MemoryInstruction]) -> list[LineMemory]:
-    groups: dict[tuple[str, int, str], list[MemoryInstruction]] = {}
-    for i in instrs:
-        for ln in i.source_lines[:1]:
-            groups.setdefault((i.stage, ln, i.kind), []).append(i)
-    out = []
-    for (stage, ln, kind), items in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0], kv[0][2])):
-        widths: dict[int, int] = {}
-        for i in items:
-            widths[i.width_bits or 0] = widths.get(i.width_bits or 0, 0) + 1
-        out.append(LineMemory(stage, ln, kind, len(items), dict(sorted(widths.items())),
-                              sum((i.width_bits or 0) // 8 for i in items), list(dict.fromkeys(i.opcode for i in items)),
-                              sum(1 for i in items if i.predicated)))
-    return out
-
-
-# An async copy's destination: `-> <32x128xf32, #shared1, #smem, mutable>`
 TTGIR_COPY_DEST = re.compile(r"->\s*(?:!ttg\.memdesc)?<[^<>]*?,\s*(#[\w]+)\s*,\s*#smem")
 
 
@@ -710,8 +234,8 @@ def memory_report(rec: Inspection) -> MemoryReport:
     report = MemoryReport(main_stage=main)
     by_stage = {s: machine_memory(ctx, s) for s in machine}
     for s, instrs in by_stage.items():
-        report.instructions += _summarise(instrs)
-        report.spills += _summarise([i for i in instrs if i.kind in ("local_load", "local_store")])
+        report.instructions += summarise(instrs)
+        report.spills += summarise([i for i in instrs if i.kind in ("local_load", "local_store")])
         missing = sum(1 for i in instrs if not i.source_lines)
         if missing:
             report.unattributed[s] = missing
@@ -744,7 +268,7 @@ def _accesses(ctx: Context, rec: Inspection, by_stage: dict[str, list[MemoryInst
         if not tt:
             pm = re.search(r"!tt\.ptr<(\w+)>", op.text)
             elem = pm.group(1) if pm else ""
-        bases = _Flow(mod).base_pointers(op.operands[0]) if op.operands else []
+        bases = Flow(mod).base_pointers(op.operands[0]) if op.operands else []
         if op.name.startswith("tt.descriptor") and op.operands:
             bases = _descriptor_base(mod, op.operands[0])
         facts = ttgir.get(frame, _TtgirAccess())
@@ -801,7 +325,7 @@ def _accesses(ctx: Context, rec: Inspection, by_stage: dict[str, list[MemoryInst
             acc.uniform = acc.coalescing.uniform or acc.coalescing.status == "uniform"
         if acc.verdict in ("partial", "scalar") and not acc.uniform:
             eb = acc.element_bits // 8 if acc.element_bits else None
-            acc.reasons, acc.reason_codes = _access_reasons(mod, op, eb, acc.elements_per_thread, values, lines_of)
+            acc.reasons, acc.reason_codes = access_reasons(mod, op, eb, acc.elements_per_thread, values, lines_of)
             note = ttgir.get(frame, _TtgirAccess()).shared_note
             if note and any(i.kind == "async_copy" for i in instrs):
                 acc.reasons.insert(0, note)
@@ -869,8 +393,6 @@ def launch_line_sectors(rec: Inspection) -> dict[int, tuple[int, int] | None]:
     Compute's `L2 Theoretical Sectors Global` (and its ideal) counts them; None for a line this
     cannot compute (coalescing.launch_sectors says when). Slow for big grids: for checking the
     model against a measurement (benchmarks/coalescing_fidelity.py), not for every inspection."""
-    from .coalescing import launch_sectors
-
     ctx = context(rec)
     if "ttgir" not in rec.stages or "ttgir" not in ctx.stages or not rec.grid:
         return {}

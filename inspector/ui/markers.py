@@ -92,7 +92,7 @@ def record_markers(rec: Inspection) -> Markers:
     try:
         from inspector.analysis import explain
         from inspector.analysis.context import context
-        from inspector.analysis.memory import machine_memory
+        from inspector.analysis.machine_memory import machine_memory
     except ImportError:
         return out
     try:
