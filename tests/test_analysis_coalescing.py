@@ -299,3 +299,32 @@ def test_the_jagged_hint_needs_the_bound_too(sandbox, tmp_path):
     c = next(a for a in memory_report(plain).accesses if a.pointer == "values")
     assert c.reason_codes[:2] == ["loaded_offset", "mask_loaded"]
     assert "tl.multiple_of(end - start, 16)" in next(f for f in advise(plain) if f.line == c.line).suggestion
+
+
+# ---- the same patterns on gfx942: 64 lanes; loads move 128-byte lines, stores 64-byte requests -------------
+@pytest.mark.parametrize("name,pointer,direction,want", [
+    # 4 fp32 per lane in one 128-bit access: 64 x 16 = 1024 contiguous bytes, 8 lines
+    ("add_n", "x", "load", (128, 8, 8)),
+    # n = 2^20 - 1: one fp32 per instruction, lanes 16 bytes apart: 1024 bytes span 8 lines for the
+    # 64 x 4 = 256 bytes used (2 lines); the store the same in 64-byte requests: 16 for 4
+    ("add_n_minus_1", "x", "load", (32, 8, 2)),
+    ("add_n_minus_1", "out", "store", (32, 16, 4)),
+    # AMD's layout gives fp16 4 per thread (8 bytes): stride 2 puts lanes 4 x 2 x 2 = 16 bytes
+    # apart, 1024 bytes, 8 lines, for 64 x 2 = 128 used bytes, 1 line
+    ("copy_fp16_stride2", "x", "load", (16, 8, 1)),
+    # one value per row 16000 bytes apart: a line per lane, for 256 used bytes (2 lines)
+    ("column_walk", "x", "load", (32, 64, 2)),
+    # the jagged rows: 64 lanes x 4 contiguous bytes, 2 lines if `start` is aligned
+    ("jagged_sum", "values", "load", (32, 2, 2)),
+])
+def test_gfx942_patterns(case, name, pointer, direction, want):
+    a = _access(case(name, "gfx942"), pointer, direction)
+    assert a.coalescing.warp_size == 64
+    assert (a.vector_bits, a.sectors_per_request, a.ideal_sectors_per_request) == want
+
+
+def test_gfx942_broadcast_and_gather(case):
+    assert _access(case("broadcast", "gfx942"), "x").uniform
+    g = _access(case("gather", "gfx942"), "x")
+    # 64 lanes x 4 bytes: 2 lines at best, a line per lane at worst
+    assert g.coalescing.status == "data_dependent" and g.coalescing.sectors_range == (2, 64)
