@@ -476,7 +476,8 @@ def compile_launch(
 
     `overrides` replace kernel arguments by parameter name (pointer dtypes, scalars, constexprs);
     `options` are compile options (num_warps, ...); `config_kwargs` an autotune config's kwargs.
-    Overrides and options win over heuristics and the autotune config.
+    Overrides and options win over heuristics and the autotune config; heuristics see the
+    overridden values.
     """
     target_fn = launch.jit
     final = FinalCall(grid=launch.grid)
@@ -510,13 +511,23 @@ def compile_launch(
     call_kwargs = dict(launch.kwargs)
     if config_kwargs:
         call_kwargs.update(config_kwargs)
+    # The overrides go into the call itself too, so `@triton.heuristics` (which runs before
+    # JITFunction.run, reading the arguments by name) sees them: `--const BLOCK=1024` on a kernel
+    # whose heuristic reads args["BLOCK"] would otherwise fail with KeyError: 'BLOCK'.
+    call_args = list(launch.args)
+    for name, value in overrides.items():
+        idx = target_fn.arg_names.index(name) if name in target_fn.arg_names else None
+        if idx is not None and idx < len(call_args):
+            call_args[idx] = value
+        else:
+            call_kwargs[name] = value
     inner = triton_object(launch.obj)
     if isinstance(inner, Autotuner) and config_kwargs:
         _config_pre_hook(inner, launch, config_kwargs)
     inner = inner.fn if isinstance(inner, Autotuner) else inner
     JITFunction.run = observed_run
     try:
-        kernel = inner.run(*launch.args, grid=launch.grid, warmup=True, **call_kwargs)
+        kernel = inner.run(*call_args, grid=launch.grid, warmup=True, **call_kwargs)
     finally:
         JITFunction.run = jit_run
     return kernel, final

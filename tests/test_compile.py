@@ -145,6 +145,38 @@ def test_missing_constexpr_is_named(tmp_path, sandbox):
     assert rec.error.line == 7  # the def line
 
 
+HEURISTIC = """
+import triton
+import triton.language as tl
+
+
+@triton.heuristics({"EVEN_N": lambda args: args["N"] % args["BLOCK"] == 0})
+@triton.jit
+def scale(x_ptr, out_ptr, N, alpha, BLOCK: tl.constexpr, EVEN_N: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN_N:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) * alpha)
+    else:
+        m = offs < N
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * alpha, mask=m)
+"""
+
+
+def test_a_heuristic_sees_the_overrides(tmp_path):
+    # `--const BLOCK=1024` on a bare heuristics kernel: the heuristic reads args["BLOCK"] before
+    # JITFunction.run, so the override must be in the call it sees (it was a KeyError: 'BLOCK').
+    path = write(tmp_path, "heur.py", HEURISTIC)
+    ptx = {}
+    for n in ("4096", "4000"):
+        out = subprocess.run([sys.executable, "-m", "inspector", "compile", str(path), "--target", "sm_90",
+                              "--const", "BLOCK=1024", "--arg", f"N={n}", "--stage", "ttir"],
+                             cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        ptx[n] = out.stdout
+    # N = 4096 is a multiple of BLOCK: EVEN_N, no mask; N = 4000 is not: masked loads
+    assert "arith.cmpi" not in ptx["4096"] and "arith.cmpi" in ptx["4000"]
+
+
 def test_unknown_override_name(sandbox):
     rec = inspect_kernel(ADD, target="sm_90", args={"m": "3"}, sandbox=sandbox)
     assert rec.error.kind == "bad_argument" and "'m'" in rec.error.message and "x_ptr" in rec.error.message
