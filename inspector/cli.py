@@ -110,6 +110,10 @@ def report_error(rec: Inspection) -> None:
     if rec.stopped:
         st = rec.stopped
         print(f"  note: the file's code stopped at line {st.get('line')}: {st.get('message')}", file=sys.stderr)
+    if rec.parameters:  # what the failed compile tried, so the values can be checked and changed
+        call = ", ".join(f"{p.name}={p.value}" for p in rec.parameters)
+        origin = f" ({rec.call_origin})" if rec.call_origin else ""
+        print(f"  tried{origin}: {rec.kernel}[{rec.grid or '?'}]({call})", file=sys.stderr)
 
 
 def summary_line(rec: Inspection) -> str:

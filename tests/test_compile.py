@@ -177,6 +177,64 @@ def test_a_heuristic_sees_the_overrides(tmp_path):
     assert "arith.cmpi" not in ptx["4096"] and "arith.cmpi" in ptx["4000"]
 
 
+def test_a_file_that_stops_before_the_kernel_says_where_and_why(tmp_path, sandbox):
+    path = write(tmp_path, "stops.py", """
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def first(x_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1, mask=offs < n)
+
+
+        x = torch.randn(64, device="cuda")
+        first[(1,)](x, 64, BLOCK=64)
+        print(x.tolist()[:4])
+
+
+        @triton.jit
+        def second(x_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2, mask=offs < n)
+    """)
+    rec = inspect_kernel(path, kernel="second", sandbox=sandbox, timeout=300)
+    assert rec.error is not None and rec.error.line == 15, rec.error
+    msg = rec.error.message
+    assert "stopped at line 15, before it defines 'second' (line 19)" in msg and "meta tensor" in msg
+    assert "if __name__" in msg
+
+
+def test_a_failed_compile_keeps_the_call_it_tried(tmp_path, sandbox):
+    path = write(tmp_path, "fails.py", """
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def bad(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs)
+            tl.store(out_ptr + offs, tl.dot(x, x))
+
+
+        def example(device):
+            x = torch.randn(64, device=device)
+            bad[(1,)](x, torch.empty_like(x), 64, BLOCK=64)
+    """)
+    rec = inspect_kernel(path, sandbox=sandbox, timeout=300)
+    assert rec.error is not None and rec.error.kind == "compilation"
+    assert {p.name: p.value for p in rec.parameters} == {"x_ptr": "float32 tensor [64]",
+                                                         "out_ptr": "float32 tensor [64]", "n": 64, "BLOCK": 64}
+    assert rec.grid == [1]
+    out = subprocess.run([sys.executable, "-m", "inspector", "compile", str(path)], cwd=REPO, capture_output=True,
+                         text=True, timeout=300)
+    assert "tried (example): bad[[1]](x_ptr=float32 tensor [64]" in out.stderr
+
+
 def test_unknown_override_name(sandbox):
     rec = inspect_kernel(ADD, target="sm_90", args={"m": "3"}, sandbox=sandbox)
     assert rec.error.kind == "bad_argument" and "'m'" in rec.error.message and "x_ptr" in rec.error.message

@@ -10,6 +10,7 @@ import base64
 import contextlib
 import io
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -70,6 +71,26 @@ def _parameters(fn: Any, final: tc.FinalCall, kernel: Any) -> list[Parameter]:
         else:
             kind = "scalar"
         out.append(Parameter(p.name, kind, ty, kf.describe_value(value), spec))
+    return out
+
+
+def _tried_parameters(fn: Any, launch: tc.Launch, overrides: dict[str, Any]) -> list[Parameter]:
+    """The call a failed compile tried, as the record shows it (no specialisation: nothing compiled)."""
+    given = dict(zip(fn.arg_names, launch.args))
+    given.update(launch.kwargs)
+    given.update(overrides)
+    out = []
+    for p in tc.signature_params(fn):
+        value = given.get(p.name, p.default if p.has_default else None)
+        if p.is_constexpr:
+            kind = "constexpr"
+        elif hasattr(value, "data_ptr") or hasattr(value, "dtype") and hasattr(value, "shape"):
+            kind = "pointer"
+        elif hasattr(value, "base") and hasattr(value, "block_shape"):
+            kind = "descriptor"
+        else:
+            kind = "scalar"
+        out.append(Parameter(p.name, kind, "", kf.describe_value(value), []))
     return out
 
 
@@ -165,6 +186,25 @@ def _wanted_kernel(wanted: str | None, kernels: list[kf.KernelInfo], path: str) 
                           f"{', '.join(k.name for k in kernels)}", path))
 
 
+def _stopped_before(wanted: str, stop: kf.Stop | None, source: str, path: str) -> _Fail | None:
+    """When the file's own code stopped before it reached the definition of the kernel asked for:
+    the error names where and why it stopped, and what to do."""
+    if stop is None or not wanted:
+        return None
+    m = re.search(rf"^(?:async\s+)?def\s+{re.escape(wanted)}\s*\(|^{re.escape(wanted)}\s*=", source, re.M)
+    if m is None:
+        return None
+    line = source.count("\n", 0, m.start()) + 1
+    if stop.line is None or line <= stop.line:
+        return None
+    return _Fail(ErrorInfo(
+        "import", f"the file stopped at line {stop.line}, before it defines {wanted!r} (line {line}): "
+                  f"{stop.message}. Run GPU-free, its tensors have no values (`.tolist()`, `.item()` and "
+                  f"printing them need real data). Move that code under `if __name__ == \"__main__\":` or into "
+                  f"a function, or open the file through the code that really calls the kernel on a GPU.",
+        stop.file or path, stop.line, {"kernel_line": line, "phase": stop.phase}))
+
+
 def _launched(launches: list[tc.Launch], info: kf.KernelInfo | None, kernels: list[kf.KernelInfo]) -> bool:
     """Whether the wanted kernel (or, with none named, any kernel of the file) was launched."""
     wanted = [info] if info is not None else kernels
@@ -231,7 +271,12 @@ def _inspect(rec: Inspection, request: dict, path: str, workdir: str, log: io.St
         if not kernels:
             raise _Fail(ErrorInfo("no_kernel", "no @triton.jit function is defined in this file", path))
         rec.kernels_in_file = [k.name for k in kernels]
-        info = _wanted_kernel(request.get("kernel") or getattr(module, "KERNEL", None), kernels, path)
+        wanted = request.get("kernel") or getattr(module, "KERNEL", None)
+        if wanted and not any(wanted in (k.name, k.jit.__name__) for k in kernels):
+            early = _stopped_before(wanted, stop, rec.source or "", path)
+            if early is not None:
+                raise early
+        info = _wanted_kernel(wanted, kernels, path)
         if callable(getattr(module, "example", None)) and not _launched(launches, info, kernels):
             phases.append(("example", len(launches)))
             with _user_code(log, "example"):
@@ -307,6 +352,9 @@ def _inspect(rec: Inspection, request: dict, path: str, workdir: str, log: io.St
             with _staged("compile"), tc.ptxas_log() as ptxas_buf, tc.compiler_stderr(dump_path, want_passes):
                 kernel, final = tc.compile_launch(launch, arg_overrides, options, config_kwargs)
         except Exception as e:  # noqa: BLE001 - classified, then re-raised as a record
+            # what was tried stays in the record: the call's values and grid, for the user to see
+            rec.parameters = _tried_parameters(info.jit, launch, arg_overrides)
+            rec.grid = _grid(launch.grid, None) if not callable(launch.grid) else None
             raise _Fail(_call_error(e, path, launch, module_fns, _read_head(dump_path))) from e
         rec.autotune_index = index
         shared = int(kernel.metadata.shared)
