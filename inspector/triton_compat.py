@@ -494,7 +494,9 @@ def compile_launch(
                          .arguments)
         except TypeError as e:
             raise TypeError(f"{self.__name__}: {e} (parameters: {', '.join(names)})") from None
-        extra = {k: v for k, v in kwargs.items() if k not in names}
+        # `stream=` is a launch's, not a compile's (Triton 3.x asserts "stream option is
+        # deprecated" when it reaches warmup; Inductor-era code still passes it)
+        extra = {k: v for k, v in kwargs.items() if k not in names and k != "stream"}
         for name, value in overrides.items():
             bound[name] = value
         absent = [p for p in self.params if p.name not in bound and not p.has_default]

@@ -128,3 +128,39 @@ def test_a_kernel_file_that_imports_dtensor_compiles(tmp_path):
     record = inspect_kernel(kernel, target="sm_90", use_cache=False)
     assert record.error is None, record.error
     assert "ld.global" in record.stages["ptx"]
+
+
+def test_inductor_style_raw_stream_and_stream_keyword(tmp_path):
+    # Inductor's generated files import `_cuda_getCurrentRawStream` from torch._C (absent from a
+    # CPU build) and pass `stream=` at the launch (which Triton 3.x's warmup refuses).
+    from inspector.compile.api import inspect_kernel
+
+    kernel = tmp_path / "output_code.py"
+    kernel.write_text(textwrap.dedent("""
+        import torch
+        import triton
+        import triton.language as tl
+        from torch._C import _cuda_getCurrentRawStream as get_raw_stream
+
+
+        @triton.jit
+        def triton_poi_fused_add_0(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):
+            xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:]
+            xmask = xindex < xnumel
+            tl.store(out_ptr0 + (xindex), tl.load(in_ptr0 + (xindex), xmask) + 1.0, xmask)
+
+
+        def call(args):
+            arg0_1, = args
+            buf0 = torch.empty_strided((1024,), (1,), device="cuda", dtype=torch.float32)
+            stream0 = get_raw_stream(0)
+            triton_poi_fused_add_0[(8,)](arg0_1, buf0, 1024, XBLOCK=128, stream=stream0)
+            return (buf0,)
+
+
+        if __name__ == "__main__":
+            call([torch.randn(1024, device="cuda")])
+    """))
+    record = inspect_kernel(kernel, target="sm_90", use_cache=False)
+    assert record.error is None, record.error
+    assert {p.name: p.value for p in record.parameters}["XBLOCK"] == 128 and record.grid == [8]

@@ -12,6 +12,7 @@ pick num_warps and block sizes per vendor; they create tensors with `device="cud
   properties, capability and name come from the GPU catalogue (the target's representative part),
   `torch.version.cuda` / `torch.version.hip` match the target's vendor (a ROCm build answers
   `hip`, a CUDA build `cuda`), so a wrapper picks the settings it would pick on that GPU;
+- `torch._C._cuda_getCurrentRawStream` (what Inductor-generated code asks for a stream) answers 0;
 - tensors asked for on a GPU device become meta tensors (shapes, strides, dtypes and alignment,
   no memory), and `Tensor.is_cuda` is True for them;
 - timing does not run: `do_bench` calls the function once (its launches are recorded, not run)
@@ -377,6 +378,10 @@ def stand_in_device(target: Target | None) -> Iterator[None]:
             patches.set(torch.version, "cuda", CUDA_VERSION if target.backend == "cuda" else None)
             patches.set(torch.version, "hip", HIP_VERSION if target.backend == "hip" else None)
             patches.set(torch.Tensor, "is_cuda", property(lambda self: self.device.type in ("cuda", "meta")))
+            # Inductor's generated code: `from torch._C import _cuda_getCurrentRawStream as
+            # get_raw_stream` at import, `get_raw_stream(0)` per call (absent from CPU builds of torch)
+            for name in ("_cuda_getCurrentRawStream", "_cuda_getCurrentStream"):
+                patches.set(torch._C, name, lambda *a, **k: 0)
             tools = vendor_tools(target, tempfile.mkdtemp(prefix="inspector-tools-"))
             os.environ["PATH"] = tools + os.pathsep + old_path
             mode = _meta_mode()
