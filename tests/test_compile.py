@@ -137,6 +137,27 @@ def test_unseen_kernel_from_signature_matches_triton(tmp_path, sandbox):
     assert rec.resources.num_warps == 8
 
 
+def test_a_parameter_asked_for_its_element_type_is_a_pointer(tmp_path, sandbox):
+    # `Ref` is used only as `x.to(Ref.dtype.element_ty)` on a value multiplied by N: it is still a
+    # pointer (an integer has no element type: "'dtype' object has no attribute 'element_ty'")
+    path = write(tmp_path, "elty.py", """
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def cast_only(X, Out, Ref, N, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            m = offs < N
+            x = tl.load(X + offs, mask=m) * N
+            tl.store(Out + offs, x.to(Ref.dtype.element_ty), mask=m)
+    """)
+    rec = inspect_kernel(path, target="sm_90", consts={"BLOCK": "1024"}, sandbox=sandbox)
+    assert rec.error is None, rec.error and rec.error.short()
+    kinds = {p.name: p.kind for p in rec.parameters}
+    assert kinds["Ref"] == "pointer" and kinds["N"] == "scalar"
+
+
 def test_missing_constexpr_is_named(tmp_path, sandbox):
     path = write(tmp_path, "unseen.py", UNSEEN)
     rec = inspect_kernel(path, target="sm_90", consts={"BLOCK": "256"}, sandbox=sandbox)

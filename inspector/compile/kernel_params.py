@@ -5,8 +5,9 @@ loaded from, stored to or handed to an atomic, a block pointer or a tensor descr
 from it by additions only (`X + row * stride + offs`, `X += row * stride`): offsets are added to a
 pointer, never multiplied, compared or used as a loop bound, which is how strides and sizes show
 themselves. A pointer whose loaded values index another address (`y = tl.load(Y); tl.load(X + y)`)
-holds indices: int64, as torch's index tensors do. Helper `@triton.jit` functions the kernel calls
-are followed (a pointer passed to a helper that loads from it is a pointer).
+holds indices: int64, as torch's index tensors do. A parameter asked for its pointee type
+(`y.to(Y.dtype.element_ty)`) is a pointer, whatever else it meets. Helper `@triton.jit` functions
+the kernel calls are followed (a pointer passed to a helper that loads from it is a pointer).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class _Flow(ast.NodeVisitor):
         self.integer_uses: list[ast.expr] = []
         self.loads: dict[str, list[ast.expr]] = {}  # name -> addresses of the loads assigned to it
         self.calls: list[ast.Call] = []
+        self.element_types: set[str] = set()  # names asked for `X.dtype.element_ty`: pointers only have one
 
     def _assign(self, target: ast.expr, value: ast.expr) -> None:
         if isinstance(target, ast.Name):
@@ -98,6 +100,14 @@ class _Flow(ast.NodeVisitor):
         elif name in INTEGER_CALLS:
             self.integer_uses.extend(node.args)
         self.calls.append(node)
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        # `Y.dtype.element_ty` (`y.to(Y.dtype.element_ty)`), `Y.type.element_ty`: the pointee type
+        inner = node.value
+        if node.attr == "element_ty" and isinstance(inner, ast.Attribute) and inner.attr in ("dtype", "type") \
+                and isinstance(inner.value, ast.Name):
+            self.element_types.add(inner.value.id)
         self.generic_visit(node)
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
@@ -234,6 +244,8 @@ def parameter_usage(fn: Any, _depth: int = 0) -> Usage:
                     if pname in inner.index_pointers:
                         usage.index_pointers.update(names)
     usage.pointers = {p for p in params if p in candidates and p not in integer_names}
+    # only a pointer has a pointee type: that outweighs a name it shares with arithmetic
+    usage.pointers |= {p for p in params if p in flow.element_types}
     usage.integers = {p for p in params if p in integer_names and p not in usage.pointers}
     # Loaded values that feed another address: the pointer they came from holds indices.
     address_names = _mentioned(flow.addresses, flow.assigned)
