@@ -196,3 +196,33 @@ def test_a_failed_wrapper_call_is_named_in_the_advice(sandbox):
     line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "table[x]" in t)
     assert f"double() stopped at line {line}: KeyError" in rec.error.message, rec.error.message
     assert [m["name"] for m in rec.error.details["missing"]] == ["BLOCK"]
+
+
+def test_a_wrapper_argument_named_like_a_scalar_that_the_kernel_loads_from(tmp_path, sandbox):
+    # `alpha` reads as a float by its name, but the kernel loads from what it is passed as:
+    # the made-up call gives it a tensor (it was "Unsupported ptr type triton.language.float32")
+    pkg = tmp_path / "mylib"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "axpy.py").write_text('''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _axpy_kernel(X, Y, Alpha, N, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < N
+    a = tl.load(Alpha)
+    tl.store(Y + offs, a * tl.load(X + offs, mask=m) + tl.load(Y + offs, mask=m), mask=m)
+
+
+def axpy(x: torch.Tensor, y: torch.Tensor, alpha):
+    n = x.numel()
+    _axpy_kernel[(triton.cdiv(n, 1024),)](x, y, alpha, n, BLOCK=1024)
+    return y
+''')
+    rec = inspect_kernel(pkg / "axpy.py", root=tmp_path, target="sm_90", sandbox=sandbox)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert rec.call_origin == "axpy"
+    assert {p.name: p.kind for p in rec.parameters}["Alpha"] == "pointer"

@@ -9,7 +9,8 @@ with made-up arguments, read from how the wrapper uses each parameter:
 - a tensor when the wrapper reads `.shape`, `.stride()`, `.view()`, `.dtype`... of it, indexes it,
   or hands it to torch (its rank from `a, b = X.shape` or `X.shape[2]`);
 - a string when it is compared with strings or looked up in a module-level dict with string keys
-  (the first such value); a bool, float or int from its annotation or its name;
+  (the first such value); a tensor when the kernel loads from what it is passed to, whatever its
+  name (`alpha` held on the device); a bool, float or int from its annotation or its name;
 - a shape list for `normalized_shape`-like parameters (passed to `len()` / `math.prod()`), an axis
   for `dim`/`axis` (0, then -1), "off" (False/0) for values handed to a constexpr, and the tensors'
   trailing size for extents (M, N, n_cols) the kernel or only its grid takes;
@@ -272,6 +273,10 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
             args.append(None)
         elif p.name in shapes:  # `normalized_shape`, `len(dims)`: the trailing dimension, as torch's ops take it
             args.append([family[1][0]])
+        elif roles.get(p.name) in ("pointer", "index") and p.name not in ranks:
+            # the kernel loads from it, whatever its name says (`alpha` as a device scalar)
+            dt = torch.int64 if roles[p.name] == "index" else dtype
+            args.append(torch.empty([1], dtype=dt, device="meta"))
         elif roles.get(p.name) == "constexpr" and p.name not in ranks:  # off: a flag False, an amount 0
             value = _scalar(p)
             args.append(value if value is not None else 0)
