@@ -28,8 +28,13 @@ def _pairs(values: list[str] | None, flag: str) -> dict[str, str]:
 
 def add_compile_options(p: argparse.ArgumentParser) -> None:
     """The options every command that compiles a kernel shares (compile, explain, diff, ...)."""
-    p.add_argument("file", help="a Python file with @triton.jit kernels, or an importable module's name "
-                               "(liger_kernel.ops.rms_norm)")
+    p.add_argument("file", nargs="?", help="a Python file with @triton.jit kernels, or an importable module's name "
+                                          "(liger_kernel.ops.rms_norm); not needed with --run")
+    p.add_argument("--run", metavar="COMMAND",
+                   help="open the kernel through the code that really calls it: run COMMAND (a pytest node id, "
+                        "'pytest ...', 'python script.py ...') GPU-free under Triton's interpreter (natively "
+                        "with --target native), record its launches and compile --kernel's (default: the kernel "
+                        "launched most) with its real arguments")
     p.add_argument("--root", metavar="DIR",
                    help="the project folder the file belongs to, when no __init__.py chain or pyproject.toml "
                         "shows it (its package imports then work)")
@@ -49,6 +54,23 @@ def add_compile_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--triton", metavar="VERSION",
                    help="compile with this Triton release (default: the installed one); others come from side "
                         "environments: python -m inspector versions add 3.6.0")
+
+
+def inspect_from(ns: argparse.Namespace, **extra: Any) -> Inspection:
+    """The record the parsed options ask for: through `--run` (a program's real launch) or the file."""
+    if getattr(ns, "run", None):
+        from .capture.by_running import open_by_running
+
+        req = compile_request(ns, **extra)
+        for key in ("file", "kernel", "target", "root", "autotune_index"):
+            req.pop(key, None)
+        return open_by_running(ns.run, kernel=ns.kernel, target=ns.target, **req)
+    if not ns.file:
+        raise SystemExit("error: give a kernel file (or module), or --run COMMAND to open it through the code "
+                         "that calls it")
+    from .compile.api import inspect_kernel
+
+    return inspect_kernel(**compile_request(ns, **extra))
 
 
 def compile_request(ns: argparse.Namespace, **extra: Any) -> dict[str, Any]:
@@ -110,6 +132,12 @@ def report_error(rec: Inspection) -> None:
     if rec.stopped:
         st = rec.stopped
         print(f"  note: the file's code stopped at line {st.get('line')}: {st.get('message')}", file=sys.stderr)
+    if err.kind in ("missing_constexpr", "bad_argument", "compilation", "import") \
+            and not rec.call_origin.startswith("run:"):
+        kernel = rec.kernel or (err.details.get("kernel") if err.details else None) or "KERNEL"
+        print(f"  or open it through the code that really calls it (a test, a benchmark, a script): "
+              f"python -m inspector compile --run \"pytest tests/test_x.py::test_y\" --kernel {kernel}",
+              file=sys.stderr)
     if rec.parameters:  # what the failed compile tried, so the values can be checked and changed
         call = ", ".join(f"{p.name}={p.value}" for p in rec.parameters)
         origin = f" ({rec.call_origin})" if rec.call_origin else ""
@@ -160,11 +188,9 @@ def write_out_dir(rec: Inspection, out: str) -> list[str]:
 
 
 def cmd_compile(ns: argparse.Namespace) -> int:
-    from .compile.api import inspect_kernel
-
     # SASS is made only when this call prints or writes it (nvdisasm costs ~0.2 s on any kernel).
     needs_sass = ns.json or ns.out or ns.stage == "sass"
-    rec = inspect_kernel(**compile_request(ns, passes=ns.passes, defer=() if needs_sass else ("sass",)))
+    rec = inspect_from(ns, passes=ns.passes, defer=() if needs_sass else ("sass",))
     if ns.out and rec.stages:
         write_out_dir(rec, ns.out)
     status = 1 if rec.launch_problem() else 0

@@ -1,10 +1,16 @@
-"""Run a Python program under a capture: `python -m inspector.capture.run_program OUT [--time] --
-(script.py | -m module | -c code) [args...]`. The command line's `capture` starts this with the
-program's own interpreter; the capture is written when the program ends, however it ends (an
-exception or sys.exit included; not os._exit)."""
+"""Run a Python program under a capture: `python -m inspector.capture.run_program OUT [--time]
+[--stand-in TARGET] -- (script.py | -m module | -c code) [args...]`. The command line's `capture`
+starts this with the program's own interpreter; the capture is written when the program ends,
+however it ends (an exception or sys.exit included; not os._exit).
+
+`--stand-in TARGET` runs a program written for a GPU on a machine without one (the command
+line's `compile --run`): with TRITON_INTERPRET=1 in its environment, the kernels run on the CPU
+under Triton's interpreter, tensors asked for on `cuda` are made on the CPU with their data, and
+torch answers as a machine with TARGET's GPU (inspector.compile.stand_in_device)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import runpy
 import sys
@@ -38,7 +44,13 @@ def main(argv: list[str]) -> int:
     split = argv.index("--")
     out, flags, program = argv[0], argv[1:split], argv[split + 1 :]
     status = 0
-    with capture(out, time="--time" in flags, program=program):
+    stand_in = contextlib.nullcontext()
+    if "--stand-in" in flags:
+        from ..compile.stand_in_device import stand_in_device
+        from ..targets import parse_target
+
+        stand_in = stand_in_device(parse_target(flags[flags.index("--stand-in") + 1]), tensors="cpu")
+    with stand_in, capture(out, time="--time" in flags, program=program):
         try:
             _run(program)
         except SystemExit as e:

@@ -21,7 +21,7 @@ from typing import Any
 
 from inspector.analysis import explain
 from inspector.analysis.advisor import SEVERITIES
-from inspector.cli import add_compile_options, compile_request, report_error, summary_line
+from inspector.cli import add_compile_options, inspect_from, report_error, summary_line
 from inspector.compile.record import STAGE_TITLES, Inspection
 
 
@@ -122,9 +122,7 @@ def explanation_json(rec: Inspection) -> dict[str, Any]:
 
 def run(ns: argparse.Namespace) -> int:
     """Handler for `explain`."""
-    from inspector.compile.api import inspect_kernel
-
-    rec = inspect_kernel(**compile_request(ns))
+    rec = inspect_from(ns)
     if ns.json:
         print(json.dumps(explanation_json(rec), indent=1))
     elif rec.error and not rec.stages:

@@ -359,7 +359,8 @@ def signature_call(info: KernelInfo, overrides: dict[str, Any], ran: str = "") -
             f"kernel '{info.name}' needs a value for {', '.join(missing)} (constexpr, no default), and "
             f"nothing the file ran launched it to show one ({ran or 'nothing ran'}). Give "
             f"{'it' if len(missing) == 1 else 'each'} a value (e.g. {missing[0]}={suggested_value(missing[0])}), "
-            f"or add an example(device) that launches the kernel as real code does.",
+            f"or add an example(device) that launches the kernel as real code does, or open it through "
+            f"the code that really calls it (a test, a benchmark): compile --run \"pytest path::test\".",
             None,
             info.line,
             {"missing": [{"name": n, "kind": "constexpr", "suggested": suggested_value(n)} for n in missing]},

@@ -33,7 +33,7 @@ class ErrorInfo:
     """Why an inspection failed. `file`/`line` point into the user's kernel file when known."""
 
     kind: str  # syntax | import | compilation | out_of_resources | unknown_target | missing_constexpr |
-    # bad_argument | no_kernel | timeout | memory | output_limit | crashed | internal
+    # bad_argument | no_kernel | no_launch | timeout | memory | output_limit | crashed | internal
     message: str
     file: str | None = None
     line: int | None = None

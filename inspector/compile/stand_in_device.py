@@ -177,12 +177,14 @@ def _gpu_device(device: Any) -> bool:
     return False
 
 
-def _meta_mode():
-    """A TorchFunctionMode that puts every tensor asked for on a GPU on the meta device."""
+def _gpu_to(device: str = "meta"):
+    """A TorchFunctionMode that puts every tensor asked for on a GPU on `device`: the meta device
+    (shapes, no memory) while a file's launches are recorded, the CPU when a program runs its
+    kernels under Triton's interpreter (`inspector.capture.run_program --stand-in`)."""
     import torch
     from torch.overrides import TorchFunctionMode
 
-    meta = torch.device("meta")
+    meta = torch.device(device)
 
     class GpuToMeta(TorchFunctionMode):
         def __torch_function__(self, func, types_, args=(), kwargs=None):
@@ -322,10 +324,11 @@ def dynamo_deferred() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def stand_in_device(target: Target | None) -> Iterator[None]:
+def stand_in_device(target: Target | None, tensors: str = "meta") -> Iterator[None]:
     """Inside: torch and triton.testing answer as described in the module docstring. With
     `target=None` (a native compile on a real GPU) only timing is stubbed: the file's own
-    benchmarks must not run while its launches are being recorded."""
+    benchmarks must not run while its launches are being recorded. `tensors="cpu"` puts GPU
+    tensors on the CPU instead of the meta device, with their data, for Triton's interpreter."""
     import torch
     import triton.testing
 
@@ -377,14 +380,15 @@ def stand_in_device(target: Target | None) -> Iterator[None]:
                     patches.set(cuda.memory, name, value)
             patches.set(torch.version, "cuda", CUDA_VERSION if target.backend == "cuda" else None)
             patches.set(torch.version, "hip", HIP_VERSION if target.backend == "hip" else None)
-            patches.set(torch.Tensor, "is_cuda", property(lambda self: self.device.type in ("cuda", "meta")))
+            on_gpu = ("cuda", "meta", "cpu") if tensors == "cpu" else ("cuda", "meta")
+            patches.set(torch.Tensor, "is_cuda", property(lambda self: self.device.type in on_gpu))
             # Inductor's generated code: `from torch._C import _cuda_getCurrentRawStream as
             # get_raw_stream` at import, `get_raw_stream(0)` per call (absent from CPU builds of torch)
             for name in ("_cuda_getCurrentRawStream", "_cuda_getCurrentStream"):
                 patches.set(torch._C, name, lambda *a, **k: 0)
             tools = vendor_tools(target, tempfile.mkdtemp(prefix="inspector-tools-"))
             os.environ["PATH"] = tools + os.pathsep + old_path
-            mode = _meta_mode()
+            mode = _gpu_to(tensors)
             mode.__enter__()
             deferred = dynamo_deferred()
             deferred.__enter__()

@@ -18,6 +18,7 @@ KIND_TITLES = {
     "compilation": "Triton compile error",
     "out_of_resources": "Out of resources on this target", "unknown_target": "Unknown target",
     "missing_constexpr": "A constexpr has no value", "bad_argument": "Bad argument", "no_kernel": "No kernel found",
+    "no_launch": "The program launched no kernel",
     "timeout": "Timed out", "memory": "Out of memory", "output_limit": "Output too large",
     "crashed": "The worker crashed", "internal": "Internal error", "cancelled": "Cancelled",
 }

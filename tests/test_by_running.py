@@ -1,0 +1,111 @@
+"""Opening a kernel through the code that really calls it (inspector.capture.by_running): a
+library kernel whose wrapper rejects every made-up call opens from its own test, run GPU-free
+under Triton's interpreter with real tensors, with the real specialisation."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from conftest import REPO
+
+from inspector.capture.by_running import open_by_running, program_of
+
+OPS = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _rowscale_kernel(X, Out, W, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    x = tl.load(X + row * stride + cols, mask=m, other=0.0)
+    w = tl.load(W + cols, mask=m, other=0.0)
+    tl.store(Out + row * stride + cols, (x * w).to(Out.dtype.element_ty), mask=m)
+
+
+def rowscale(x, w):
+    # what no guess from names gets right: rows in triples, a weight as long as a row
+    assert x.shape[-1] == w.shape[0] and x.shape[-1] % 3 == 0, "the rows must come in triples"
+    out = torch.empty_like(x)
+    _rowscale_kernel[(x.shape[0],)](x, out, w, x.stride(0), x.shape[-1], BLOCK=triton.next_power_of_2(x.shape[-1]))
+    return out
+'''
+
+TEST = '''
+import torch
+from mylib.ops import rowscale
+
+
+def test_rowscale():
+    x = torch.randn(8, 300, device="cuda")
+    w = torch.randn(300, device="cuda")
+    torch.testing.assert_close(rowscale(x, w), x * w)  # the kernel really ran (on the CPU)
+
+
+def test_nothing():
+    assert True
+'''
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    root = tmp_path_factory.mktemp("proj")
+    (root / "mylib").mkdir()
+    (root / "mylib" / "__init__.py").write_text("")
+    (root / "mylib" / "ops.py").write_text(textwrap.dedent(OPS))
+    (root / "tests").mkdir()
+    (root / "tests" / "test_ops.py").write_text(textwrap.dedent(TEST))
+    return root
+
+
+def test_commands_as_users_type_them():
+    assert program_of("pytest -q tests/t.py::test_x") == ["-m", "pytest", "-q", "tests/t.py::test_x"]
+    assert program_of("tests/t.py::test_x") == ["-m", "pytest", "tests/t.py::test_x"]
+    assert program_of("python -u bench.py --n 4") == ["bench.py", "--n", "4"]
+    assert program_of("bench.py") == ["bench.py"]
+    assert program_of("mypkg.bench --n 4") == ["-m", "mypkg.bench", "--n", "4"]
+    with pytest.raises(ValueError):
+        program_of("")
+
+
+def test_a_kernel_whose_guess_fails_opens_from_its_test(project):
+    rec = open_by_running("pytest -q tests/test_ops.py::test_rowscale", kernel="_rowscale_kernel", target="sm_90",
+                          cwd=project)
+    assert rec.error is None, rec.error
+    assert rec.call_origin == "run: pytest -q tests/test_ops.py::test_rowscale"
+    values = {p.name: p.value for p in rec.parameters}
+    # the test's own call: 8 rows of 300, stride 300 (not a multiple of 16: no tt.divisibility)
+    assert values["n_cols"] == 300 and values["stride"] == 300 and values["BLOCK"] == 512
+    assert rec.grid == [8]
+    spec = {p.name: p.specialization for p in rec.parameters}
+    assert "tt.divisibility=16" not in " ".join(spec["stride"]) and "tt.divisibility=16" in " ".join(spec["X"])
+    assert "ld.global" in rec.stages["ptx"]
+    amd = open_by_running("tests/test_ops.py::test_rowscale", target="gfx942", cwd=project)
+    assert amd.error is None and amd.kernel == "_rowscale_kernel" and "amdgcn" in amd.stages
+
+
+def test_a_run_that_launches_nothing_says_so(project):
+    rec = open_by_running("pytest -q tests/test_ops.py::test_nothing", target="sm_90", cwd=project)
+    assert rec.error is not None and rec.error.kind == "no_launch"
+    assert "launched no Triton kernel" in rec.error.message and "1 passed" in rec.error.message
+    rec = open_by_running("pytest -q tests/test_ops.py::test_rowscale", kernel="nope", target="sm_90", cwd=project)
+    assert rec.error is not None and "_rowscale_kernel" in rec.error.message
+
+
+def test_the_command_line_offers_and_takes_the_path(project):
+    env_cmd = [sys.executable, "-m", "inspector", "compile"]
+    guess = subprocess.run([*env_cmd, "mylib/ops.py"], cwd=project, capture_output=True, text=True, timeout=300,
+                           env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
+    assert guess.returncode == 1 and "the rows must come in triples" in guess.stderr
+    assert '--run "pytest' in guess.stderr  # the way in is offered where the guess failed
+    run = subprocess.run([*env_cmd, "--run", "pytest -q tests/test_ops.py::test_rowscale", "--kernel",
+                          "_rowscale_kernel", "--stage", "ttgir"], cwd=project, capture_output=True, text=True,
+                         timeout=300, env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "tt.load" in run.stdout and "_rowscale_kernel on sm_90" in run.stderr
