@@ -158,6 +158,30 @@ def test_a_parameter_asked_for_its_element_type_is_a_pointer(tmp_path, sandbox):
     assert kinds["Ref"] == "pointer" and kinds["N"] == "scalar"
 
 
+def test_loaded_loop_bounds_come_from_an_integer_tensor(tmp_path, sandbox):
+    # `cu_seqlens`-style offsets bound a loop: made up as float32 they failed with "For loop bounds
+    # and step must all be ints"; they are integers (as torch's index tensors: int64)
+    path = write(tmp_path, "varlen.py", """
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def varlen_sum(X, CuSeqlens, Out, D: tl.constexpr):
+            b = tl.program_id(0)
+            start = tl.load(CuSeqlens + b)
+            end = tl.load(CuSeqlens + b + 1)
+            cols = tl.arange(0, D)
+            acc = tl.zeros([D], dtype=tl.float32)
+            for t in range(start, end):
+                acc += tl.load(X + t * D + cols)
+            tl.store(Out + b * D + cols, acc)
+    """)
+    rec = inspect_kernel(path, target="sm_90", consts={"D": "64"}, sandbox=sandbox)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert {p.name: p.type for p in rec.parameters}["CuSeqlens"] == "*i64"
+
+
 def test_missing_constexpr_is_named(tmp_path, sandbox):
     path = write(tmp_path, "unseen.py", UNSEEN)
     rec = inspect_kernel(path, target="sm_90", consts={"BLOCK": "256"}, sandbox=sandbox)

@@ -5,7 +5,8 @@ loaded from, stored to or handed to an atomic, a block pointer or a tensor descr
 from it by additions only (`X + row * stride + offs`, `X += row * stride`): offsets are added to a
 pointer, never multiplied, compared or used as a loop bound, which is how strides and sizes show
 themselves. A pointer whose loaded values index another address (`y = tl.load(Y); tl.load(X + y)`)
-holds indices: int64, as torch's index tensors do. A parameter asked for its pointee type
+holds indices: int64, as torch's index tensors do; so does one whose loaded values bound a loop
+(`cu_seqlens`). A parameter asked for its pointee type
 (`y.to(Y.dtype.element_ty)`) is a pointer, whatever else it meets. Helper `@triton.jit` functions
 the kernel calls are followed (a pointer passed to a helper that loads from it is a pointer).
 """
@@ -247,8 +248,11 @@ def parameter_usage(fn: Any, _depth: int = 0) -> Usage:
     # only a pointer has a pointee type: that outweighs a name it shares with arithmetic
     usage.pointers |= {p for p in params if p in flow.element_types}
     usage.integers = {p for p in params if p in integer_names and p not in usage.pointers}
-    # Loaded values that feed another address: the pointer they came from holds indices.
-    address_names = _mentioned(flow.addresses, flow.assigned)
+    # Loaded values that feed another address, or a loop bound (`for i in range(start, end)` over
+    # `cu_seqlens`): the pointer they came from holds integers (it was a float32 tensor, and Triton
+    # refused "For loop bounds and step must all be ints").
+    address_names = _mentioned(flow.addresses, flow.assigned) | _mentioned(
+        [e for c in flow.calls if _call_name(c) in ("range", "static_range") for e in c.args], flow.assigned)
     for local, load_addresses in flow.loads.items():
         if local in address_names:
             for a in load_addresses:
