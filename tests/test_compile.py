@@ -182,6 +182,36 @@ def test_loaded_loop_bounds_come_from_an_integer_tensor(tmp_path, sandbox):
     assert {p.name: p.type for p in rec.parameters}["CuSeqlens"] == "*i64"
 
 
+def test_suggestions_for_a_tiled_kernel_fit_the_target(tmp_path, sandbox):
+    # a head dimension is 64, a tile side of a dot kernel 64: 1024 overflowed shared memory
+    path = write(tmp_path, "attn.py", """
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def attn_fwd(Q, K, V, Out, N_CTX, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                     BLOCK_DMODEL: tl.constexpr):
+            offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+            offs_d = tl.arange(0, BLOCK_DMODEL)
+            q = tl.load(Q + offs_m[:, None] * BLOCK_DMODEL + offs_d[None, :])
+            acc = tl.zeros([BLOCK_M, BLOCK_DMODEL], dtype=tl.float32)
+            for start in range(0, N_CTX, BLOCK_N):
+                offs_n = start + tl.arange(0, BLOCK_N)
+                k = tl.load(K + offs_n[None, :] * BLOCK_DMODEL + offs_d[:, None])
+                v = tl.load(V + offs_n[:, None] * BLOCK_DMODEL + offs_d[None, :])
+                acc += tl.dot(tl.dot(q, k).to(v.dtype), v)
+            tl.store(Out + offs_m[:, None] * BLOCK_DMODEL + offs_d[None, :], acc)
+    """)
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox)
+    assert rec.error is not None and rec.error.kind == "missing_constexpr"
+    suggested = {m["name"]: m["suggested"] for m in rec.error.details["missing"]}
+    assert suggested == {"BLOCK_M": "64", "BLOCK_N": "64", "BLOCK_DMODEL": "64"}
+    done = inspect_kernel(path, target="sm_90", consts=suggested, args={"Q": "fp16", "K": "fp16", "V": "fp16"},
+                          sandbox=sandbox)
+    assert done.error is None, done.error and done.error.short()
+
+
 def test_missing_constexpr_is_named(tmp_path, sandbox):
     path = write(tmp_path, "unseen.py", UNSEEN)
     rec = inspect_kernel(path, target="sm_90", consts={"BLOCK": "256"}, sandbox=sandbox)

@@ -354,29 +354,39 @@ def signature_call(info: KernelInfo, overrides: dict[str, Any], ran: str = "") -
             value = int(default) if isinstance(default, int) else DEFAULT_INT
         kwargs[name] = value  # by name: constexprs may sit between runtime parameters
     if missing:
+        blocks = [p.name for p in tc.signature_params(info.jit) if p.is_constexpr
+                  and ("block" in p.name.lower() or "tile" in p.name.lower())]
+        tiles_2d = len(blocks) > 1 or ".dot(" in getattr(info.jit, "src", "")
         raise KernelFileError(
             "missing_constexpr",
             f"kernel '{info.name}' needs a value for {', '.join(missing)} (constexpr, no default), and "
             f"nothing the file ran launched it to show one ({ran or 'nothing ran'}). Give "
-            f"{'it' if len(missing) == 1 else 'each'} a value (e.g. {missing[0]}={suggested_value(missing[0])}), "
+            f"{'it' if len(missing) == 1 else 'each'} a value (e.g. {missing[0]}={suggested_value(missing[0], tiles_2d)}), "
             f"or add an example(device) that launches the kernel as real code does, or open it through "
             f"the code that really calls it (a test, a benchmark): compile --run \"pytest path::test\".",
             None,
             info.line,
-            {"missing": [{"name": n, "kind": "constexpr", "suggested": suggested_value(n)} for n in missing]},
+            {"missing": [{"name": n, "kind": "constexpr", "suggested": suggested_value(n, tiles_2d)} for n in missing]},
         )
     return tc.Launch(info.obj, (), kwargs, (1,))
 
 
-def suggested_value(name: str) -> str:
-    """A plausible value to offer for a constexpr with no default."""
+# a head dimension (attention): real code uses 64 or 128; 1024 overflows shared memory
+HEAD_DIM_NAMES = re.compile(r"(dmodel|head_?dim|headdim|d_?head|block_?d(?:k|v)?$|^hd$|^d$|_d$)", re.I)
+
+
+def suggested_value(name: str, tiles_2d: bool = False) -> str:
+    """A plausible value to offer for a constexpr with no default. `tiles_2d`: the kernel has a
+    `tl.dot` or several block sizes, so a block is one side of a tile (64, not 1024)."""
     low = name.lower()
     if "dtype" in low:
         return "float32"
     if low in ("eps", "epsilon") or low.endswith("_eps"):
         return "1e-6"
+    if HEAD_DIM_NAMES.search(low):
+        return "64"
     if "block" in low or "tile" in low or low.startswith("bs") or low.endswith("_size"):
-        return "1024" if not any(c in low for c in ("_m", "_n", "_k")) else "64"
+        return "1024" if not tiles_2d and not any(c in low for c in ("_m", "_n", "_k")) else "64"
     if low.startswith(("has_", "is_", "use_", "enable")) or low in ("causal", "training"):
         return "False"
     if "group" in low:
