@@ -101,7 +101,8 @@ def run_benchmark(target: str, **kwargs: Any) -> BenchResult:
     return run_benchmarks([target], **kwargs)[0]
 
 
-def jailed_command(command: list[str], targets: list[str], env: dict[str, str]) -> list[str]:
+def jailed_command(command: list[str], targets: list[str], env: dict[str, str],
+                   writable: list[str] | None = None) -> list[str]:
     """The benchmark worker's command, jailed like a compile where bubblewrap is there: the user's
     file runs with no network, no view of the home folder, the cache or the workspaces, its own
     /tmp, its kernel's project folder read-only; the environment is reduced to what it needs
@@ -122,7 +123,7 @@ def jailed_command(command: list[str], targets: list[str], env: dict[str, str]) 
     for target in targets:
         if os.path.exists(target):
             expose += request_paths({"file": target})
-    return jail.boxed_command(command, clean, expose, hidden_paths())
+    return jail.boxed_command(command, clean, expose, hidden_paths(), writable or ())
 
 
 def _run_worker(

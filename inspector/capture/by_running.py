@@ -9,9 +9,9 @@ Without a GPU (any target but `native`), the program runs with TRITON_INTERPRET=
 stand-in device (`inspector.capture.run_program --stand-in`): tensors asked for on `cuda` live on
 the CPU with their data, torch answers as the target's GPU, and the kernels run on the CPU, so a
 test's own checks run too. A kernel the interpreter cannot run (Gluon, some tensor-descriptor
-code) is still recorded at its launch, with its specialisation, before the run stops. The program
-runs as the user who asked, in its own process: this is the command line's path; the app runs it
-in the benchmark jail (inspector/bench).
+code) is still recorded at its launch, with its specialisation, before the run stops. On the
+command line the program runs as the user who asked, in its own process; the app runs it in the
+benchmark jail (`jailed=True`: no network, no home, cache or workspaces, the project read-only).
 """
 
 from __future__ import annotations
@@ -66,9 +66,10 @@ def program_of(command: str | list[str]) -> list[str]:
 
 
 def run_program(command: str | list[str], target: str = "sm_90", cwd: str | os.PathLike | None = None,
-                timeout: float | None = None) -> RunResult:
+                timeout: float | None = None, jailed: bool = False) -> RunResult:
     """Run the command under a capture (see the module docstring); never raises for the program's
-    own failures: they are in `status` and `output`."""
+    own failures: they are in `status` and `output`. `jailed` (the app): in the benchmark jail,
+    which sees the project folder `cwd` read-only and writes only the capture."""
     from . import CaptureFileError, load
 
     program = program_of(command)
@@ -83,6 +84,12 @@ def run_program(command: str | list[str], target: str = "sm_90", cwd: str | os.P
     with tempfile.TemporaryDirectory(prefix="inspector-run-") as tmp:
         out = os.path.join(tmp, "run.inspector")
         cmd = [sys.executable, "-m", "inspector.capture.run_program", out, *flags, "--", *program]
+        if jailed:
+            from ..bench.client import jailed_command
+
+            cmd = jailed_command(cmd, [str(cwd or os.getcwd())], env, writable=[tmp])
+            env["PYTHONPATH"] = os.pathsep.join([PACKAGE_ROOT, str(cwd or os.getcwd())])
+            env["TRITON_INTERPRET"] = "1" if target != "native" else env.get("TRITON_INTERPRET", "")
         try:
             proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
             status, output = proc.returncode, (proc.stdout + proc.stderr)

@@ -254,11 +254,13 @@ def outer_command(command: list[str], env: dict[str, str], writable_fds: Iterabl
     return args + ["--", *command]
 
 
-def boxed_command(command: list[str], env: dict[str, str], expose: Iterable[str], hide: Iterable[str]) -> list[str]:
+def boxed_command(command: list[str], env: dict[str, str], expose: Iterable[str], hide: Iterable[str],
+                  writable: Iterable[str] = ()) -> list[str]:
     """`command` in a bubblewrap box that is the whole jail, for a process that cannot be forked
     from the worker manager (a GPU benchmark initialises CUDA, which a fork must not inherit):
     the outer box's namespaces, then `hide` covered by empty folders, `expose` bound back read-only
-    (the Python installation, the inspector, the kernel's project), and a private /tmp."""
+    (the Python installation, the inspector, the kernel's project), and a private /tmp.
+    `writable`: folders the caller made for this run alone (where a capture is written)."""
     args = outer_command(command, env, keep_admin=False)
     split = args.index("--")
     inner = ["--tmpfs", "/tmp"]
@@ -271,6 +273,9 @@ def boxed_command(command: list[str], env: dict[str, str], expose: Iterable[str]
     for path in expose:
         if os.path.exists(path):
             inner += ["--ro-bind", path, path]
+    for path in writable:
+        if os.path.isdir(path):
+            inner += ["--bind", path, path]
     return args[:split] + inner + args[split:]
 
 

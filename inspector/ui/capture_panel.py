@@ -5,12 +5,17 @@ makes the captured launch) goes into the user's workspace as a file of its own a
 like any other kernel there, so every stage, resources, occupancy and insight follow, for any
 target, and the text is theirs to edit.
 
+"Open by running" makes the capture itself: a command (a pytest node id, `pytest ...`, `python
+script.py ...`) runs in a project folder the server opens, jailed (inspector.capture.by_running),
+GPU-free under Triton's interpreter; what it launched appears here with its real arguments.
+
 Drawn in the sidebar by `capture_panel()`; it keeps the loaded capture in the session only.
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import streamlit as st
 
@@ -61,6 +66,52 @@ def _open(cap: Capture, spec: str) -> None:
     state.switch_kernel(kf.id)
 
 
+RUN_ERROR = "capture.run_error"
+
+
+def project_folder(spec: str) -> Path:
+    """The folder a command may run in: one of the folders this server opens (or inside one), as
+    "Open by path" allows (`workspace.open_roots`); ValueError saying which otherwise."""
+    from inspector.ui.workspace import OPEN_ROOTS_ENV, open_roots
+
+    roots = open_roots()
+    listed = ", ".join(str(r) for r in roots) or "(none)"
+    p = Path(spec.strip() or ".").expanduser()
+    real = (p if p.is_absolute() else (roots[0] / p if roots else p)).resolve()
+    if not real.is_dir():
+        raise ValueError(f"{spec}: no such folder")
+    if not any(real == r or real.is_relative_to(r) for r in roots):
+        raise ValueError(f"{spec} is outside the folders this server opens ({listed}); the operator can add one "
+                         f"with ${OPEN_ROOTS_ENV}")
+    return real
+
+
+def _on_run() -> None:
+    """Run the command in its project folder, jailed, and open what it launched as a capture."""
+    from inspector.capture.by_running import run_program
+    from inspector.ui import state
+
+    ss = st.session_state
+    ss.pop(RUN_ERROR, None)
+    try:
+        folder = project_folder(ss.get("capture.run_folder", ""))
+        target = state.settings().target
+        run = run_program(ss.get("capture.run_command", ""), target=target, cwd=folder, timeout=RUN_TIMEOUT,
+                          jailed=True)
+    except ValueError as e:
+        ss[RUN_ERROR] = str(e)
+        return
+    if run.capture is None or not run.capture.kernels:
+        ss[RUN_ERROR] = (f"The command ran (exit status {run.status}) and launched no Triton kernel. The end of "
+                         f"its output:\n\n{run.output[-1500:]}")
+        return
+    ss[CAPTURE] = run.capture
+    ss.pop(CAPTURE_ERROR, None)
+
+
+RUN_TIMEOUT = 300  # seconds a command may run under the interpreter
+
+
 def capture_panel() -> None:
     """The sidebar's Capture section: load a capture, its kernel table, open a kernel."""
     ss = st.session_state
@@ -73,6 +124,16 @@ def capture_panel() -> None:
             except CaptureFileError as e:
                 ss[CAPTURE_ERROR] = str(e)
     cap: Capture | None = ss.get(CAPTURE)
+    with st.expander("Open by running", expanded=bool(ss.get(RUN_ERROR))):
+        st.text_input("Project folder", key="capture.run_folder",
+                      help="a folder this server opens (TRITON_INSPECTOR_OPEN_ROOTS); the command runs there")
+        st.text_input("Command", key="capture.run_command", placeholder="pytest tests/test_ops.py::test_x",
+                      help="a pytest node id, `pytest ...` or `python script.py ...`: it runs GPU-free under "
+                           "Triton's interpreter, in a sandbox, and every kernel it launches is recorded with "
+                           "its real arguments; the kernels appear under Captured run")
+        st.button("Run", key="capture.run", on_click=_on_run, icon=":material/play_arrow:")
+        if ss.get(RUN_ERROR):
+            st.error(ss[RUN_ERROR])
     with st.expander("Captured run", expanded=cap is not None):
         st.file_uploader(
             "Open a capture or a tritonparse trace",
