@@ -109,3 +109,14 @@ def test_the_command_line_offers_and_takes_the_path(project):
                          timeout=300, env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
     assert run.returncode == 0, run.stderr[-3000:]
     assert "tt.load" in run.stdout and "_rowscale_kernel on sm_90" in run.stderr
+
+
+@pytest.mark.gpu
+def test_natively_on_a_gpu(project):
+    # on a GPU the test runs natively (no interpreter, real CUDA tensors) and the launch compiles
+    # for the GPU itself
+    rec = open_by_running("pytest -q -p no:cacheprovider tests/test_ops.py::test_rowscale", target="native",
+                          cwd=project)
+    assert rec.error is None, rec.error
+    assert rec.mode == "native" and rec.grid == [8]
+    assert {p.name: p.value for p in rec.parameters}["n_cols"] == 300
