@@ -328,3 +328,30 @@ def test_gfx942_broadcast_and_gather(case):
     g = _access(case("gather", "gfx942"), "x")
     # 64 lanes x 4 bytes: 2 lines at best, a line per lane at worst
     assert g.coalescing.status == "data_dependent" and g.coalescing.sectors_range == (2, 64)
+
+
+def test_gfx942_buffer_load_with_a_stride_operand(sandbox, tmp_path):
+    # `amdg.buffer_load %x[%offs] stride = %sm`: the stride is no mask (it was read as one, and the
+    # analysis failed); rows of a 64 x 64 fp32 tile, 4 per lane: 64 x 16 bytes, 8 lines, ideal
+    path = tmp_path / "rows.py"
+    path.write_text('''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rows(x, out, sm, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    t = tl.load(x + rn[:, None] * sm + rm[None, :])
+    tl.store(out + rm[:, None] * BN + rn[None, :], tl.trans(t))
+
+
+def example(device):
+    x = torch.randn(4096, device=device)
+    rows[(1,)](x, torch.empty_like(x), 64, BM=64, BN=64)
+''')
+    rec = _compile(sandbox, path, target="gfx942")
+    a = _access(rec, "x")
+    assert a.coalescing.status == "computed", a.coalescing.note
+    assert (a.vector_bits, a.sectors_per_request, a.ideal_sectors_per_request) == (128, 8, 8)

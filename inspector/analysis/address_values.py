@@ -263,7 +263,10 @@ def access_site(op: Op) -> AccessSite | None:
     if n.startswith(("amdg.buffer", "amdgpu.buffer")):
         # `amdg.buffer_load %base[%offsets], %mask ...`; stores: `%value, %base[%offsets], %mask`
         k = 1 if n.endswith(("store", "atomic_rmw", "atomic_cas")) else 0
-        rest = ops[k + 2:]
+        # after `]`: the mask (and `other`), before `stride = %s` and the attributes
+        tail = op.text.split("]", 1)[1] if "]" in op.text else ""
+        tail = re.split(r"\bstride\s*=|\{|\s:\s", tail, maxsplit=1)[0]
+        rest = ops[k + 2:k + 2 + len(re.findall(r"%[\w.]+", tail))]
         t = next((x for x in types if x.startswith("tensor<")), None)
         m = TENSOR_PARTS.match(t) if t else None
         elem = element_bits(m.group(3) or m.group(2)) if m else None
