@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..compile.record import Inspection
 from .context import context
@@ -417,10 +416,3 @@ def advise(rec: Inspection) -> list[Finding]:
     findings.sort(key=lambda f: (SEVERITIES.index(f.severity), -f.score, f.line or 0))
     ctx.memo["advice"] = findings
     return findings
-
-
-def findings_as_dicts(findings: list[Finding]) -> list[dict[str, Any]]:
-    """JSON-ready findings."""
-    from dataclasses import asdict
-
-    return [asdict(f) for f in findings]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 # Bump when the meaning or shape of a field changes.
 SCHEMA_VERSION = 1
@@ -453,7 +453,3 @@ def load_result(path: str | os.PathLike) -> BenchResult:
     """Read a result written by `save_result` (or by `python -m inspector bench --out`)."""
     with open(path, encoding="utf-8") as f:
         return BenchResult.from_json(f.read())
-
-
-def load_results(paths: Iterable[str | os.PathLike]) -> list[BenchResult]:
-    return [load_result(p) for p in paths]

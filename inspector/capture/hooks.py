@@ -90,11 +90,6 @@ class _State(threading.local):
         self.pending: list[tuple[Any, Any]] = []  # (function, start event) awaiting the exit hook
 
 
-def is_interpreting() -> bool:
-    """Whether kernels run on Triton's CPU interpreter (TRITON_INTERPRET=1)."""
-    return bool(knobs.runtime.interpret)
-
-
 def as_jit(obj: Any) -> JITFunction | None:
     """The JITFunction for a kernel object: itself, the innermost one under autotune/heuristics
     wrappers, or, for an interpreted function, a JITFunction made from the same Python function

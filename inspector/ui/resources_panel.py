@@ -76,14 +76,3 @@ def _context_bits(rec: Inspection) -> list[str]:
     bits.append(f"Triton {rec.triton_version}")
     bits.append("from the cache" if rec.cached else f"compiled in {rec.compile_seconds:.1f} s")
     return bits
-
-
-def resources_card(rec: Inspection) -> None:
-    """One row of figures plus a caption (target, GPU, grid and waves, compile time)."""
-    if not rec.ok or not rec.stages:
-        return
-    with st.container(border=True, key="resources-card"):
-        cols = st.columns([1, 1, 1, 1, 1, 1.8])
-        for col, (label, value) in zip(cols, card_figures(rec).items()):
-            col.metric(label, value)
-        st.caption(" · ".join(_context_bits(rec)))
