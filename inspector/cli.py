@@ -14,6 +14,7 @@ import sys
 from typing import Any, Sequence
 
 from .compile.record import STAGE_TITLES, Inspection
+from .targets import DEFAULT_TARGET
 
 
 def _pairs(values: list[str] | None, flag: str) -> dict[str, str]:
@@ -39,7 +40,8 @@ def add_compile_options(p: argparse.ArgumentParser) -> None:
                    help="the project folder the file belongs to, when no __init__.py chain or pyproject.toml "
                         "shows it (its package imports then work)")
     p.add_argument("--kernel", help="which kernel of the file (default: the one example() launches, or the first)")
-    p.add_argument("--target", default="sm_90", help="sm_80, sm_90, sm_120, gfx942, ... or native (default sm_90)")
+    p.add_argument("--target", default=DEFAULT_TARGET,
+                   help=f"sm_80, sm_90, sm_120, gfx942, ... or native (default {DEFAULT_TARGET})")
     p.add_argument("--num-warps", type=int, help="compile option num_warps")
     p.add_argument("--num-stages", type=int, help="compile option num_stages")
     p.add_argument("--option", action="append", metavar="NAME=VALUE",
@@ -282,10 +284,25 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     for name in wanted:
         try:
             module = importlib.import_module(f".commands.{name}", __package__)
-        except ImportError:
+        except ImportError as e:
+            # never dropped silently: the command is listed, and says why it cannot run
+            _unavailable(sub, name, e)
             continue
         module.register(sub)
     return parser
+
+
+def _unavailable(sub: Any, name: str, error: ImportError) -> None:
+    why = f"{type(error).__name__}: {error}"
+
+    def run(ns: argparse.Namespace) -> int:
+        print(f"error: the {name} command cannot load ({why}); scripts/install.sh installs what it needs",
+              file=sys.stderr)
+        return 2
+
+    p = sub.add_parser(name, help=f"(cannot load here: {why})", add_help=False)
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p.set_defaults(func=run)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

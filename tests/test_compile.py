@@ -640,3 +640,23 @@ def test_worker_manager_serves_before_it_is_warm(tmp_path):
         assert rec.error is None
     finally:
         box.close()
+
+
+def test_a_command_that_cannot_load_says_so(monkeypatch, capsys):
+    # a command module failing to import is listed and explains itself, never dropped silently
+    import importlib
+
+    from inspector import cli
+
+    real = importlib.import_module
+
+    def failing(name, package=None):
+        if name == ".commands.pool":
+            raise ImportError("No module named 'somedep'")
+        return real(name, package)
+
+    monkeypatch.setattr(cli.importlib, "import_module", failing)
+    parser = cli.build_parser(["pool", "status"])
+    ns = parser.parse_args(["pool", "status"])
+    assert ns.func(ns) == 2
+    assert "the pool command cannot load (ImportError: No module named 'somedep')" in capsys.readouterr().err

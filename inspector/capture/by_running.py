@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..compile.record import ErrorInfo, Inspection
+from ..targets import DEFAULT_TARGET
 
 PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)  # the folder holding `inspector`
 OUTPUT_TAIL = 4000  # characters of the program's output kept for an error message
@@ -65,7 +66,7 @@ def program_of(command: str | list[str]) -> list[str]:
     return ["-m", *words]
 
 
-def run_program(command: str | list[str], target: str = "sm_90", cwd: str | os.PathLike | None = None,
+def run_program(command: str | list[str], target: str = DEFAULT_TARGET, cwd: str | os.PathLike | None = None,
                 timeout: float | None = None, jailed: bool = False) -> RunResult:
     """Run the command under a capture (see the module docstring); never raises for the program's
     own failures: they are in `status` and `output`. `jailed` (the app): in the benchmark jail,
@@ -104,7 +105,7 @@ def run_program(command: str | list[str], target: str = "sm_90", cwd: str | os.P
     return RunResult(status, cap, output[-OUTPUT_TAIL:], program)
 
 
-def open_by_running(command: str | list[str], kernel: str | None = None, target: str = "sm_90",
+def open_by_running(command: str | list[str], kernel: str | None = None, target: str = DEFAULT_TARGET,
                     cwd: str | os.PathLike | None = None, run_timeout: float | None = 600,
                     **inspect_kwargs: Any) -> Inspection:
     """Run `command`, then compile its launch of `kernel` (default: the kernel launched most) for

@@ -46,6 +46,8 @@ from triton import knobs
 from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
 
+from ..targets import DEFAULT_TARGET
+
 try:
     from triton.runtime.interpreter import InterpretedFunction
 except ImportError:  # pragma: no cover - every supported Triton has it
@@ -114,7 +116,7 @@ def as_jit(obj: Any) -> JITFunction | None:
 _spec_backends: dict[str, Any] = {}
 
 
-def _backend(target: str = "sm_90") -> Any:
+def _backend(target: str = DEFAULT_TARGET) -> Any:
     """A compiler backend for the specialisation of interpreted launches (no driver needed)."""
     if target not in _spec_backends:
         from triton.backends.compiler import GPUTarget

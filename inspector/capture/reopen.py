@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..targets import DEFAULT_TARGET
 from .store import Capture, KernelEntry
 
 
@@ -67,7 +68,7 @@ def write_standalone(
 def reopen(
     capture: Capture,
     entry: KernelEntry,
-    target: str = "sm_90",
+    target: str = DEFAULT_TARGET,
     folder: str | os.PathLike | None = None,
     **kwargs: Any,
 ):

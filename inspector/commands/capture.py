@@ -20,6 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..targets import DEFAULT_TARGET
+
 ACTIONS = ("list", "show", "compile", "edit")
 PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)  # the folder holding `inspector`
 
@@ -131,7 +133,7 @@ def _action(rest: list[str]) -> int:
         p.add_argument("--reproducer", action="store_true", help="print only its standalone file")
     elif rest[0] == "compile":
         p.add_argument(
-            "--target", default="sm_90", help="sm_80, sm_90, gfx942, ... or native (default sm_90)"
+            "--target", default=DEFAULT_TARGET, help=f"sm_80, sm_90, gfx942, ... or native (default {DEFAULT_TARGET})"
         )
         p.add_argument("--stage", choices=[s for s in STAGE_TITLES if s != "source"])
         p.add_argument("--json", action="store_true", help="print the inspection record as JSON")

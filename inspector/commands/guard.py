@@ -30,7 +30,7 @@ from inspector.guard.runner import target_keys
 from inspector.guard.discovery import DiscoveryError
 from inspector.guard.progress import ProgressBar
 from inspector.guard.reports import json_text, junit_xml, markdown, regression_lines, summary_line
-from inspector.targets import UnknownTargetError, parse_target
+from inspector.targets import DEFAULT_TARGET, UnknownTargetError, parse_target
 
 
 def register(subparsers: Any) -> None:
@@ -39,7 +39,8 @@ def register(subparsers: Any) -> None:
                               "with a baseline (CI)", description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="+", metavar="PATH", help="kernel files, folders, or module/package names")
-    p.add_argument("--targets", default="sm_90", help="comma-separated targets (default sm_90): sm_90,sm_100,gfx942")
+    p.add_argument("--targets", default=DEFAULT_TARGET,
+                   help=f"comma-separated targets (default {DEFAULT_TARGET}): sm_90,sm_100,gfx942")
     p.add_argument("--tritons", metavar="VERSIONS",
                    help="comma-separated Triton releases to compile with (the installed one and side environments "
                         "added with `python -m inspector versions add`); default: the installed one. Another "

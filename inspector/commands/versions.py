@@ -19,6 +19,7 @@ import sys
 from typing import Any
 
 from inspector import versions
+from inspector.targets import DEFAULT_TARGET
 
 
 def register(subparsers: Any) -> None:
@@ -50,7 +51,7 @@ def register(subparsers: Any) -> None:
     q.add_argument(
         "--to", dest="release_b", metavar="VERSION", help="the second release (default: the installed one)"
     )
-    q.add_argument("--target", default="sm_90", help="sm_90, gfx942, ... (default sm_90)")
+    q.add_argument("--target", default=DEFAULT_TARGET, help=f"sm_90, gfx942, ... (default {DEFAULT_TARGET})")
     q.add_argument("--json", action="store_true", help="one JSON object per line")
     p.set_defaults(func=run)
 

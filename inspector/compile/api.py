@@ -19,7 +19,7 @@ from .project import fingerprint, locate, module_file
 from .record import ErrorInfo, Inspection, SCHEMA_VERSION
 from .sandbox import Limits, Sandbox, SandboxError
 from .sandboxes import default_sandbox
-from ..targets import UnknownTargetError, candidate_targets, parse_target
+from ..targets import DEFAULT_TARGET, UnknownTargetError, candidate_targets, parse_target
 from ..versions.support import VersionError
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the inspector package
@@ -63,7 +63,7 @@ def _normalise(values: dict[str, Any] | None) -> dict[str, str]:
 def inspect_kernel(
     file: str | os.PathLike,
     kernel: str | None = None,
-    target: str = "sm_90",
+    target: str = DEFAULT_TARGET,
     args: dict[str, Any] | None = None,
     consts: dict[str, Any] | None = None,
     options: dict[str, Any] | None = None,

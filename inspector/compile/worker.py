@@ -31,7 +31,7 @@ from .record import ErrorInfo, Inspection, Parameter
 from .reproduce import standalone_file
 from .stand_in_device import stand_in_device
 from .wrapper_calls import call_wrappers
-from ..targets import Target, parse_target
+from ..targets import DEFAULT_TARGET, Target, parse_target
 
 MAX_LOG = 20_000
 MAX_PASS_DUMP_BYTES = 200 * 1024 * 1024  # a pass dump beyond this is cut (huge kernels)
@@ -149,7 +149,7 @@ def inspect_file(request: dict[str, Any]) -> Inspection:
     workdir = tempfile.mkdtemp(prefix="inspector-")
     module_fns: list[Any] = []
     try:
-        target, mode = _resolve_target(request.get("target") or "sm_90")
+        target, mode = _resolve_target(request.get("target") or DEFAULT_TARGET)
         rec.target, rec.backend, rec.arch, rec.warp_size, rec.mode = (
             target.name, target.backend, target.arch, target.warp_size, mode)
         if mode == "native":

@@ -21,6 +21,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from inspector.targets import DEFAULT_TARGET
+
 STAGE_PANES = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn", "passes")
 DEFAULT_PANES = ("ptx",)
 VIEWS = ("insight", "occupancy", "autotune", "diff", "benchmarks")
@@ -56,7 +58,7 @@ class Settings:
     """The user's choices. None / empty means "as the file's example call decides"."""
 
     kernel: str = "add"
-    target: str = "sm_90"
+    target: str = DEFAULT_TARGET
     function: str = ""  # the kernel function; "" = the file's entry kernel
     num_warps: int | None = None
     num_stages: int | None = None
@@ -117,7 +119,7 @@ class Settings:
         return q
 
     @classmethod
-    def from_query(cls, query: Mapping[str, str], default_target: str = "sm_90") -> "Settings":
+    def from_query(cls, query: Mapping[str, str], default_target: str = DEFAULT_TARGET) -> "Settings":
         """Settings from URL query parameters; unknown or malformed values fall back to defaults."""
         s = cls(target=default_target)
         s.kernel = str(query.get("kernel") or s.kernel)
