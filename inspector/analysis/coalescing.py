@@ -185,8 +185,7 @@ def coalescing(site: AccessSite, mod: Module, *, vector_bits: int | None, warp_s
     cz.sector_efficiency = ideal / total if total else None
     distinct = np.unique(addr if mask is None else addr[mask])
     cz.uniform = len(distinct) == 1
-    first = cz.requests[0]
-    a0 = _lane_addresses(addr, coords, vec)
+    a0 = _lane_addresses(addr, coords)
     steps = np.diff(a0)
     if len(steps) and np.all(steps == steps[0]):
         cz.lane_stride_bytes = int(steps[0])
@@ -197,7 +196,7 @@ def coalescing(site: AccessSite, mod: Module, *, vector_bits: int | None, warp_s
         if isinstance(addr2, Unknown) or not _same_pattern(addr, np.broadcast_to(addr2, site.shape)):
             return _data_dependent(f"the pattern of the addresses depends on {', '.join(sorted(ev.used))}, which the "
                                    f"compile cannot know", sorted(ev.used), site, coords, vector_bits, base)
-        addr3, mask3, _ = addresses(site, mod, scalars, (0, 0, 0), g, 1)
+        addr3, _, _ = addresses(site, mod, scalars, (0, 0, 0), g, 1)
         mis = _requests(np.broadcast_to(addr3, site.shape), None if mask is None else mask, coords, vec, eb, sector,
                         line, dedupe=dedupe)
         if mis:
@@ -209,7 +208,7 @@ def coalescing(site: AccessSite, mod: Module, *, vector_bits: int | None, warp_s
         cz.assumptions.append(mask_note)
     cz.assumptions.append("pointer arguments start 128-byte aligned (as PyTorch allocates); program 0"
                           + (", the loop's first iteration" if site.op.loop_depth else ""))
-    cz.note = _describe(cz, first, vec, eb)
+    cz.note = _describe(cz, vec, eb)
     return cz
 
 
@@ -241,7 +240,7 @@ def _mask_uses_unknowns(site: AccessSite, mod: Module, scalars: dict[str, int], 
     return bool(ev.used)
 
 
-def _lane_addresses(addr: np.ndarray, coords: np.ndarray, vec: int) -> np.ndarray:
+def _lane_addresses(addr: np.ndarray, coords: np.ndarray) -> np.ndarray:
     """Warp 0's first register of instruction 0, per lane."""
     c = coords[0, :, 0]
     return addr[tuple(c[:, d] for d in range(c.shape[-1]))]
@@ -258,7 +257,7 @@ def _fmt(x: float | None) -> str:
     return f"{x:.0f}" if abs(x - round(x)) < 0.05 else f"{x:.1f}"
 
 
-def _describe(cz: Coalescing, first: Request, vec: int, eb: int) -> str:
+def _describe(cz: Coalescing, vec: int, eb: int) -> str:
     if cz.uniform:
         return "every lane reads the same address (a broadcast): one sector per request, nothing to coalesce"
     eff = cz.sector_efficiency or 0
