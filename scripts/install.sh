@@ -20,6 +20,17 @@ if ! $PY -c "import torch, triton" 2>/dev/null; then
 fi
 $PY -m pip install -q -r requirements.txt
 if [ "$1" = "--test" ]; then
+    # The browser tests drive Debian's Chromium (/usr/bin/chromium): Playwright cannot download
+    # its own browser on these machines (tests/browser_support.py).
+    if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+        if [ "$(id -u)" = 0 ]; then
+            (apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null) || echo "install.sh: could not install chromium" >&2
+        elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+            (sudo apt-get update -q >/dev/null && sudo apt-get install -y -q chromium >/dev/null) || echo "install.sh: could not install chromium" >&2
+        else
+            echo "install.sh: chromium is not installed and there is no root to install it: apt-get install chromium" >&2
+        fi
+    fi
     $PY -m pip install -q -r requirements-test.txt
     # The tests compile with a second Triton release side by side (python -m inspector versions):
     # a venv under the inspector's home sharing this torch; kept, so a second run reuses it.
