@@ -244,14 +244,14 @@ def _occupancy_findings(rec: Inspection) -> list[Finding]:
         out.append(Finding("occupancy", "medium", 60, None,
                            f"no workgroup fits on a CU by the register count ({', '.join(occ.get('limiters', []))}), "
                            f"yet the compiler estimates {rec.resources.amd_occupancy} waves per SIMD",
-                           [f"limits: {occ.get('limits')}",
+                           [f"limits: {_limits(occ.get('limits'), unit)}",
                             f"{rec.resources.vgprs} VGPRs + {rec.resources.agprs} AGPRs, {rec.resources.sgprs} SGPRs"],
                            "Fewer registers per thread (smaller tiles) leave room for more waves."))
         return out
     if blocks == 0:
         out.append(Finding("cannot_launch", "high", 100, None,
                            f"no block fits on an {unit} ({', '.join(occ.get('limiters', []))}): the launch would fail",
-                           [f"limits: {occ.get('limits')}"] + list(occ.get("notes", [])),
+                           [f"limits: {_limits(occ.get('limits'), unit)}"] + list(occ.get("notes", [])),
                            "Reduce shared memory (smaller tiles or fewer stages) or registers."))
         return out
     frac = occ.get("occupancy") or 0.0
@@ -261,7 +261,7 @@ def _occupancy_findings(rec: Inspection) -> list[Finding]:
         lim = " and ".join(names.get(x, x) for x in limiters)
         r = rec.resources
         ev = [f"{occ.get('active_warps')} of {occ.get('max_warps_per_sm')} warps per {unit} active"
-              + (f" on {gpu}" if gpu else ""), f"limits in blocks/{unit}: {occ.get('limits')}"]
+              + (f" on {gpu}" if gpu else ""), f"limits: {_limits(occ.get('limits'), unit)}"]
         if rec.backend == "cuda":
             ev.append(f"{r.registers} registers per thread x {r.threads} threads; {r.shared_bytes} bytes of shared memory")
         else:
@@ -287,6 +287,18 @@ def _occupancy_findings(rec: Inspection) -> list[Finding]:
                                f"{gpu}", [f"grid {rec.grid}, {blocks} blocks/{unit}, {sms} {unit}s"],
                                "A grid that is a multiple of the blocks per wave avoids the partly empty last wave."))
     return out
+
+
+_LIMIT_WORDS = {"warps": "warps", "registers": "registers", "shared_memory": "shared memory", "blocks": "blocks",
+                "barriers": "barriers", "vgprs": "VGPRs", "sgprs": "SGPRs", "lds": "LDS", "waves": "waves"}
+
+
+def _limits(limits: object, unit: str) -> str:
+    """{'warps': 8, 'registers': 1, ...} -> "blocks per SM allowed by warps 8, registers 1, ..." in words."""
+    if not isinstance(limits, dict) or not limits:
+        return "unknown"
+    parts = ", ".join(f"{_LIMIT_WORDS.get(k, k.replace('_', ' '))} {v}" for k, v in limits.items())
+    return f"blocks per {unit} each resource allows: {parts}"
 
 
 def _dot_findings(rec: Inspection) -> list[Finding]:
