@@ -4,16 +4,21 @@
 set -e
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+# A Debian package, through apt-get as root or with sudo; said on stderr when neither is there.
+apt_install() {
+    command -v apt-get >/dev/null 2>&1 || return 0
+    if [ "$(id -u)" = 0 ]; then
+        (apt-get update -q >/dev/null && apt-get install -y -q "$1" >/dev/null) || echo "install.sh: could not install $1" >&2
+    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+        (sudo apt-get update -q >/dev/null && sudo apt-get install -y -q "$1" >/dev/null) || echo "install.sh: could not install $1" >&2
+    else
+        echo "install.sh: $1 is not installed and there is no root to install it: apt-get install $1" >&2
+    fi
+}
 # The compile sandbox runs its worker manager under bubblewrap (Debian package bubblewrap);
 # without it each compile is still jailed in namespaces of its own (see inspector/sandbox.py).
-if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-    if [ "$(id -u)" = 0 ]; then
-        (apt-get update -q >/dev/null && apt-get install -y -q bubblewrap >/dev/null) || echo "install.sh: could not install bubblewrap" >&2
-    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-        (sudo apt-get update -q >/dev/null && sudo apt-get install -y -q bubblewrap >/dev/null) || echo "install.sh: could not install bubblewrap" >&2
-    else
-        echo "install.sh: bubblewrap (bwrap) is not installed and there is no root to install it: apt-get install bubblewrap" >&2
-    fi
+if ! command -v bwrap >/dev/null 2>&1; then
+    apt_install bubblewrap
 fi
 if ! $PY -c "import torch, triton" 2>/dev/null; then
     $PY -m pip install -q -r requirements-torch.txt
@@ -22,14 +27,8 @@ $PY -m pip install -q -r requirements.txt
 if [ "$1" = "--test" ]; then
     # The browser tests drive Debian's Chromium (/usr/bin/chromium): Playwright cannot download
     # its own browser on these machines (tests/browser_support.py).
-    if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-        if [ "$(id -u)" = 0 ]; then
-            (apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null) || echo "install.sh: could not install chromium" >&2
-        elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-            (sudo apt-get update -q >/dev/null && sudo apt-get install -y -q chromium >/dev/null) || echo "install.sh: could not install chromium" >&2
-        else
-            echo "install.sh: chromium is not installed and there is no root to install it: apt-get install chromium" >&2
-        fi
+    if ! command -v chromium >/dev/null 2>&1; then
+        apt_install chromium
     fi
     $PY -m pip install -q -r requirements-test.txt
     # The tests compile with a second Triton release side by side (python -m inspector versions):

@@ -88,9 +88,8 @@ def run_program(command: str | list[str], target: str = DEFAULT_TARGET, cwd: str
         if jailed:
             from ..bench.client import jailed_command
 
+            # the jail keeps PYTHONPATH and the TRITON_ variables set above (clean_environment)
             cmd = jailed_command(cmd, [str(cwd or os.getcwd())], env, writable=[tmp])
-            env["PYTHONPATH"] = os.pathsep.join([PACKAGE_ROOT, str(cwd or os.getcwd())])
-            env["TRITON_INTERPRET"] = "1" if target != "native" else env.get("TRITON_INTERPRET", "")
         try:
             proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
             status, output = proc.returncode, (proc.stdout + proc.stderr)
