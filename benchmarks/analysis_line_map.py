@@ -35,7 +35,7 @@ from inspector.analysis.locations import (
     stage_lines,
 )
 from inspector.compile.api import inspect_kernel, triton_version
-from inspector.compile.record import Inspection
+from inspector.record import Inspection
 
 PARSERS = {"ttir": mlir_locations, "ttgir": mlir_locations, "llir": llvm_locations, "ptx": ptx_locations,
            "amdgcn": amdgcn_locations}

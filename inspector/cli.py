@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any, Sequence
 
-from .compile.record import STAGE_TITLES, Inspection
+from .record import STAGE_TITLES, Inspection
 from .targets import DEFAULT_TARGET
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from .gpus import gpu_for_target, gpu_from_properties
 from .occupancy import triton_occupancy, waves
-from .compile.record import Inspection
+from .record import Inspection
 
 
 def occupancy_of(rec: Inspection, native_properties: dict[str, Any] | None = None) -> dict[str, Any] | None:

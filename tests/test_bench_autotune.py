@@ -81,7 +81,7 @@ def test_one_pinned_point_checks_in_the_interpreter(tuned):
 
 
 def test_grid_rows_gain_a_time_column():
-    from inspector.compile.record import Inspection, Resources
+    from inspector.record import Inspection, Resources
 
     recs = [Inspection(kernel="k", target="sm_90", backend="cuda", stages={"ptx": "x"}, autotune_index=i,
                        autotune_configs=[{"BLOCK": 64, "num_warps": 1}, {"BLOCK": 256, "num_warps": 2}],

@@ -126,7 +126,7 @@ def test_fuzz_cli(case, tmp_path):
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=case.timeout + 120)
     assert out.returncode == 1, out.stderr[-2000:]
     assert "Traceback" not in out.stderr
-    from inspector.compile.record import ErrorInfo
+    from inspector.record import ErrorInfo
 
     check_error(case, ErrorInfo(**json.loads(out.stdout)["error"]), path)
 

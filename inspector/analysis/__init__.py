@@ -1,6 +1,6 @@
 """Analysis of an inspection: what the stage text means for the kernel.
 
-Plain functions over an `inspector.compile.record.Inspection`, returning dataclasses that
+Plain functions over an `inspector.record.Inspection`, returning dataclasses that
 `dataclasses.asdict` turns into JSON. Nothing here imports Triton, torch or a UI library; each
 result is computed once per record and cached while the record lives (`context.context`).
 
@@ -54,7 +54,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..compile.record import Inspection
+from ..record import Inspection
 from .advisor import Finding, advise
 from .diff import AccessChange, Change, InspectionDiff, StageDiff, diff_inspections, stage_diff
 from .instructions import CLASSES

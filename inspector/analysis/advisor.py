@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..compile.record import Inspection
+from ..record import Inspection
 from .context import context
 from .layouts import layout_report
 from .memory import MemoryAccess, memory_report

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..compile.record import Inspection
+from ..record import Inspection
 from .locations import (
     Chain,
     StageLocations,

@@ -14,7 +14,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..compile.record import Inspection
+from ..record import Inspection
 from .memory import memory_report
 from .mix import instruction_mix
 

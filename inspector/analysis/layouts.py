@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..compile.record import Inspection
+from ..record import Inspection
 from .context import context
 from .locations import stage_lines
 from .mlir import MLIR_TENSOR, element_bits, parse_module

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ..compile.record import Inspection
+from ..record import Inspection
 from .context import Context, context
 
 

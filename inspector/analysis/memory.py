@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..compile.record import Inspection
+from ..record import Inspection
 from .access_causes import Flow, access_reasons
 from .address_values import AccessSite, access_site
 from .coalescing import Coalescing, coalescing, launch_sectors

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..compile.record import Inspection
+from ..record import Inspection
 from .context import context
 from .instructions import llvm_class, mlir_class, mlir_op
 

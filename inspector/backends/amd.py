@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from ..compile.record import Resources
+from ..record import Resources
 
 STAGES = ("ttir", "ttgir", "llir", "amdgcn")
 

@@ -23,7 +23,7 @@ import re
 import subprocess
 import tempfile
 
-from ..compile.record import Resources
+from ..record import Resources
 
 STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
 SASS_LEGEND = (

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..compile.record import ErrorInfo, Inspection
+from ..record import ErrorInfo, Inspection
 from ..targets import DEFAULT_TARGET
 
 PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)  # the folder holding `inspector`

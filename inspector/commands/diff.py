@@ -30,7 +30,7 @@ from typing import Any
 
 from inspector.analysis import diff_inspections
 from inspector.cli import add_compile_options, compile_request, report_error
-from inspector.compile.record import STAGE_TITLES
+from inspector.record import STAGE_TITLES
 
 
 def register(subparsers: Any) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 from inspector.analysis import explain
 from inspector.analysis.advisor import SEVERITIES
 from inspector.cli import add_compile_options, inspect_from, report_error, summary_line
-from inspector.compile.record import STAGE_TITLES, Inspection
+from inspector.record import STAGE_TITLES, Inspection
 
 
 def register(subparsers: Any) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from .cache import Cache, cache_key
 from .project import fingerprint, locate, module_file
-from .record import ErrorInfo, Inspection, SCHEMA_VERSION
+from ..record import ErrorInfo, InspectRequest, Inspection, SCHEMA_VERSION
 from .sandbox import Limits, Sandbox, SandboxError
 from .sandboxes import default_sandbox
 from ..targets import DEFAULT_TARGET, UnknownTargetError, candidate_targets, parse_target
@@ -56,10 +56,6 @@ def default_timeout() -> float:
         return 60.0
 
 
-def _normalise(values: dict[str, Any] | None) -> dict[str, str]:
-    return {str(k): str(v) for k, v in sorted((values or {}).items())}
-
-
 def inspect_kernel(
     file: str | os.PathLike,
     kernel: str | None = None,
@@ -93,7 +89,7 @@ def inspect_kernel(
     names the project folder when no `__init__.py` chain or pyproject.toml shows it.
 
     The file is read once, here: that text is hashed for the cache and sent to the worker as
-    `request["source"]`, so what is compiled is what the key names; the compile sees the project
+    `request.source`, so what is compiled is what the key names; the compile sees the project
     folder read-only and nothing else of the user's (`inspector.compile.sandbox`). Setting `cancel` (a
     `threading.Event`) stops the compile with every process it started; the record's error kind
     is then "cancelled".
@@ -144,27 +140,16 @@ def inspect_kernel(
             return Inspection.failure(ErrorInfo("unknown_target", str(e)), file=path, source=source)
 
     location = locate(path, os.fspath(root) if root else None)
-    request = {
-        "kind": "inspect",
-        "file": path,
-        "source": source,  # the text hashed below is the text compiled
-        "root": os.path.abspath(os.fspath(root)) if root else None,
-        "project_root": location.project_root,
-        "kernel": kernel,
-        "target": target,
-        "args": _normalise(args),
-        "consts": _normalise(consts),
-        "options": _normalise(options),
-        "autotune_index": autotune_index,
-        "passes": bool(passes),
-    }
-    # Deferring changes when a stage is made, not what it is: one cache entry either way.
+    request = InspectRequest(
+        file=path, source=source,  # the text hashed below is the text compiled
+        target=target, kernel=kernel, root=os.path.abspath(os.fspath(root)) if root else None,
+        project_root=location.project_root, args=args or {}, consts=consts or {}, options=options or {},
+        autotune_index=autotune_index, passes=passes, defer=list(defer))
     key = cache_key({
         "source": source, "path": path, "target": target_key, "triton": version,
         "schema": SCHEMA_VERSION, "code": _code_digest(), "package": fingerprint(location),
-        **{k: v for k, v in request.items() if k not in ("file", "target", "source")},
+        **request.key_fields(),
     })
-    request["defer"] = list(defer)
     store = cache or Cache()
     if use_cache:
         hit = store.get(key)
@@ -179,7 +164,7 @@ def inspect_kernel(
 
     box = sandbox or default_sandbox()
     try:
-        result = box.run(request, Limits(timeout=timeout, memory=memory or Limits().memory), cancel=cancel)
+        result = box.run(request.to_dict(), Limits(timeout=timeout, memory=memory or Limits().memory), cancel=cancel)
         rec = Inspection.from_dict(result)
     except SandboxError as e:
         rec = Inspection.failure(ErrorInfo(e.kind, e.message, path, _error_line(e), e.details), file=path,

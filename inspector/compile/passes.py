@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from .record import PassSnapshot
+from ..record import PassSnapshot
 
 # MLIR: "// -----// IR Dump Before Inliner (inline) ('builtin.module' operation) //----- //"
 #       "// -----// IR Dump Before InlinerPass: inline{...} ('builtin.module' operation) //----- //"

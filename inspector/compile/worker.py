@@ -27,7 +27,7 @@ from ..archs import max_shared_per_block
 from ..backends import for_backend
 from .errors import error_info
 from .passes import split_pass_dump
-from .record import ErrorInfo, Inspection, Parameter
+from ..record import ErrorInfo, InspectRequest, Inspection, Parameter
 from .reproduce import standalone_file
 from .stand_in_device import stand_in_device
 from .wrapper_calls import call_wrappers
@@ -133,13 +133,13 @@ def _grid(grid: Any, final: tc.FinalCall) -> list[int] | None:
         return None
 
 
-def inspect_file(request: dict[str, Any]) -> Inspection:
+def inspect_file(request: InspectRequest) -> Inspection:
     """Compile one kernel of a file as the request says; never raises for user errors."""
-    path = os.path.abspath(request["file"])
+    path = os.path.abspath(request.file)
     rec = Inspection(file=path, triton_version=triton.__version__, torch_version=torch.__version__)
     log = io.StringIO()
     t0 = time.perf_counter()
-    rec.source = request.get("source")  # the text the caller hashed: never read the file twice
+    rec.source = request.source  # the text the caller hashed: never read the file twice
     if rec.source is None:
         try:
             rec.source = open(path, encoding="utf-8", errors="replace").read()
@@ -149,7 +149,7 @@ def inspect_file(request: dict[str, Any]) -> Inspection:
     workdir = tempfile.mkdtemp(prefix="inspector-")
     module_fns: list[Any] = []
     try:
-        target, mode = _resolve_target(request.get("target") or DEFAULT_TARGET)
+        target, mode = _resolve_target(request.target or DEFAULT_TARGET)
         rec.target, rec.backend, rec.arch, rec.warp_size, rec.mode = (
             target.name, target.backend, target.arch, target.warp_size, mode)
         if mode == "native":
@@ -257,21 +257,21 @@ def _user_code(log: io.StringIO, stage: str):
     return stack
 
 
-def _inspect(rec: Inspection, request: dict, path: str, workdir: str, log: io.StringIO, module_fns: list) -> None:
+def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, log: io.StringIO, module_fns: list) -> None:
     phases: list[tuple[str, int]] = []  # (what ran, index of its first launch)
     stops: list[kf.Stop] = []
     wrapper_stops: list[kf.Stop] = []  # a made-up wrapper call that failed: named only if nothing launched
     with tc.capture_launches() as launches:
         phases.append(("file", 0))
         with _user_code(log, "import"):
-            module, stop = kf.execute_file(path, rec.source, request.get("root"))
+            module, stop = kf.execute_file(path, rec.source, request.root)
         stops += [stop] if stop else []
         kernels = kf.kernels_in(module, path)
         module_fns.extend(k.jit for k in kernels)
         if not kernels:
             raise _Fail(ErrorInfo("no_kernel", "no @triton.jit function is defined in this file", path))
         rec.kernels_in_file = [k.name for k in kernels]
-        wanted = request.get("kernel") or getattr(module, "KERNEL", None)
+        wanted = request.kernel or getattr(module, "KERNEL", None)
         if wanted and not any(wanted in (k.name, k.jit.__name__) for k in kernels):
             early = _stopped_before(wanted, stop, rec.source or "", path)
             if early is not None:
@@ -305,10 +305,10 @@ def _inspect(rec: Inspection, request: dict, path: str, workdir: str, log: io.St
         rec.stopped = {"file": st.file, "line": st.line, "message": st.message, "phase": st.phase}
         log.write(f"note: {st.describe()}; the launches recorded before it are used\n")
 
-    overrides = {k: kf.parse_value(v) if isinstance(v, str) else v for k, v in (request.get("args") or {}).items()}
+    overrides = {k: kf.parse_value(v) if isinstance(v, str) else v for k, v in request.args.items()}
     consts = {k: kf.parse_value(v, for_const=True) if isinstance(v, str) else v
-              for k, v in (request.get("consts") or {}).items()}
-    options = {k: kf.parse_value(v) if isinstance(v, str) else v for k, v in (request.get("options") or {}).items()}
+              for k, v in request.consts.items()}
+    options = {k: kf.parse_value(v) if isinstance(v, str) else v for k, v in request.options.items()}
 
     index = next((i for i, la in enumerate(launches) if la.jit is info.jit), None)
     launch = launches[index] if index is not None else None
@@ -330,7 +330,7 @@ def _inspect(rec: Inspection, request: dict, path: str, workdir: str, log: io.St
 
     configs = tc.autotune_configs(launch.obj)
     rec.autotune_configs = [{k: kf.describe_value(v) for k, v in c.items()} for c in configs]
-    explicit = request.get("autotune_index")
+    explicit = request.autotune_index
     if configs and explicit is not None and not 0 <= int(explicit) < len(configs):
         raise _Fail(ErrorInfo("bad_argument", f"autotune config {explicit} out of range: the kernel has "
                               f"{len(configs)} configs", path, info.line))
@@ -344,7 +344,7 @@ def _inspect(rec: Inspection, request: dict, path: str, workdir: str, log: io.St
         candidates = list(range(len(configs)))
 
     dump_path = os.path.join(workdir, "passes.txt")
-    want_passes = bool(request.get("passes"))
+    want_passes = request.passes
     limit = max_shared_per_block(rec.backend, rec.arch)
     for attempt, index in enumerate(candidates):
         config_kwargs = configs[index] if index is not None else None
@@ -371,7 +371,7 @@ def _inspect(rec: Inspection, request: dict, path: str, workdir: str, log: io.St
     backend = for_backend(rec.backend)
     asm = kernel.asm
     rec.stages = {name: asm[name] for name in backend.STAGES if name in asm and isinstance(asm[name], str)}
-    defer = [s for s in backend.DEFERRABLE if s in (request.get("defer") or [])]
+    defer = [s for s in backend.DEFERRABLE if s in request.defer]
     rec.stages.update(backend.extra_stages(asm, skip=defer))
     if defer:
         rec.deferred, rec.binary = defer, base64.b64encode(backend.binary(asm)).decode()
@@ -407,7 +407,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     """Entry point of a worker child: one request in, one JSON-able result out."""
     kind = request.get("kind", "inspect")
     if kind == "inspect":
-        return inspect_file(request).to_dict()
+        return inspect_file(InspectRequest.from_dict(request)).to_dict()
     if kind == "probe_targets":
         return probe_targets(request.get("candidates") or [])
     if kind == "native":
@@ -489,7 +489,7 @@ def warm_up_steps() -> list[Callable[[], None]]:
                 f.write(_WARM_UP_SRC)
             main = sys.modules["__main__"]
             try:
-                inspect_file({"file": path, "target": target, "defer": ["sass"]})
+                inspect_file(InspectRequest(file=path, target=target, defer=["sass"]))
             finally:
                 sys.modules["__main__"] = main  # a compile runs the file as __main__
                 shutil.rmtree(workdir, ignore_errors=True)

@@ -231,7 +231,7 @@ def _handle(request: dict) -> dict:
         return handle(request)
     except KeyboardInterrupt as e:
         from inspector.compile.errors import error_info
-        from inspector.compile.record import Inspection
+        from inspector.record import Inspection
 
         path = os.path.abspath(request.get("file") or "<kernel>")
         info = error_info(e, path, [], stage=getattr(e, "_inspector_stage", "example"))

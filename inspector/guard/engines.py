@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from ..compile.api import inspect_kernel
 from ..compile.cache import Cache, default_cache_dir
-from ..compile.record import ErrorInfo, Inspection
+from ..record import ErrorInfo, Inspection
 from ..compile.sandbox import SandboxError
 from .metrics import KernelMetrics, metrics_of
 

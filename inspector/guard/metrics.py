@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..analysis import layout_report, memory_report
-from ..compile.record import Inspection
+from ..record import Inspection
 from .discovery import kernel_defs
 
 

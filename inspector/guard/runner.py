@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..compile.api import triton_version
-from ..compile.record import ErrorInfo, Inspection
+from ..record import ErrorInfo, Inspection
 from .baseline import Baseline
 from .compare import CaseResult, compare, missing
 from .discovery import entry_kernels, kernel_files

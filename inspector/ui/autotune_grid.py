@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from inspector.compile.record import Inspection
+from inspector.record import Inspection
 
 LIMITER_WORDS = {
     "warps": "warps", "registers": "registers", "shared_memory": "shared memory", "blocks": "blocks",

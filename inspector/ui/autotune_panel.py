@@ -11,7 +11,7 @@ from typing import Any
 
 import streamlit as st
 
-from inspector.compile.record import Inspection
+from inspector.record import Inspection
 from inspector.ui import compiling, state, targets
 from inspector.ui.autotune_grid import grid_rows, time_configs
 from inspector.ui.diff_view import diff_view

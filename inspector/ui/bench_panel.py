@@ -14,7 +14,7 @@ import math
 import streamlit as st
 
 from inspector.bench import BenchResult, recorded_result, run_benchmark
-from inspector.compile.record import Inspection
+from inspector.record import Inspection
 from inspector.ui import state, targets
 
 LIVE = "bench_live"  # session state: {(kernel id, file digest): BenchResult}

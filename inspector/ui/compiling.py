@@ -27,7 +27,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from inspector.compile.api import inspect_kernel
-from inspector.compile.record import ErrorInfo, Inspection
+from inspector.record import ErrorInfo, Inspection
 
 POLL_SECONDS = 0.1
 # Threads waiting on workers (each compile is a separate process): enough for the 8 concurrent

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inspector.compile.record import Inspection
+from inspector.record import Inspection
 from inspector.ui import state
 from inspector.ui.diff_view import diff_view
 from inspector.ui.versions import release_diff

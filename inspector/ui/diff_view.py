@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector.analysis import InspectionDiff, diff_inspections
-from inspector.compile.record import STAGE_TITLES, Inspection
+from inspector.record import STAGE_TITLES, Inspection
 from inspector.highlight import render_rows
 from inspector.ui.panes import Pane, panes_document
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inspector.compile.record import STAGE_TITLES, Inspection
+from inspector.record import STAGE_TITLES, Inspection
 from inspector.ui import workspace
 
 EXTENSIONS = {"ttir": "ttir", "ttgir": "ttgir", "llir": "ll", "ptx": "ptx", "sass": "sass", "amdgcn": "amdgcn"}

@@ -10,7 +10,7 @@ import os
 
 import streamlit as st
 
-from inspector.compile.record import Inspection
+from inspector.record import Inspection
 from inspector.ui import state
 
 KIND_TITLES = {

@@ -15,7 +15,7 @@ from inspector.analysis import explain
 from inspector.analysis.layouts import LayoutReport
 from inspector.analysis.memory import MemoryReport
 from inspector.analysis.mix import InstructionMix
-from inspector.compile.record import STAGE_TITLES, Inspection
+from inspector.record import STAGE_TITLES, Inspection
 from inspector.ui import state
 
 # Streamlit's own icon font and colours (served by the app; emoji need a font the browser may lack).

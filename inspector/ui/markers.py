@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from inspector.compile.record import Inspection
+from inspector.record import Inspection
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from inspector.archs import max_shared_per_block
 from inspector.gpus import GPUS, find_gpu
 from inspector.occupancy import KernelResources, occupancy_curves, waves, what_if
 from inspector.occupancy.arch import parse_arch
-from inspector.compile.record import Inspection
+from inspector.record import Inspection
 from inspector.ui.resources_panel import waves_words
 from inspector.ui.occupancy_plots import curves_figure
 from inspector.ui.autotune_grid import LIMITER_WORDS

@@ -19,7 +19,7 @@ from typing import Any
 import streamlit as st
 
 from inspector.analysis import advise, memory_report
-from inspector.compile.record import Inspection
+from inspector.record import Inspection
 from inspector.ui import state
 from inspector.ui.insight_panel import SEVERITY_ICONS, VERDICT_WORDS, sector_words
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inspector.compile.record import Inspection
+from inspector.record import Inspection
 from inspector.ui.autotune_grid import LIMITER_WORDS
 
 

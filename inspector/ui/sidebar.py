@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inspector.compile.record import Inspection
+from inspector.record import Inspection
 from inspector.ui import state, targets, workspace
 from inspector.ui.versions import version_picker
 from inspector.ui.editor import save_pending

@@ -12,7 +12,7 @@ import difflib
 import streamlit as st
 
 from inspector.highlight import language_of, render_rows
-from inspector.compile.record import AMD_STAGES, NVIDIA_STAGES, STAGE_TITLES, Inspection, PassSnapshot
+from inspector.record import AMD_STAGES, NVIDIA_STAGES, STAGE_TITLES, Inspection, PassSnapshot
 from inspector.ui.linking import stage_line_maps
 from inspector.ui.panes import Pane
 from inspector.ui.settings import MAX_PANES

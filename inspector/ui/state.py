@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from inspector.compile.record import Inspection
+from inspector.record import Inspection
 from inspector.ui import workspace
 from inspector.ui.settings import Settings, shared_text
 

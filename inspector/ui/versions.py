@@ -16,7 +16,7 @@ from pathlib import Path
 import streamlit as st
 
 from inspector import versions
-from inspector.compile.record import Inspection
+from inspector.record import Inspection
 from inspector.ui import state
 
 DEFAULT = ""  # the installed release

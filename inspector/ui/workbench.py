@@ -22,7 +22,7 @@ from pathlib import Path
 import streamlit as st
 import streamlit.components.v1 as components
 
-from inspector.compile.record import Inspection
+from inspector.record import Inspection
 from inspector.ui import state
 from inspector.ui.markers import Markers, error_markers, merge, record_markers
 from inspector.ui.settings import MAX_PANES

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..analysis import Change, InspectionDiff, diff_inspections, layout_report
-from ..compile.record import STAGE_TITLES, Inspection
+from ..record import STAGE_TITLES, Inspection
 
 
 @dataclass

@@ -197,3 +197,63 @@ class Inspection:
     @staticmethod
     def failure(error: ErrorInfo, **kw: Any) -> "Inspection":
         return Inspection(error=error, **kw)
+
+
+def _option_value(value: Any) -> Any:
+    """A compile option as Triton takes it: "4" -> 4, "true" -> True; other text stays text."""
+    if not isinstance(value, str):
+        return value
+    low = value.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return int(low, 0)
+    except ValueError:
+        return value.strip()
+
+
+@dataclass
+class InspectRequest:
+    """What the caller asks one worker to compile; sent as JSON through the sandbox.
+
+    `args` and `consts` stay text as typed ("fp16", "4096", "tl.float16"): turning a dtype name
+    into a torch or Triton dtype needs those modules, which only the worker imports. `options`
+    (num_warps, num_stages, maxnreg, ...) are typed here, once.
+    """
+
+    file: str
+    target: str
+    source: str | None = None  # None: the worker reads the file
+    kernel: str | None = None
+    root: str | None = None
+    project_root: str | None = None
+    args: dict[str, str] = field(default_factory=dict)
+    consts: dict[str, str] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    autotune_index: int | None = None
+    passes: bool = False
+    defer: list[str] = field(default_factory=list)
+    kind: str = "inspect"
+
+    def __post_init__(self) -> None:
+        self.args = {str(k): str(v) for k, v in sorted(self.args.items())}
+        self.consts = {str(k): str(v) for k, v in sorted(self.consts.items())}
+        self.options = {str(k): _option_value(v) for k, v in sorted(self.options.items())}
+        self.passes = bool(self.passes)
+        self.defer = list(self.defer)
+
+    def key_fields(self) -> dict[str, Any]:
+        """Everything that decides what is compiled, apart from the file and its text and target
+        (which the caller keys in its own terms): deferring stages changes when, not what."""
+        d = asdict(self)
+        for name in ("file", "target", "source", "defer"):
+            d.pop(name)
+        return d
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> "InspectRequest":
+        known = {f.name for f in fields(InspectRequest)}
+        return InspectRequest(**{k: v for k, v in d.items() if k in known})
