@@ -141,7 +141,7 @@ def _hot_path(x, y, n: int, calls: int = 20000) -> dict[str, float]:
     from inspector import triton_compat as tc
     from inspector.capture import hooks
     from inspector.capture.recorder import Recorder
-    from inspector.targets import parse_target
+    from inspector.hardware.targets import parse_target
 
     rec = Recorder()
     args, kwargs, grid = (x, y, n, 0.5), {"BLOCK": 1024}, (triton_cdiv(n, 1024),)

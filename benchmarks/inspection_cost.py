@@ -51,7 +51,7 @@ import torch, triton
 from inspector import triton_compat as tc
 from inspector.compile import kernel_file as kf, worker
 from inspector.compile.stand_in_device import stand_in_device
-from inspector.targets import parse_target
+from inspector.hardware.targets import parse_target
 if {warm!r}:
     worker.warm_up()
 native = {target!r} == "native"

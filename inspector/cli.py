@@ -14,7 +14,7 @@ import sys
 from typing import Any, Sequence
 
 from .record import STAGE_TITLES, Inspection
-from .targets import DEFAULT_TARGET
+from .hardware.targets import DEFAULT_TARGET
 
 
 def _pairs(values: list[str] | None, flag: str) -> dict[str, str]:

@@ -46,7 +46,7 @@ from triton.runtime.autotuner import Autotuner, Heuristics
 from triton.runtime.driver import driver
 from triton.runtime.jit import JITFunction, KernelInterface
 
-from .targets import Target
+from .hardware.targets import Target
 
 TRITON_VERSION: str = triton.__version__
 
@@ -89,7 +89,7 @@ class OfflineUtils:
     `_offline_init_handles` instead."""
 
     def __init__(self, target: Target):
-        from .device_properties import device_properties
+        from .hardware.device_properties import device_properties
 
         self._props = device_properties(target)
 
@@ -297,7 +297,7 @@ def native_device_properties() -> dict[str, Any]:
     try:  # memory clock and bus width give the DRAM bandwidth; only the driver knows them
         utils = driver.active.utils
         dev = utils.get_device_properties(torch.cuda.current_device())
-        # the names inspector.gpus.gpu_from_properties reads (kHz, bits, kHz)
+        # the names inspector.hardware.catalogue.gpu_from_properties reads (kHz, bits, kHz)
         props["memory_clock_rate"] = dev.get("mem_clock_rate")
         props["memory_bus_width"] = dev.get("mem_bus_width")
         props["clock_rate"] = dev.get("sm_clock_rate")

@@ -135,7 +135,7 @@ def test_interpreted_specialisation_is_what_triton_compiles(captured):
 
     from inspector import triton_compat as tc
     from inspector.capture import hooks
-    from inspector.targets import parse_target
+    from inspector.hardware.targets import parse_target
 
     sys.path.insert(0, str(PROGRAM))
     try:
@@ -394,7 +394,7 @@ def test_compiled_launch_path_without_a_gpu(tmp_path):
 
     import inspector
     from inspector import triton_compat as tc
-    from inspector.targets import parse_target
+    from inspector.hardware.targets import parse_target
 
     sys.path.insert(0, str(PROGRAM))
     try:

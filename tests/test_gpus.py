@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from inspector.archs import NVIDIA_LIMITS, amd_limits
-from inspector.gpus import GPUS, REPRESENTATIVE, find_gpu, gpu_for_target, gpu_from_properties
+from inspector.hardware.architectures import NVIDIA_LIMITS, amd_limits
+from inspector.hardware.catalogue import GPUS, REPRESENTATIVE, find_gpu, gpu_for_target, gpu_from_properties
 from inspector.occupancy import parse_arch
 
 WANTED = ["V100", "T4", "A100", "A10", "RTX 3090", "L4", "RTX 4090", "H100", "H200", "B200", "RTX 5090",

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from inspector.archs import amd_limits
+from inspector.hardware.architectures import amd_limits
 from inspector.occupancy import amd_occupancy, triton_occupancy
 from inspector.occupancy.amd import unified_vgprs
 

@@ -1,7 +1,7 @@
 """The Python port against NVIDIA's own `cuda_occupancy.h`, compiled here with the C compiler.
 
 The header ships in Triton's wheel (triton/backends/nvidia/include). A small C program feeds it
-the same device properties (inspector.archs) and inputs as the Python port, over thousands of
+the same device properties (inspector.hardware.architectures) and inputs as the Python port, over thousands of
 configurations: block sizes, register counts, static and dynamic shared memory, carveouts, the
 opt-in attribute and barrier counts, for every compute capability in the table.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.archs import KB, NVIDIA_LIMITS
+from inspector.hardware.architectures import KB, NVIDIA_LIMITS
 from inspector.occupancy import nvidia_occupancy
 
 HARNESS = r"""

@@ -19,7 +19,7 @@ import json, sys
 sys.path.insert(0, {repo!r})
 import torch
 from inspector.compile.stand_in_device import stand_in_device
-from inspector.targets import parse_target
+from inspector.hardware.targets import parse_target
 """
 
 

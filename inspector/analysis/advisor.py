@@ -227,7 +227,7 @@ def _occupancy_findings(rec: Inspection) -> list[Finding]:
     occ = rec.occupancy
     if occ is None:
         try:
-            from ..kernel_occupancy import occupancy_of
+            from ..occupancy.of_kernel import occupancy_of
 
             occ = occupancy_of(rec)
         except Exception:  # noqa: BLE001 - occupancy is an extra; the advice stands without it

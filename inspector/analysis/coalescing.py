@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..archs import memory_granules
+from ..hardware.architectures import memory_granules
 from .address_values import AccessSite, Evaluator, Unknown, addresses, iterations, representative_scalars, site_values
 from .lanes import coordinates, layout_bases
 from .mlir import Module, Op

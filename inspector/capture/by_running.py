@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..record import ErrorInfo, Inspection
-from ..targets import DEFAULT_TARGET
+from ..hardware.targets import DEFAULT_TARGET
 
 PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)  # the folder holding `inspector`
 OUTPUT_TAIL = 4000  # characters of the program's output kept for an error message

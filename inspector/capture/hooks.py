@@ -46,7 +46,7 @@ from triton import knobs
 from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
 
-from ..targets import DEFAULT_TARGET
+from ..hardware.targets import DEFAULT_TARGET
 
 try:
     from triton.runtime.interpreter import InterpretedFunction

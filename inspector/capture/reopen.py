@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..targets import DEFAULT_TARGET
+from ..hardware.targets import DEFAULT_TARGET
 from .store import Capture, KernelEntry
 
 

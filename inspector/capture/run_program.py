@@ -47,7 +47,7 @@ def main(argv: list[str]) -> int:
     stand_in = contextlib.nullcontext()
     if "--stand-in" in flags:
         from ..compile.stand_in_device import stand_in_device
-        from ..targets import parse_target
+        from ..hardware.targets import parse_target
 
         stand_in = stand_in_device(parse_target(flags[flags.index("--stand-in") + 1]), tensors="cpu")
     with stand_in, capture(out, time="--time" in flags, program=program):

@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..targets import DEFAULT_TARGET
+from ..hardware.targets import DEFAULT_TARGET
 
 ACTIONS = ("list", "show", "compile", "edit")
 PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)  # the folder holding `inspector`

@@ -30,7 +30,7 @@ from inspector.guard.runner import target_keys
 from inspector.guard.discovery import DiscoveryError
 from inspector.guard.progress import ProgressBar
 from inspector.guard.reports import json_text, junit_xml, markdown, regression_lines, summary_line
-from inspector.targets import DEFAULT_TARGET, UnknownTargetError, parse_target
+from inspector.hardware.targets import DEFAULT_TARGET, UnknownTargetError, parse_target
 
 
 def register(subparsers: Any) -> None:

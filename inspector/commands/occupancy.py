@@ -20,7 +20,7 @@ import json
 import sys
 from typing import Any
 
-from inspector.gpus import GPU, find_gpu, gpu_for_target
+from inspector.hardware.catalogue import GPU, find_gpu, gpu_for_target
 from inspector.occupancy import Occupancy, occupancy, occupancy_curves, parse_arch, warp_size, waves
 
 CSV_FIELDS_IN = ["arch", "threads", "regs", "smem"]

@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from inspector import versions
-from inspector.targets import DEFAULT_TARGET
+from inspector.hardware.targets import DEFAULT_TARGET
 
 
 def register(subparsers: Any) -> None:

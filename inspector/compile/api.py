@@ -19,7 +19,7 @@ from .project import fingerprint, locate, module_file
 from ..record import ErrorInfo, InspectRequest, Inspection, SCHEMA_VERSION
 from .sandbox import Limits, Sandbox, SandboxError
 from .sandboxes import default_sandbox
-from ..targets import DEFAULT_TARGET, UnknownTargetError, candidate_targets, parse_target
+from ..hardware.targets import DEFAULT_TARGET, UnknownTargetError, candidate_targets, parse_target
 from ..versions.support import VersionError
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the inspector package
@@ -269,7 +269,7 @@ def sandbox_status(sandbox: Sandbox | None = None) -> dict[str, Any]:
 
 def _finish(rec: Inspection, sandbox: Sandbox | None = None) -> Inspection:
     """Derived facts computed in the caller (cheap, so never cached)."""
-    from ..kernel_occupancy import occupancy_of
+    from ..occupancy.of_kernel import occupancy_of
 
     native = native_gpu(sandbox).get("properties") if rec.mode == "native" else None
     rec.occupancy = occupancy_of(rec, native)

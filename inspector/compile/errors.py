@@ -9,7 +9,7 @@ import traceback
 from .. import triton_compat as tc
 from .kernel_file import KernelFileError, suggested_value, user_frame_line
 from ..record import ErrorInfo
-from ..targets import UnknownTargetError
+from ..hardware.targets import UnknownTargetError
 
 MAX_MESSAGE = 8000
 

@@ -37,8 +37,8 @@ import types
 from typing import Any, Iterator
 
 from .. import triton_compat as tc
-from ..device_properties import device_properties, torch_properties
-from ..targets import Target
+from ..hardware.device_properties import device_properties, torch_properties
+from ..hardware.targets import Target
 from ..triton_compat import NOMINAL_MS, bench_once
 
 # What the installed torch's version strings say on a machine of each vendor (a CUDA 12.8 and a

@@ -23,7 +23,7 @@ import triton
 
 from . import kernel_file as kf
 from .. import triton_compat as tc
-from ..archs import max_shared_per_block
+from ..hardware.architectures import max_shared_per_block
 from ..backends import for_backend
 from .errors import error_info
 from .passes import split_pass_dump
@@ -31,7 +31,7 @@ from ..record import ErrorInfo, InspectRequest, Inspection, Parameter
 from .reproduce import standalone_file
 from .stand_in_device import stand_in_device
 from .wrapper_calls import call_wrappers
-from ..targets import DEFAULT_TARGET, Target, parse_target
+from ..hardware.targets import DEFAULT_TARGET, Target, parse_target
 
 MAX_LOG = 20_000
 MAX_PASS_DUMP_BYTES = 200 * 1024 * 1024  # a pass dump beyond this is cut (huge kernels)

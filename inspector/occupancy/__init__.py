@@ -11,7 +11,7 @@ Results are dataclasses; `dataclasses.asdict(result)` is JSON-serialisable.
 """
 
 from inspector.occupancy.amd import AmdOccupancy, amd_occupancy
-from inspector.occupancy.arch import Arch, parse_arch
+from inspector.hardware.targets import Arch, parse_arch
 from inspector.occupancy.curves import Curve, Curves, occupancy_curves
 from inspector.occupancy.nvidia import NvidiaOccupancy, nvidia_occupancy
 from inspector.occupancy.triton_terms import (KernelResources, Occupancy, WhatIf, occupancy, triton_occupancy,

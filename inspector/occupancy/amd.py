@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from inspector.archs import AmdLimits, amd_limits
+from inspector.hardware.architectures import AmdLimits, amd_limits
 
 # Limiter names (AMD terms).
 WAVES, VGPRS, SGPRS, LDS = "waves", "vgprs", "sgprs", "lds"

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inspector.archs import amd_limits, nvidia_limits
-from inspector.occupancy.arch import parse_arch
+from inspector.hardware.architectures import amd_limits, nvidia_limits
+from inspector.hardware.targets import parse_arch
 from inspector.occupancy.triton_terms import Occupancy, triton_occupancy
 
 NVIDIA_MAX_REGS = 255  # ptxas never allocates more per thread

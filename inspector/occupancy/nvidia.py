@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from inspector.archs import KB, NvidiaLimits, nvidia_limits
+from inspector.hardware.architectures import KB, NvidiaLimits, nvidia_limits
 
 # Limiter names, in the order the header tests them.
 WARPS, REGISTERS, SHARED_MEMORY, BLOCKS, BARRIERS, VIRTUAL = (

@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Union
 
-from inspector.archs import amd_limits, nvidia_limits
+from inspector.hardware.architectures import amd_limits, nvidia_limits
 from inspector.occupancy.amd import AmdOccupancy, amd_occupancy
-from inspector.occupancy.arch import parse_arch
+from inspector.hardware.targets import parse_arch
 from inspector.occupancy.nvidia import NvidiaOccupancy, nvidia_occupancy
 
 Occupancy = Union[NvidiaOccupancy, AmdOccupancy]
@@ -142,7 +142,7 @@ def what_if(base: KernelResources, **changes: object) -> WhatIf:
     `gpu="A100"` is accepted as a change of target to that catalogue GPU's architecture.
     """
     if "gpu" in changes:
-        from inspector.gpus import find_gpu
+        from inspector.hardware.catalogue import find_gpu
 
         changes = dict(changes)
         changes["target"] = find_gpu(str(changes.pop("gpu"))).arch

@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 
 from inspector.record import Inspection
-from inspector.ui import compiling, state, targets
+from inspector.ui import compiling, state, target_picker
 from inspector.ui.autotune_grid import grid_rows, time_configs
 from inspector.ui.diff_view import diff_view
 
@@ -55,7 +55,7 @@ def autotune_panel(rec: Inspection) -> None:
         st.caption(f"{n} configs; each compiles in its own worker process, all at once.")
         return
     times = st.session_state.setdefault(TIMES, {}).get(key)
-    if targets.native().get("available"):
+    if target_picker.native().get("available"):
         if st.button("Time every config on this GPU", key="w.grid.time"):
             bar = st.progress(0.0, text="timing config 0")
             got, label = time_configs(path, n, lambda done, total: bar.progress(

@@ -15,7 +15,7 @@ import streamlit as st
 
 from inspector.bench import BenchResult, recorded_result, run_benchmark
 from inspector.record import Inspection
-from inspector.ui import state, targets
+from inspector.ui import state, target_picker
 
 LIVE = "bench_live"  # session state: {(kernel id, file digest): BenchResult}
 
@@ -77,7 +77,7 @@ def _run_live(path: str) -> BenchResult:
 def bench_panel(rec: Inspection) -> None:
     """Live curves on a GPU, the recorded H200 curves otherwise."""
     kf = state.current_kernel()
-    gpu = targets.native()
+    gpu = target_picker.native()
     if gpu.get("available"):
         path = state.workspace_of_session().source_path(kf)
         digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.exists() else ""

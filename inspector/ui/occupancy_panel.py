@@ -13,10 +13,10 @@ from dataclasses import asdict
 
 import streamlit as st
 
-from inspector.archs import max_shared_per_block
-from inspector.gpus import GPUS, find_gpu
+from inspector.hardware.architectures import max_shared_per_block
+from inspector.hardware.catalogue import GPUS, find_gpu
 from inspector.occupancy import KernelResources, occupancy_curves, waves, what_if
-from inspector.occupancy.arch import parse_arch
+from inspector.hardware.targets import parse_arch
 from inspector.record import Inspection
 from inspector.ui.resources_panel import waves_words
 from inspector.ui.occupancy_plots import curves_figure

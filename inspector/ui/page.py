@@ -15,7 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from inspector.compile.api import complete
-from inspector.ui import state, targets
+from inspector.ui import state, target_picker
 from inspector.ui.capture_panel import capture_panel
 from inspector.ui.compiling import compile_with_status, summary, take_cancelled
 from inspector.ui.downloads import downloads
@@ -68,8 +68,8 @@ def workbench_fragment() -> None:
 
 st.set_page_config(page_title="Triton Kernel Inspector", layout="wide")
 st.html(PAGE_CSS)
-targets.start_probe()
-state.init(targets.default_target)
+target_picker.start_probe()
+state.init(target_picker.default_target)
 ss = st.session_state
 sandbox_banner()
 
@@ -124,11 +124,11 @@ if ss[state.WANT_COMPILE]:
     ss[state.WANT_COMPILE] = False
     s = state.settings()
     file, extra = state.compile_input(kf)
-    label = f"{kf.file_name} for {targets.label(s.target)}"
+    label = f"{kf.file_name} for {target_picker.label(s.target)}"
     defer = [] if "sass" in s.panes else ["sass"]  # made when a pane first shows it (above)
     with status_slot:
         done = compile_with_status(Path(file), {**s.request(), **extra, "defer": defer}, label)
     state.remember(done)
-    targets.first_compile_done()
+    target_picker.first_compile_done()
     ss["last_summary"] = summary(done, label)
     st.rerun()

@@ -21,7 +21,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from inspector.targets import DEFAULT_TARGET
+from inspector.hardware.targets import DEFAULT_TARGET
 
 STAGE_PANES = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn", "passes")
 DEFAULT_PANES = ("ptx",)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector.record import Inspection
-from inspector.ui import state, targets, workspace
+from inspector.ui import state, target_picker, workspace
 from inspector.ui.versions import version_picker
 from inspector.ui.editor import save_pending
 from inspector.ui.settings import STAGES_CHOICES, WARPS_CHOICES
@@ -125,11 +125,11 @@ def pick() -> None:
     if ss.get("open_error"):
         st.error(ss["open_error"])
 
-    opts = targets.options()
+    opts = target_picker.options()
     if s.target not in opts:
         opts = [s.target] + opts  # a URL's target that this machine lacks: its error says why
     ss["w.target"] = s.target
-    st.selectbox("Target", opts, key="w.target", format_func=targets.label, on_change=state.set_setting,
+    st.selectbox("Target", opts, key="w.target", format_func=target_picker.label, on_change=state.set_setting,
                  args=("w.target", "target"),
                  help="native compiles for this machine's GPU; any other target compiles GPU-free.")
     version_picker()  # the Triton release (inspector/ui/versions.py)

@@ -19,7 +19,7 @@ from axpy_kernels import axpy_kernel  # noqa: E402
 from norm_kernels import rms_norm_kernel  # noqa: E402
 
 from inspector import triton_compat as tc  # noqa: E402
-from inspector.targets import parse_target  # noqa: E402
+from inspector.hardware.targets import parse_target  # noqa: E402
 
 with inspector.capture(capture_file), tc.offline_target(parse_target("sm_90")):
     x = torch.empty(4096, device="meta")

@@ -17,7 +17,7 @@ from triton.compiler import ASTSource
 import inspector
 from inspector import triton_compat as tc
 from inspector.backends import for_backend
-from inspector.targets import parse_target
+from inspector.hardware.targets import parse_target
 
 x = torch.randn(8, 100, dtype=torch.float16)  # 16-byte aligned
 w = torch.randn(101, dtype=torch.float16)[1:]  # one element off: not aligned

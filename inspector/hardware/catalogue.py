@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from inspector.occupancy.arch import parse_arch
+from inspector.hardware.targets import parse_arch
 
 KiB, MiB = 1024, 1024 * 1024
 GB, TB = 10**9, 10**12

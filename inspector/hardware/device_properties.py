@@ -1,8 +1,8 @@
 """What a GPU of a compile target reports about itself, as Triton's driver and torch report it.
 
 GPU-free compiles answer device queries (`driver.active.utils.get_device_properties`,
-`torch.cuda.get_device_properties`) for the target from the GPU catalogue (`inspector.gpus`: the
-target's representative part) and the architecture's limits (`inspector.archs`).
+`torch.cuda.get_device_properties`) for the target from the GPU catalogue (`inspector.hardware.catalogue`: the
+target's representative part) and the architecture's limits (`inspector.hardware.architectures`).
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import types
 from typing import Any
 
-from .archs import AMD_LIMITS, nvidia_limits
-from .gpus import GPUS, REPRESENTATIVE, gpu_for_target
+from .architectures import AMD_LIMITS, nvidia_limits
+from .catalogue import GPUS, REPRESENTATIVE, gpu_for_target
 from .targets import Target
 
 

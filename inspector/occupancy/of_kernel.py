@@ -10,9 +10,9 @@ import math
 from dataclasses import asdict
 from typing import Any
 
-from .gpus import gpu_for_target, gpu_from_properties
-from .occupancy import triton_occupancy, waves
-from .record import Inspection
+from ..hardware.catalogue import gpu_for_target, gpu_from_properties
+from . import triton_occupancy, waves
+from ..record import Inspection
 
 
 def occupancy_of(rec: Inspection, native_properties: dict[str, Any] | None = None) -> dict[str, Any] | None:

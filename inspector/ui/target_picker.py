@@ -17,7 +17,7 @@ import streamlit as st
 
 from inspector.compile.api import list_targets, native_gpu
 from inspector.compile.sandboxes import default_sandbox
-from inspector.targets import DEFAULT_TARGET, candidate_targets
+from inspector.hardware.targets import DEFAULT_TARGET, candidate_targets
 
 NATIVE = "native"
 FIRST_COMPILE = threading.Event()  # set when this server's first compile has finished
