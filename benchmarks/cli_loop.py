@@ -102,7 +102,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "cli_loop.json"))
     ns = ap.parse_args()
 
-    from inspector.compile.sandbox import isolation
+    from inspector.isolation.exposure import isolation
 
     with tempfile.TemporaryDirectory(prefix="cli-loop-") as tmp:
         scratch = Path(tmp)

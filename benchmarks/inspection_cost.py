@@ -107,7 +107,7 @@ def main() -> None:
 
     from inspector.compile.api import triton_version
     from inspector.compile.cache import Cache
-    from inspector.compile.sandbox import Sandbox
+    from inspector.isolation.sandbox import Sandbox
 
     kernels = sorted(p for p in (REPO / "kernels").glob("*.py") if not p.name.startswith("_"))
     if ns.kernels:

@@ -36,7 +36,8 @@ def main() -> None:
     ns = ap.parse_args()
 
     from inspector.compile.api import inspect_kernel, triton_version
-    from inspector.compile.sandbox import Sandbox, SandboxError, isolation
+    from inspector.isolation.exposure import isolation
+    from inspector.isolation.sandbox import Sandbox, SandboxError
 
     modes = [m for m in ns.modes.split(",") if m == "off" or isolation(m)["mode"] == m]
     boxes = {m: Sandbox(mode=m, warm_up_worker=True) for m in modes}

@@ -73,7 +73,7 @@ def main() -> None:
     for release in releases:
         _, box = triton_sandbox(release)
         if box is None:
-            from inspector.compile.sandboxes import default_sandbox
+            from inspector.isolation.sandboxes import default_sandbox
 
             box = default_sandbox()
         box.warm_up(complete=True)

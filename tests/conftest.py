@@ -49,7 +49,7 @@ def _isolated_cache(tmp_path_factory):
 @pytest.fixture(scope="session")
 def sandbox():
     """One warm worker process shared by the session's tests."""
-    from inspector.compile.sandbox import Sandbox
+    from inspector.isolation.sandbox import Sandbox
 
     box = Sandbox()
     yield box

@@ -1,5 +1,5 @@
 """The app as it runs by default, in a real headless Chromium: its compiles go through the user's
-warm worker pool (`inspector.compile.pool`), which a command-line call then shares, and SASS is
+warm worker pool (`inspector.isolation.pool`), which a command-line call then shares, and SASS is
 made only when a pane first shows it.
 
 The rest of the suite runs with the pool off (tests/conftest.py); this module turns it on for

@@ -628,7 +628,7 @@ def test_cli_prints_ptx_without_sass_and_sass_when_asked(tmp_path):
 def test_worker_manager_serves_before_it_is_warm(tmp_path):
     """The zygote answers as soon as torch and Triton are imported, warms between requests, and
     says when it is warm; a request sent at once is not held behind the warming."""
-    from inspector.compile.sandbox import Sandbox
+    from inspector.isolation.sandbox import Sandbox
 
     box = Sandbox(warm_up_worker=True)
     try:

@@ -1,4 +1,4 @@
-"""The warm worker pool (`inspector.compile.pool`): real daemons, real GPU-free compiles.
+"""The warm worker pool (`inspector.isolation.pool`): real daemons, real GPU-free compiles.
 
 Every test has its own $TRITON_INSPECTOR_HOME (so its own pool folder) and cache, turns the pool
 on (tests/conftest.py turns it off for the rest of the suite), and stops every daemon it started
@@ -25,7 +25,7 @@ ADD = str(REPO / "kernels" / "add.py")
 
 FOREVER = '''import triton
 import triton.language as tl
-from inspector.compile import progress
+from inspector.isolation import progress
 
 
 @triton.jit
@@ -89,7 +89,7 @@ def daemons_of(home: str) -> list[int]:
             continue
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as f:
-                if b"inspector.compile.pool" not in f.read():
+                if b"inspector.isolation.pool" not in f.read():
                     continue
             with open(f"/proc/{entry}/environ", "rb") as f:
                 if f"TRITON_INSPECTOR_HOME={home}".encode() not in f.read().split(b"\0"):
@@ -105,7 +105,7 @@ def daemons_of(home: str) -> list[int]:
 def pool_home(tmp_path, monkeypatch):
     """A home, cache and kernel folder of the test's own, the pool on (no warm-up compile, to keep
     the tests light on a small machine), and every daemon stopped afterwards."""
-    from inspector.compile import pool
+    from inspector.isolation import pool
 
     home = str(tmp_path / "home")
     monkeypatch.setenv("TRITON_INSPECTOR_HOME", home)
@@ -140,7 +140,7 @@ def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
 
 
 def the_pool() -> dict:
-    from inspector.compile import pool
+    from inspector.isolation import pool
 
     infos = pool.pools()
     assert len(infos) == 1, infos
@@ -148,14 +148,14 @@ def the_pool() -> dict:
 
 
 def test_second_call_reuses_the_pool(pool_home, tmp_path):
-    from inspector.compile import pool
+    from inspector.isolation import pool_keys
 
     first = cli("compile", ADD, "--target", "sm_90")
     assert first.returncode == 0, first.stderr
     assert ".visible .entry add_kernel" in first.stdout
     a = the_pool()
-    if a["code"] == pool.code_digest():  # (unless someone edited the checkout meanwhile)
-        assert a["current"] and a["key"] == pool.pool_key()
+    if a["code"] == pool_keys.code_digest():  # (unless someone edited the checkout meanwhile)
+        assert a["current"] and a["key"] == pool_keys.pool_key()
     assert a["zygote_starts"] == 1 and a["served"] == 1
 
     second = cli("compile", variant(tmp_path / "kernels", 1), "--target", "gfx942")
@@ -171,7 +171,7 @@ def test_second_call_reuses_the_pool(pool_home, tmp_path):
 
 
 def test_private_folder_socket_and_key(pool_home, tmp_path, monkeypatch):
-    from inspector.compile import pool
+    from inspector.isolation import pool, pool_keys
 
     assert cli("compile", ADD, "--target", "gfx942").returncode == 0
     a = the_pool()
@@ -184,11 +184,11 @@ def test_private_folder_socket_and_key(pool_home, tmp_path, monkeypatch):
 
     # Another environment for the workers (a Triton variable the workers would see): another key,
     # another daemon; the first is not used.
-    before = pool.pool_key()
+    before = pool_keys.pool_key()
     monkeypatch.setenv("TRITON_INSPECTOR_TEST_ONLY", "1")  # the inspector's own: same key
-    assert pool.pool_key() == before
+    assert pool_keys.pool_key() == before
     monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "0")
-    assert pool.pool_key() != before
+    assert pool_keys.pool_key() != before
     assert cli("compile", variant(tmp_path / "kernels", 2), "--target", "gfx942").returncode == 0
     infos = {i["key"]: i for i in pool.pools()}
     assert len(infos) == 2 and a["key"] in infos
@@ -291,8 +291,8 @@ def _request_processes(info: dict, baseline: set[int]) -> set[int]:
 
 def test_cancel_and_timeout_kill_the_request_in_the_pool(pool_home, tmp_path):
     from inspector.compile.api import inspect_kernel
-    from inspector.compile.pool import PoolClient
-    from inspector.compile.sandboxes import default_sandbox
+    from inspector.isolation.pool import PoolClient
+    from inspector.isolation.sandboxes import default_sandbox
 
     box = default_sandbox()
     assert isinstance(box, PoolClient)
@@ -341,7 +341,7 @@ def test_cancel_and_timeout_kill_the_request_in_the_pool(pool_home, tmp_path):
 def test_idle_pool_stops_itself(pool_home, monkeypatch):
     monkeypatch.setenv("TRITON_INSPECTOR_POOL_IDLE", "2")
     assert cli("compile", ADD, "--target", "gfx942").returncode == 0
-    from inspector.compile import pool
+    from inspector.isolation import pool
 
     infos = pool.pools()
     assert len(infos) == 1 and infos[0]["idle_limit"] == 2
@@ -354,8 +354,8 @@ def test_idle_pool_stops_itself(pool_home, monkeypatch):
 
 
 def test_pool_off_compiles_in_process(pool_home, monkeypatch):
-    from inspector.compile.sandbox import Sandbox
-    from inspector.compile.sandboxes import default_sandbox
+    from inspector.isolation.sandbox import Sandbox
+    from inspector.isolation.sandboxes import default_sandbox
 
     monkeypatch.setenv("TRITON_INSPECTOR_POOL", "0")
     assert isinstance(default_sandbox(), Sandbox)

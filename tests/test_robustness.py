@@ -23,7 +23,7 @@ import fuzz_cases
 from conftest import KERNELS, REPO
 from inspector.compile.api import inspect_kernel
 from inspector.compile.cache import Cache
-from inspector.compile.sandbox import Limits, SandboxError
+from inspector.isolation.sandbox import Limits, SandboxError
 
 CASES = fuzz_cases.all_cases()
 OUTCOMES: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)

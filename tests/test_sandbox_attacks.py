@@ -30,7 +30,8 @@ import pytest
 from conftest import KERNELS, REPO
 from inspector.compile.api import inspect_kernel, sandbox_status
 from inspector.compile.cache import ENTRY_FORMAT, Cache, default_cache_dir
-from inspector.compile.sandbox import Sandbox, isolation
+from inspector.isolation.exposure import isolation
+from inspector.isolation.sandbox import Sandbox
 
 STATUS = isolation()
 REQUIRED = os.environ.get("INSPECTOR_REQUIRE_SANDBOX") == "1"
@@ -246,8 +247,8 @@ def test_planted_or_misfiled_cache_entries_are_misses(box, tmp_path):
 def test_a_request_cannot_see_kill_or_forge_a_sibling(box, tmp_path):
     victim_dir = tmp_path / "victim"
     victim = kernel(victim_dir, "victim", """
-        import inspector.compile.progress
-        inspector.compile.progress.phase("victim-waiting")
+        import inspector.isolation.progress
+        inspector.isolation.progress.phase("victim-waiting")
         end = time.monotonic() + 60
         while not os.path.exists({go}) and time.monotonic() < end:
             time.sleep(0.02)
@@ -316,7 +317,7 @@ SERVER = r"""
 import sys
 sys.path.insert(0, {repo!r})
 from inspector.compile.api import inspect_kernel
-from inspector.compile.sandbox import Sandbox
+from inspector.isolation.sandbox import Sandbox
 box = Sandbox(warm_up_worker=False)
 rec = inspect_kernel(sys.argv[1], target="sm_90", sandbox=box, use_cache=False, timeout=300)
 print(rec.error.kind if rec.error else "compiled", flush=True)
@@ -348,7 +349,7 @@ def test_nothing_survives_the_death_of(victim, mode, tmp_path):
     try:
         wait_until(lambda: len(pids_with_cmdline(f"sleep\0{marker}")) == 2, 90, "the kernel's processes to start")
         tree = descendants(server.pid)  # bwrap, the worker manager, the request's processes
-        pythons = {p for p in pids_with_cmdline("inspector.compile.zygote") if not argv0(p).endswith("bwrap")}
+        pythons = {p for p in pids_with_cmdline("inspector.isolation.zygote") if not argv0(p).endswith("bwrap")}
         zygote = [p for p in tree if p in pythons and parent(p) not in pythons]
         assert len(zygote) == 1, zygote
         os.kill(server.pid if victim == "server" else zygote[0], signal.SIGKILL)

@@ -108,8 +108,8 @@ def jailed_command(command: list[str], targets: list[str], env: dict[str, str],
     /tmp, its kernel's project folder read-only; the environment is reduced to what it needs
     (`env` is updated in place). Without bubblewrap (or with the sandbox off) it runs as before, in
     a process group of its own, and `sandbox_status()` already says so loudly."""
-    from ..compile import jail
-    from ..compile.sandbox import REPO_ROOT as INSPECTOR_ROOT, clean_environment, hidden_paths, isolation, \
+    from ..isolation import jail
+    from ..isolation.exposure import REPO_ROOT as INSPECTOR_ROOT, clean_environment, hidden_paths, isolation, \
         request_paths
 
     if isolation()["mode"] != "bwrap":

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .. import places
 from ..hardware.targets import DEFAULT_TARGET
 from .store import Capture, KernelEntry
 
@@ -20,10 +21,7 @@ class NoReproducer(ValueError):
 
 def captures_dir() -> Path:
     """$TRITON_INSPECTOR_HOME/captures (by default ~/.local/share/triton-inspector/captures)."""
-    home = os.environ.get("TRITON_INSPECTOR_HOME") or os.path.join(
-        os.path.expanduser("~"), ".local", "share", "triton-inspector"
-    )
-    return Path(home) / "captures"
+    return places.inspector_home() / "captures"
 
 
 def file_name(entry: KernelEntry, index: int) -> str:

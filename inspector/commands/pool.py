@@ -5,7 +5,7 @@
     pool stop               stop them all now (compiles in flight end as cancelled); the next
                             compile starts a fresh one
 
-The first compile starts a daemon (`inspector.compile.pool`) that keeps torch and Triton imported,
+The first compile starts a daemon (`inspector.isolation.pool`) that keeps torch and Triton imported,
 so later calls pay for their compile only. It stops by itself after $TRITON_INSPECTOR_POOL_IDLE
 seconds (default 300) without a request; TRITON_INSPECTOR_POOL=0 compiles in-process instead.
 """
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from typing import Any
 
@@ -36,8 +35,9 @@ def register(subparsers: Any) -> None:
 
 def run(ns: argparse.Namespace) -> int:
     """Handler for `pool`."""
-    from inspector.compile import pool
-    from inspector.compile.sandboxes import pool_enabled
+    from inspector import places
+    from inspector.isolation import pool
+    from inspector.isolation.sandboxes import pool_enabled
 
     if ns.pool_command == "stop":
         infos = pool.pools()
@@ -52,7 +52,7 @@ def run(ns: argparse.Namespace) -> int:
         print(json.dumps(infos, indent=1))
         return 0
     state = "on" if pool_enabled() else "off (TRITON_INSPECTOR_POOL=0: compiles run in-process)"
-    print(f"warm pool: {state}; folder {os.path.join(pool.inspector_home(), 'pool')}; idle stop after "
+    print(f"warm pool: {state}; folder {places.inspector_home() / 'pool'}; idle stop after "
           f"{pool.idle_seconds():g} s")
     if not infos:
         print("no pool running")

@@ -17,8 +17,8 @@ from typing import Any
 from .cache import Cache, cache_key
 from .project import fingerprint, locate, module_file
 from ..record import ErrorInfo, InspectRequest, Inspection, SCHEMA_VERSION
-from .sandbox import Limits, Sandbox, SandboxError
-from .sandboxes import default_sandbox
+from ..isolation.sandbox import Limits, Sandbox, SandboxError
+from ..isolation.sandboxes import default_sandbox
 from ..hardware.targets import DEFAULT_TARGET, UnknownTargetError, candidate_targets, parse_target
 from ..versions.support import VersionError
 
@@ -90,7 +90,7 @@ def inspect_kernel(
 
     The file is read once, here: that text is hashed for the cache and sent to the worker as
     `request.source`, so what is compiled is what the key names; the compile sees the project
-    folder read-only and nothing else of the user's (`inspector.compile.sandbox`). Setting `cancel` (a
+    folder read-only and nothing else of the user's (`inspector.isolation.sandbox`). Setting `cancel` (a
     `threading.Event`) stops the compile with every process it started; the record's error kind
     is then "cancelled".
 

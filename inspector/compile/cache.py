@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .. import places
 from ..files import atomic_write_text
 
 
@@ -25,12 +26,8 @@ ENTRY_FORMAT = 2  # bump when the entry's envelope changes
 
 
 def default_cache_dir() -> Path:
-    """$TRITON_INSPECTOR_CACHE, else $XDG_CACHE_HOME/triton-inspector, else ~/.cache/triton-inspector."""
-    env = os.environ.get("TRITON_INSPECTOR_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "triton-inspector"
+    """The cache folder (`inspector.places.cache_dir`)."""
+    return places.cache_dir()
 
 
 def cache_key(parts: dict[str, Any]) -> str:

@@ -403,6 +403,19 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
                               {"required": rec.resources.shared_bytes, "limit": limit, "name": "shared memory"})
 
 
+def serve(request: dict) -> dict:
+    """`handle`, with a KeyboardInterrupt from the user's code reported as the user's exception
+    (`handle` lets it through). What the worker manager (`inspector.isolation.zygote`) calls."""
+    try:
+        return handle(request)
+    except KeyboardInterrupt as e:
+        path = os.path.abspath(request.get("file") or "<kernel>")
+        info = error_info(e, path, [], stage=getattr(e, "_inspector_stage", "example"))
+        rec = Inspection.failure(info, file=path, source=request.get("source") or "",
+                                 target=str(request.get("target") or ""), kernel=request.get("kernel") or "")
+        return rec.to_dict()
+
+
 def handle(request: dict[str, Any]) -> dict[str, Any]:
     """Entry point of a worker child: one request in, one JSON-able result out."""
     kind = request.get("kind", "inspect")
@@ -465,7 +478,7 @@ def example(device):
 
 def warm_up_steps() -> list[Callable[[], None]]:
     """The one-time work every request would otherwise repeat, in steps the zygote runs between
-    requests (`inspector.compile.zygote`): Triton's backend and LLVM's targets for NVIDIA, then
+    requests (`inspector.isolation.zygote`): Triton's backend and LLVM's targets for NVIDIA, then
     AMD's, then torch's meta-tensor machinery. A request that arrives first is forked at once and
     pays for what it needs itself, so warming never delays the first compile. Never initialises
     CUDA (forked children must be free to)."""

@@ -26,7 +26,7 @@ from typing import Any, Callable
 from ..compile.api import inspect_kernel
 from ..compile.cache import Cache, default_cache_dir
 from ..record import ErrorInfo, Inspection
-from ..compile.sandbox import SandboxError
+from ..isolation.sandbox import SandboxError
 from .metrics import KernelMetrics, metrics_of
 
 Result = tuple[Inspection, KernelMetrics]

@@ -45,6 +45,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from inspector import places
 from inspector.files import atomic_write_text
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -143,9 +144,8 @@ def resolve_open(spec: str, roots: list[Path] | None = None) -> Path:
 
 
 def home_dir() -> Path:
-    """$TRITON_INSPECTOR_HOME, or ~/.local/share/triton-inspector."""
-    home = os.environ.get("TRITON_INSPECTOR_HOME")
-    return Path(home) if home else Path.home() / ".local" / "share" / "triton-inspector"
+    """The inspector's home (`inspector.places`)."""
+    return places.inspector_home()
 
 
 def workspaces_dir() -> Path:

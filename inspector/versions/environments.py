@@ -41,9 +41,8 @@ STARTING_GRACE = 120.0  # seconds an install may take to write its first state b
 
 
 def inspector_home() -> Path:
-    """$TRITON_INSPECTOR_HOME, or ~/.local/share/triton-inspector."""
-    home = os.environ.get("TRITON_INSPECTOR_HOME")
-    return Path(home) if home else Path.home() / ".local" / "share" / "triton-inspector"
+    """The inspector's home (`inspector.places`)."""
+    return places.inspector_home()
 
 
 def versions_dir() -> Path:
@@ -336,7 +335,7 @@ def remove(version: str) -> int:
         while _alive(env.pid) and time.monotonic() < end:
             time.sleep(0.05)
     try:  # its warm worker manager, when this process runs one
-        from ..compile.sandboxes import close_sandbox_for
+        from ..isolation.sandboxes import close_sandbox_for
 
         close_sandbox_for(env_python(folder / ENV_DIR))
     except ImportError:

@@ -16,7 +16,7 @@ from .sandbox import Sandbox
 _default: Sandbox | None = None
 _default_lock = threading.Lock()
 _by_python: dict[str, Sandbox] = {}  # one sandbox (one warm zygote) per side environment's interpreter
-_pool_clients: dict[str, PoolClient] = {}  # one pool client per interpreter (inspector.compile.pool)
+_pool_clients: dict[str, PoolClient] = {}  # one pool client per interpreter (inspector.isolation.pool)
 
 
 def pool_enabled() -> bool:
@@ -29,7 +29,7 @@ def default_sandbox(python: str | None = None) -> Sandbox | PoolClient:
     """The process-wide sandbox (one zygote per process that inspects); with `python`, the one
     whose worker manager runs that interpreter (a side environment of another Triton release).
 
-    While the pool is enabled (`pool_enabled()`) this is an `inspector.compile.pool.PoolClient`
+    While the pool is enabled (`pool_enabled()`) this is an `inspector.isolation.pool.PoolClient`
     instead, one per interpreter: the same methods, its requests run in the user's shared warm
     pool daemon (the CLI's calls and the app share it), in-process when the pool cannot be had.
     The variable is read on every call, so a process may switch between the two."""

@@ -1,6 +1,6 @@
 """The worker manager: imports torch and Triton once, then forks a jailed worker per request.
 
-Started by `inspector.compile.sandbox.Sandbox` as `python -m inspector.compile.zygote --config JSON` (under
+Started by `inspector.isolation.sandbox.Sandbox` as `python -m inspector.isolation.zygote --config JSON` (under
 bubblewrap when it is installed). It talks to the server over one AF_UNIX SOCK_SEQPACKET socket
 (the descriptor number is in the config), one JSON message per packet:
 
@@ -15,12 +15,12 @@ bubblewrap when it is installed). It talks to the server over one AF_UNIX SOCK_S
 A request is three processes, so that each has one job:
 
     C  the zygote's fork: a session of its own; in jail mode enters new user, PID, mount,
-       network, IPC and UTS namespaces (`inspector.compile.jail`); writes the request's identity on the
+       network, IPC and UTS namespaces (`inspector.isolation.jail`); writes the request's identity on the
        info pipe; waits for its child and exits with its status. Killing C kills the request.
     G  PID 1 of the new PID namespace (jail mode only): builds the request's root, drops its
        capabilities, forks W and reaps everything until W is done. When G exits or dies, the
        kernel kills every process left in the namespace (setsid and double forks included).
-    W  the worker: limits, then `inspector.compile.worker.handle(request)`, the user's code. Its result
+    W  the worker: limits, then the handler's `serve(request)` (`inspector.compile.worker`), the user's code. Its result
        goes back, length-prefixed, on the request's own result pipe, which no other request holds.
 
 Each of them dies with its parent (PR_SET_PDEATHSIG), so killing the server or the zygote kills
@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import errno
 import faulthandler
+import importlib
 import fcntl
 import gc
 import json
@@ -46,8 +47,9 @@ import sys
 import tempfile
 import time
 import traceback
+from typing import Any
 
-from inspector.compile import jail
+from inspector.isolation import jail
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Where the request's descriptors sit in C, G and W.
@@ -189,7 +191,7 @@ def _worker(msg: dict, cfg: dict) -> None:
             import triton
 
             triton.knobs.cache.dir = "/tmp/.triton/cache"  # an explicit value set in the zygote wins over the env
-        from inspector.compile import progress
+        from inspector.isolation import progress
 
         progress._fd = FD_PROGRESS
         faulthandler.register(signal.SIGUSR1, file=2, all_threads=True)  # where a timeout struck
@@ -197,7 +199,7 @@ def _worker(msg: dict, cfg: dict) -> None:
         request = json.loads(os.pread(FD_REQUEST, size, 0))
         os.close(FD_REQUEST)
         _set_limits(limits, cfg["jail"])
-        result = _handle(request)
+        result = _HANDLER.serve(request)
         if os.getpid() != me:  # a fork made by the user's code came back here: not the result
             os._exit(0)
         payload = json.dumps(result).encode()
@@ -222,22 +224,7 @@ def _worker(msg: dict, cfg: dict) -> None:
     os._exit(code)
 
 
-def _handle(request: dict) -> dict:
-    """`inspector.compile.worker.handle`, with a KeyboardInterrupt from the user's code reported as the
-    user's exception (the worker lets it through)."""
-    from inspector.compile.worker import handle
-
-    try:
-        return handle(request)
-    except KeyboardInterrupt as e:
-        from inspector.compile.errors import error_info
-        from inspector.record import Inspection
-
-        path = os.path.abspath(request.get("file") or "<kernel>")
-        info = error_info(e, path, [], stage=getattr(e, "_inspector_stage", "example"))
-        rec = Inspection.failure(info, file=path, source=request.get("source") or "",
-                                 target=str(request.get("target") or ""), kernel=request.get("kernel") or "")
-        return rec.to_dict()
+_HANDLER: Any = None  # the module named by the config's "handler" (`Sandbox(handler=)`)
 
 
 def _vm_size() -> int:
@@ -264,11 +251,12 @@ def main() -> None:
     import torch  # noqa: F401
     import triton  # noqa: F401
 
-    import inspector.compile.worker
+    global _HANDLER
+    _HANDLER = importlib.import_module(cfg["handler"])
 
     # Warming runs in steps between requests, never before one: the first request is forked as
-    # soon as the imports are done (see worker.warm_up_steps).
-    steps = inspector.compile.worker.warm_up_steps() if cfg.get("warm_up") else []
+    # soon as the imports are done (see the handler's warm_up_steps).
+    steps = _HANDLER.warm_up_steps() if cfg.get("warm_up") else []
     cfg["expose"] = [*jail.SYSTEM_DIRS, *jail.python_paths(), REPO_ROOT]
     vm = _vm_size()
     zygote = os.getpid()

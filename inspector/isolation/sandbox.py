@@ -1,10 +1,10 @@
 """Running requests in jailed worker processes, with time, memory, process and output limits.
 
 The caller (app server, CLI) never imports the user's file. A `Sandbox` keeps one warm worker
-manager (`inspector.compile.zygote`, torch and Triton imported once) and forks a jailed worker per
+manager (`inspector.isolation.zygote`, torch and Triton imported once) and forks a jailed worker per
 request, so a request costs a few forks instead of a Python start-up.
 
-Design (decided for issue 12; `inspector.compile.jail` has the namespace details):
+Design (decided for issue 12; `inspector.isolation.jail` has the namespace details):
 
 - **The worker manager** runs under bubblewrap when `bwrap` is installed (own user, PID,
   network, IPC, UTS namespaces; `/` read-only; a clean environment: PATH, LANG, PYTHONPATH and the
@@ -26,7 +26,7 @@ Design (decided for issue 12; `inspector.compile.jail` has the namespace details
   the size of the result. Per process: RLIMIT_AS and RLIMIT_FSIZE. On a stop the worker is first
   asked for a stack dump (faulthandler on SIGUSR1), so a timeout says where it struck
   ("in the user's example() at line 12"), with the phase the worker last announced
-  (`inspector.compile.progress`).
+  (`inspector.isolation.progress`).
 - **Cancel**: `run(..., cancel=event)` kills the request's whole namespace when the event is set.
 
 Where the OS cannot build the jail (no user namespaces, e.g. a default Docker seccomp profile),
@@ -57,21 +57,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import jail, progress
+from .exposure import REPO_ROOT, _warn_once, clean_environment, hidden_paths, isolation, request_paths
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 DEFAULT_TIMEOUT = 60.0
+# The module a worker serves requests with (named, not imported: isolation sits below compile).
+DEFAULT_HANDLER = "inspector.compile.worker"
 DEFAULT_MEMORY = 4 * 1024**3  # bytes a child may add to what the zygote maps / its resident set
 DEFAULT_OUTPUT = 256 * 1024**2  # largest file a child may write, and the largest result
 DEFAULT_PROCESSES = 64  # processes in a request's namespace (ptxas and friends need a handful)
 DEFAULT_TMP = 1024**3  # the size of a request's private /tmp (and /dev/shm)
 ZYGOTE_START_TIMEOUT = 120.0
 POLL = 0.1  # seconds between two looks at a request's processes
-PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
-# Environment the worker manager keeps from the server's (everything else, secrets included, is dropped).
-ENV_KEEP = {"PATH", "LANG", "LANGUAGE", "TZ", "HOME", "USER", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHASHSEED",
-            "OMP_NUM_THREADS"}
-ENV_KEEP_PREFIXES = ("LC_", "TRITON_", "CUDA_", "NVIDIA_", "HIP_", "ROCM_", "ROCR_", "HSA_")
 
 
 class SandboxError(Exception):
@@ -91,151 +88,6 @@ class Limits:
     memory: int | None = DEFAULT_MEMORY
     output: int | None = DEFAULT_OUTPUT
     processes: int | None = DEFAULT_PROCESSES
-
-
-# ---- what a request may see ------------------------------------------------------------------
-
-def _within(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
-def project_root(file: str) -> str:
-    """The folder a kernel file's compile must see: the top of its package (the chain of
-    __init__.py folders), or above it the nearest folder with pyproject.toml, setup.py or
-    setup.cfg; the file's own folder when it belongs to neither."""
-    folder = os.path.dirname(os.path.abspath(file))
-    top = folder
-    while os.path.isfile(os.path.join(top, "__init__.py")) and os.path.dirname(top) != top:
-        top = os.path.dirname(top)
-    d = top
-    while True:
-        if any(os.path.isfile(os.path.join(d, m)) for m in PROJECT_MARKERS):
-            return d
-        if os.path.dirname(d) == d:
-            return top
-        d = os.path.dirname(d)
-
-
-def hidden_paths() -> list[str]:
-    """Never shown to a request, even inside a folder it may see: the inspection cache, the
-    inspector's home (the workspaces), the home folder itself."""
-    from .cache import default_cache_dir
-
-    home = os.path.expanduser("~")
-    inspector_home = os.environ.get("TRITON_INSPECTOR_HOME") or os.path.join(home, ".local", "share",
-                                                                             "triton-inspector")
-    return sorted({os.path.realpath(p) for p in (str(default_cache_dir()), inspector_home, home)})
-
-
-SCRATCH_ROOTS = ("/tmp", "/var/tmp", "/dev/shm")
-
-
-def request_paths(request: dict[str, Any]) -> list[str]:
-    """What a request may read besides the system and Python: its project root (the request's
-    `project_root`, else `root`, else `project_root(file)`), and its file. A root that is /, /tmp,
-    the home folder or one above it would show too much (or hide the private /tmp): then only the
-    file's folder, or if that is one of them too, the file."""
-    file = request.get("file")
-    if not file:
-        return []
-    file = os.path.realpath(file)
-    home = os.path.realpath(os.path.expanduser("~"))
-    out = []
-    root = request.get("project_root") or request.get("root") or project_root(file)
-    for candidate in (root, os.path.dirname(file), file):
-        candidate = os.path.realpath(candidate)
-        # /tmp itself would cover the request's private /tmp with a read-only one: a file lying
-        # directly in /tmp is shown alone.
-        if candidate not in ("/", *SCRATCH_ROOTS) and not _within(home, candidate):
-            out.append(candidate)
-            break
-    if out and not _within(file, out[0]):
-        out.append(file)
-    return out
-
-
-# ---- the environment and the isolation available ---------------------------------------------
-
-def clean_environment(base: dict[str, str] | None = None) -> dict[str, str]:
-    """The worker manager's environment: what a compile needs from `base` (the server's), no more."""
-    base = dict(os.environ if base is None else base)
-    env = {k: v for k, v in base.items() if k in ENV_KEEP or k.startswith(ENV_KEEP_PREFIXES)}
-    env["PYTHONPATH"] = REPO_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env["PYTHONUNBUFFERED"] = "1"
-    env.setdefault("PATH", os.defpath)
-    return env
-
-
-_isolation: dict[str, dict[str, Any]] = {}
-_isolation_lock = threading.Lock()
-_warned = False
-
-
-def _probe(command: list[str], env: dict[str, str]) -> str | None:
-    """Run the jail's self-test; None when it holds, else why not."""
-    try:
-        out = subprocess.run(command, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return str(e)
-    if out.returncode == 0:
-        return None
-    return (out.stderr.strip().splitlines() or [f"status {out.returncode}"])[-1]
-
-
-def isolation(mode: str | None = None) -> dict[str, Any]:
-    """What this machine gives a request (probed once per process and mode): {"isolated": bool,
-    "how": words, "missing": what is missing for full isolation ("" when nothing), "mode":
-    "bwrap" | "unshare" | "off"}. `mode` defaults to $TRITON_INSPECTOR_SANDBOX ("auto")."""
-    mode = (mode or os.environ.get("TRITON_INSPECTOR_SANDBOX") or "auto").lower()
-    with _isolation_lock:
-        if mode in _isolation:
-            return dict(_isolation[mode])
-        env = clean_environment()
-        probe = [sys.executable, "-m", "inspector.compile.jail"]
-        missing = ""
-        result: dict[str, Any] | None = None
-        if mode == "off":
-            result = {"isolated": False, "mode": "off", "missing": "TRITON_INSPECTOR_SANDBOX=off",
-                      "how": "not sandboxed (TRITON_INSPECTOR_SANDBOX=off, for debugging): a process group with "
-                             "time, memory and output limits only"}
-        if result is None and mode in ("auto", "bwrap"):
-            if jail.bwrap_path() is None:
-                missing = "bubblewrap (bwrap) is not installed"
-            else:
-                why = _probe(jail.outer_command(probe + (["--uncover"] if os.geteuid() == 0 else []), env), env)
-                if why is None:
-                    result = {"isolated": True, "mode": "bwrap", "missing": "",
-                              "how": "bubblewrap around the worker manager, and namespaces of its own for every "
-                                     "compile (no network, read-only system, private /tmp, no home, cache or "
-                                     "other compiles in view)"}
-                else:
-                    missing = f"bubblewrap does not run here ({why})"
-        if result is None and mode != "off":
-            why = _probe(probe, env)
-            if why is None:
-                result = {"isolated": True, "mode": "unshare", "missing": missing,
-                          "how": "namespaces of its own for every compile (no network, read-only system, private "
-                                 "/tmp, no home, cache or other compiles in view); the worker manager itself "
-                                 "runs without bubblewrap"}
-            else:
-                result = {"isolated": False, "mode": "off", "missing": f"{missing + '; ' if missing else ''}"
-                          f"this machine cannot create the compile's namespaces ({why})",
-                          "how": "NOT sandboxed: kernel files run with this user's rights (a process group with "
-                                 "time, memory and output limits only)"}
-        assert result is not None
-        _isolation[mode] = result
-        return dict(result)
-
-
-def _warn_once(status: dict[str, Any]) -> None:
-    global _warned
-    if not status["isolated"] and not _warned:
-        _warned = True
-        hint = "" if status["missing"].startswith("TRITON_INSPECTOR_SANDBOX") else (
-            " Install bubblewrap (scripts/install.sh) and allow unprivileged user namespaces.")
-        sys.stderr.write(f"triton-inspector: WARNING: compiles are {status['how']}. "
-                         f"Missing: {status['missing']}.{hint}\n")
-        sys.stderr.flush()
 
 
 # ---- watching a request's processes ------------------------------------------------------------
@@ -351,15 +203,18 @@ class Sandbox:
     """One warm worker manager plus the bookkeeping to run requests in jailed children."""
 
     def __init__(self, env: dict[str, str] | None = None, warm_up_worker: bool | None = None,
-                 mode: str | None = None, python: str | None = None):
+                 mode: str | None = None, python: str | None = None, handler: str = DEFAULT_HANDLER):
         """`warm_up_worker`: let the zygote do a compile per vendor before forking (a few seconds
         once, then every request is faster). Worth it for a server; a one-shot CLI call skips it.
         Default: the environment variable TRITON_INSPECTOR_PREWARM ("0" or "1", default "1").
         `mode`: "auto" (bubblewrap when installed), "unshare" or "off"; default
         $TRITON_INSPECTOR_SANDBOX, else "auto". `env`: the environment to pass on (cleaned).
         `python`: the interpreter the worker manager runs (a side environment's, for another
-        Triton release: `inspector.versions`); default this one."""
+        Triton release: `inspector.versions`); default this one. `handler`: the module whose
+        `serve(request)` a worker runs and whose `warm_up_steps()` the zygote runs between
+        requests; the compile worker by default."""
         self._env = env
+        self.handler = handler
         self.python = python or sys.executable
         self._mode = mode
         if warm_up_worker is None:
@@ -400,8 +255,8 @@ class Sandbox:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         bwrap = status["mode"] == "bwrap"
         cfg = {"control": theirs.fileno(), "jail": status["isolated"], "bwrap": bwrap, "parent": os.getpid(),
-               "warm_up": self._warm_up_worker, "uncover": bwrap and os.geteuid() == 0}
-        command = [self.python, "-m", "inspector.compile.zygote", "--config", json.dumps(cfg)]
+               "warm_up": self._warm_up_worker, "handler": self.handler, "uncover": bwrap and os.geteuid() == 0}
+        command = [self.python, "-m", "inspector.isolation.zygote", "--config", json.dumps(cfg)]
         if bwrap:
             env["TMPDIR"] = "/dev/shm"  # the manager's own scratch space (its warm-up compile)
             command = jail.outer_command(command, env)
@@ -509,7 +364,7 @@ class Sandbox:
 
     def active(self) -> list[dict[str, Any]]:
         """The requests running now: {"id", "seconds", "phase", "line"} each (phase from
-        `inspector.compile.progress.phase` in the worker, None before the first one)."""
+        `inspector.isolation.progress.phase` in the worker, None before the first one)."""
         with self._lock:
             runs = list(self._active.values())
         now = time.monotonic()

@@ -1,6 +1,6 @@
 """Linux namespaces for the worker manager and for each request: what a kernel file can see and do.
 
-Two layers, both entered before any user code runs (`inspector.compile.sandbox` has the whole picture):
+Two layers, both entered before any user code runs (`inspector.isolation.sandbox` has the whole picture):
 
 - **The worker manager's box** (`outer_command`): when `bwrap` (bubblewrap) is installed, the
   zygote runs under it with its own user, PID, network, IPC and UTS namespaces, `/` read-only, a
@@ -308,7 +308,7 @@ def probe() -> None:
     sys.exit(0 if status == 0 else 1)
 
 
-if __name__ == "__main__":  # python -m inspector.compile.jail [--uncover]: can this machine build the jail?
+if __name__ == "__main__":  # python -m inspector.isolation.jail [--uncover]: can this machine build the jail?
     if "--uncover" in sys.argv:
         uncover_proc()
     probe()

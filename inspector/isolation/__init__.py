@@ -1,0 +1,16 @@
+"""Process isolation: where user code runs, and what it may reach. Used by compile, bench and versions.
+
+- `exposure`: what a request may see (its project read-only; the inspector's home and cache never),
+  the environment passed on, and the isolation this machine offers (bubblewrap, unshare, none).
+- `jail`: the namespaces and the bubblewrap command lines.
+- `sandbox`: `Sandbox`, one warm worker manager and the jailed child per request, with limits
+  (time, memory, processes, output) and cancellation.
+- `zygote`: the worker manager itself (imports torch and Triton once, forks per request, runs the
+  handler module the sandbox names: `inspector.compile.worker` by default).
+- `progress`: the phase and line a worker announces, for the caller's progress display.
+- `pool`, `pool_keys`, `pool_connection`, `pool_server`: a warm sandbox shared by a user's CLI
+  calls and the app through a daemon (the client, which pool, the wire, the daemon).
+- `sandboxes`: the default sandbox of this process (the pool's client, or a `Sandbox`).
+
+Nothing here imports the compile pipeline: the worker's module is named, not imported.
+"""
