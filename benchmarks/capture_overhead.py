@@ -139,7 +139,7 @@ def _hot_path(x, y, n: int, calls: int = 20000) -> dict[str, float]:
     from axpy_kernels import axpy_kernel
 
     from inspector import triton_compat as tc
-    from inspector.capture import hooks
+    from inspector.triton_compat import launch_hooks as hooks
     from inspector.capture.recorder import Recorder
     from inspector.hardware.targets import parse_target
 

@@ -134,7 +134,7 @@ def test_interpreted_specialisation_is_what_triton_compiles(captured):
     import torch
 
     from inspector import triton_compat as tc
-    from inspector.capture import hooks
+    from inspector.triton_compat import launch_hooks as hooks
     from inspector.hardware.targets import parse_target
 
     sys.path.insert(0, str(PROGRAM))

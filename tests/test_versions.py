@@ -20,7 +20,7 @@ import pytest
 from inspector import versions
 from inspector.compile.api import inspect_kernel, triton_version
 from inspector.compile.cache import Cache
-from inspector.versions import support
+from inspector.triton_compat import releases as support
 from inspector.versions.compare import compare
 
 REPO = Path(__file__).resolve().parent.parent

@@ -182,9 +182,9 @@ class KernelSpec:
 def pin_autotune_config(module: Any, index: int) -> None:
     """Keep only config `index` of the file's autotuned kernels, so every launch runs that config
     (Triton's autotuner does not benchmark a single config)."""
-    from triton.runtime.autotuner import Autotuner
+    from .. import triton_compat as tc
 
-    tuners = [obj for obj in vars(module).values() if isinstance(obj, Autotuner)]
+    tuners = tc.autotuners_in(vars(module))
     if not tuners:
         raise ProtocolError(f"{module.__name__} has no autotuned kernel; there is no config {index} to pin")
     for tuner in tuners:

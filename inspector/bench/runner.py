@@ -203,15 +203,15 @@ def bench_gpu_time(
     import time
 
     import torch
-    from triton import runtime
+    from .. import triton_compat as tc
 
-    di = runtime.driver.active.get_device_interface()
+    di = tc.device_interface()
     fn()
     di.synchronize()
-    cache = runtime.driver.active.get_empty_cache_for_benchmark()
+    cache = tc.empty_cache_for_benchmark()
 
     def clear() -> None:
-        runtime.driver.active.clear_cache(cache)
+        tc.clear_cache(cache)
 
     start, end = di.Event(enable_timing=True), di.Event(enable_timing=True)
     t0 = time.perf_counter()

@@ -9,7 +9,7 @@ In code::
 
 From the shell: `python -m inspector capture -o run.inspector -- python train.py ...`, then
 `python -m inspector capture list run.inspector`. Importing this package imports neither torch nor
-Triton; the hooks (`inspector.capture.hooks`) load when a capture starts.
+Triton; the hooks (`inspector.triton_compat.launch_hooks`) load when a capture starts.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import time
 import traceback
 from typing import Any
 
-from . import hooks
+from ..triton_compat import launch_hooks as hooks
 from .store import Capture, KernelEntry
 from .synthetic import launch_call, meta_proxy, synthetic_call
 

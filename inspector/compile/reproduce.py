@@ -83,7 +83,7 @@ def _jit_function(value: Any) -> Any:
     if isinstance(value, tc.JITFunction):
         return value
     if type(value).__name__ == "InterpretedFunction":
-        from ..capture.hooks import as_jit
+        from ..triton_compat.launch_hooks import as_jit
 
         return as_jit(value)
     return None

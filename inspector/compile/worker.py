@@ -403,6 +403,13 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
                               {"required": rec.resources.shared_bytes, "limit": limit, "name": "shared memory"})
 
 
+def in_jail() -> None:
+    """Called by the worker manager in a jailed child before the request: Triton's cache goes to
+    the private /tmp (an explicit setting: the zygote imported Triton before TRITON_CACHE_DIR was
+    set)."""
+    tc.set_cache_dir("/tmp/.triton/cache")
+
+
 def serve(request: dict) -> dict:
     """`handle`, with a KeyboardInterrupt from the user's code reported as the user's exception
     (`handle` lets it through). What the worker manager (`inspector.isolation.zygote`) calls."""

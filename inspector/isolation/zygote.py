@@ -188,9 +188,8 @@ def _worker(msg: dict, cfg: dict) -> None:
                               TRITON_CACHE_DIR="/tmp/.triton/cache")
             tempfile.tempdir = None
             os.chdir("/tmp")
-            import triton
-
-            triton.knobs.cache.dir = "/tmp/.triton/cache"  # an explicit value set in the zygote wins over the env
+            if hasattr(_HANDLER, "in_jail"):  # the handler's own settings for the jail's paths
+                _HANDLER.in_jail()
         from inspector.isolation import progress
 
         progress._fd = FD_PROGRESS

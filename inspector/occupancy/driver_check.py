@@ -51,46 +51,23 @@ def matmul_tile(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.con
     tl.store(c + rm[:, None] * N + rn[None, :], acc)
 
 
-class _Captured(Exception):
-    """Raised by the patched `run` once the example's launch arguments are recorded."""
-
-
-def _jit_function(obj: Any) -> Any:
-    from triton.runtime.jit import JITFunction
-
-    while not isinstance(obj, JITFunction):
-        obj = obj.fn  # Autotuner, Heuristics: the wrapped function
-    return obj
-
-
 def _capture(path: str, device: str = "cuda") -> tuple[Any, tuple, dict]:
-    """Import a bundled kernel module and record the arguments its example launch passes."""
+    """Import a bundled kernel module and record the arguments its example launch passes
+    (seen, not run: `triton_compat.first_jit_call`)."""
+    from .. import triton_compat as tc
+
     if path in _CACHE:
         return _CACHE[path]
     spec = importlib.util.spec_from_file_location(f"bundled_{Path(path).stem}", path)
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    jit = _jit_function(getattr(mod, mod.KERNEL))
-    original = jit.run
-    seen: dict[str, Any] = {}
-
-    def run(*args, grid, warmup, **kwargs):
-        if warmup:
-            return original(*args, grid=grid, warmup=warmup, **kwargs)
-        seen["args"], seen["kwargs"] = args, kwargs
-        raise _Captured()
-
-    jit.run = run
+    jit = tc.innermost_jit(getattr(mod, mod.KERNEL))
     try:
-        mod.example(device)
-    except _Captured:
-        pass
-    finally:
-        del jit.run
-    if "args" not in seen:
-        raise RuntimeError(f"{path}: example() launched nothing")
-    _CACHE[path] = (jit, seen["args"], seen["kwargs"])
+        args, kwargs = tc.first_jit_call(jit, lambda: mod.example(device))
+    except RuntimeError:
+        raise RuntimeError(f"{path}: example() launched nothing") from None
+    _CACHE[path] = (jit, args, kwargs)
     return _CACHE[path]
 
 

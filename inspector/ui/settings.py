@@ -44,7 +44,7 @@ def _int_or_none(value: Any, allowed: tuple[int, ...] | None = None) -> int | No
 
 def _release_or_empty(value: Any) -> str:
     """A Triton release number from a URL, or "" for anything else."""
-    from inspector.versions.support import UnsupportedVersion, parse
+    from inspector.triton_compat.releases import UnsupportedVersion, parse
 
     try:
         parse(str(value or ""))

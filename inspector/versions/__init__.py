@@ -21,7 +21,7 @@ from .environments import (
     versions_dir,
     wait,
 )
-from .support import TRIED, UnsupportedVersion, check
+from ..triton_compat.releases import TRIED, UnsupportedVersion, check
 
 __all__ = [
     "TRIED",

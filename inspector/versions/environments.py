@@ -29,9 +29,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import places
 from ..files import atomic_write_text
-from . import support
-from .support import VersionError
+from ..triton_compat import releases as support
+from ..triton_compat.releases import VersionError
 
 STATE_FILE = "state.json"
 LOG_FILE = "install.log"

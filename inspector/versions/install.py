@@ -28,7 +28,7 @@ import sys
 import sysconfig
 import time
 
-from . import support
+from ..triton_compat import releases as support
 from .environments import ENV_DIR, SideEnvironment, disk_usage, env_python, read_state, write_state
 
 _CHECK = (

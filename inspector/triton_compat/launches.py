@@ -1,0 +1,353 @@
+"""Recording a launch instead of running it, compiling the recorded launch through
+`JITFunction.warmup`, and what a compiled kernel tells (specialisation, metadata, autotune configs,
+heuristics)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from triton.runtime.autotuner import Autotuner, Heuristics
+from triton.runtime.jit import JITFunction, KernelInterface
+
+from . import version  # noqa: F401 - refuses an unsupported release before anything else
+
+
+# ---- launch capture ----------------------------------------------------------------------------
+
+
+@dataclass
+class Launch:
+    """One `kernel[grid](*args, **kwargs)` the example code made."""
+
+    obj: Any  # the JITFunction, Autotuner or Heuristics object launched
+    args: tuple
+    kwargs: dict[str, Any]
+    grid: Any
+    frames: list[tuple[str, int, str]] = field(default_factory=list)  # (file, line, function) of its callers
+    warmup: bool = False  # a `kernel.warmup(...)` call; its grid is replaced by the compiled kernel's launch
+
+    @property
+    def stack(self) -> list[tuple[str, int]]:
+        return [(file, line) for file, line, _ in self.frames]
+
+    def site_in(self, path: str) -> int | None:
+        """The line in `path` from which the launch was made (the deepest such frame)."""
+        lines = [line for file, line, _ in self.frames if os.path.abspath(file) == path]
+        return lines[-1] if lines else None
+
+    @property
+    def jit(self) -> JITFunction:
+        return innermost_jit(self.obj)
+
+
+def triton_object(obj: Any) -> Any:
+    """The outermost of Triton's own kernel objects (JITFunction, Autotuner, Heuristics) under a
+    library's wrapper (FlagGems' `libentry` caches compiled kernels and returns its own tuple)."""
+    while not isinstance(obj, (JITFunction, Autotuner, Heuristics)):
+        obj = obj.fn
+    return obj
+
+
+def innermost_jit(obj: Any) -> JITFunction:
+    """The JITFunction under any number of autotune/heuristics wrappers."""
+    while not isinstance(obj, JITFunction):
+        obj = obj.fn
+    return obj
+
+
+def is_kernel_object(obj: Any) -> bool:
+    """A JITFunction, or any KernelInterface wrapping one through `.fn` (Triton's autotune and
+    heuristics, and libraries' own wrappers such as FlagGems' `libentry` cache)."""
+    for _ in range(8):
+        if isinstance(obj, JITFunction):
+            return True
+        if not isinstance(obj, (KernelInterface, Autotuner, Heuristics)):
+            return False
+        obj = getattr(obj, "fn", None)
+    return False
+
+
+def kernel_def_line(fn: JITFunction) -> int:
+    """File line of the `def` (3.9 has def_file_line_number; 3.6 only the first decorator line)."""
+    line = getattr(fn, "def_file_line_number", None)
+    if line:
+        return int(line)
+    start = int(getattr(fn, "starting_line_number", 1))
+    for i, text in enumerate(getattr(fn, "raw_src", []) or []):
+        if text.lstrip().startswith("def "):
+            return start + i
+    return start
+
+
+_recording: list[list["Launch"]] = []  # the lists capture_launches is filling, innermost last
+
+
+def recorded() -> list["Launch"]:
+    """The launches the innermost `capture_launches` has recorded so far."""
+    return list(_recording[-1]) if _recording else []
+
+
+def launch_count() -> int:
+    """Launches recorded so far by the innermost `capture_launches` (0 outside one)."""
+    return len(_recording[-1]) if _recording else 0
+
+
+class _RecordedKernel:
+    """What a recorded launch returns in place of the CompiledKernel: launching it again
+    (`kernel[grid](*args)`, as library launch caches do) does nothing."""
+
+    def __getitem__(self, grid: Any) -> Callable[..., None]:
+        return lambda *args, **kwargs: None
+
+
+@contextlib.contextmanager
+def capture_launches() -> Iterator[list[Launch]]:
+    """Record launches instead of running them. `warmup` calls are recorded too (they are a
+    complete call: arguments, constexprs, options) and still compile, because the code that makes
+    them reads the result (`kernel.n_regs`)."""
+    launches: list[Launch] = []
+    jit_run, tuner_run = JITFunction.run, Autotuner.run
+
+    def site() -> list[tuple[str, int, str]]:
+        return [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_stack()[:-2]]
+
+    def fake_jit_run(self, *args, grid, warmup, **kwargs):
+        launches.append(Launch(self, args, dict(kwargs), grid, site(), warmup=bool(warmup)))
+        if warmup:
+            return jit_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        return _RecordedKernel()
+
+    def fake_tuner_run(self, *args, **kwargs):
+        kwargs = dict(kwargs)
+        grid = kwargs.pop("grid", None)
+        kwargs.pop("warmup", None)
+        launches.append(Launch(self, args, kwargs, grid, site()))
+        if getattr(self, "best_config", None) is None and self.configs:
+            # Wrappers read the tuner's choice after a launch (FlagGems' libentry sizes its grid
+            # from it); nothing was timed, so the first configuration stands.
+            self.best_config = self.configs[0]
+        return _RecordedKernel()
+
+    def fake_compiled_launch(self, grid):
+        # `compiled = kernel.warmup(...); compiled[grid](...)`, as the fused-softmax tutorial
+        # launches: the warmup recorded the call, this launch gives its real grid.
+        def runner(*args, stream=None):
+            fn = getattr(self.src, "fn", None)
+            for la in reversed(launches):
+                if la.warmup and la.jit is fn:
+                    la.grid = tuple(grid)
+                    break
+
+        return runner
+
+    from triton.compiler.compiler import CompiledKernel
+
+    compiled_getitem = CompiledKernel.__getitem__
+    JITFunction.run, Autotuner.run = fake_jit_run, fake_tuner_run
+    CompiledKernel.__getitem__ = fake_compiled_launch
+    _recording.append(launches)
+    try:
+        yield launches
+    finally:
+        _recording.remove(launches)
+        JITFunction.run, Autotuner.run = jit_run, tuner_run
+        CompiledKernel.__getitem__ = compiled_getitem
+
+
+class MissingArguments(TypeError):
+    """The final call lacks arguments that have no default (`constexpr` says which kind)."""
+
+    def __init__(self, kernel: str, names: list[str], constexpr: bool):
+        kind = "constexpr" if constexpr else "argument"
+        super().__init__(f"kernel '{kernel}' is called without {kind} {', '.join(names)}")
+        self.kernel, self.names, self.constexpr = kernel, names, constexpr
+
+
+@dataclass
+class FinalCall:
+    """The arguments the JITFunction was finally compiled with."""
+
+    args: dict[str, Any] = field(default_factory=dict)  # parameter name -> value
+    options: dict[str, Any] = field(default_factory=dict)
+    grid: Any = None
+
+
+def compile_launch(
+    launch: Launch,
+    overrides: dict[str, Any],
+    options: dict[str, Any],
+    config_kwargs: dict[str, Any] | None = None,
+) -> tuple[Any, FinalCall]:
+    """Compile a recorded launch through Triton's warmup path; return (CompiledKernel, FinalCall).
+
+    `overrides` replace kernel arguments by parameter name (pointer dtypes, scalars, constexprs);
+    `options` are compile options (num_warps, ...); `config_kwargs` an autotune config's kwargs.
+    Overrides and options win over heuristics and the autotune config; heuristics see the
+    overridden values.
+    """
+    target_fn = launch.jit
+    final = FinalCall(grid=launch.grid)
+    jit_run = JITFunction.run
+
+    def observed_run(self, *args, grid, warmup, **kwargs):
+        if self is not target_fn:
+            return jit_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        names = self.arg_names
+        # Python's own binding rules, as a real launch applies them: too many arguments or a value
+        # given twice is a TypeError naming the kernel.
+        try:
+            bound = dict(self.signature.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in names})
+                         .arguments)
+        except TypeError as e:
+            raise TypeError(f"{self.__name__}: {e} (parameters: {', '.join(names)})") from None
+        # `stream=` is a launch's, not a compile's (Triton 3.x asserts "stream option is
+        # deprecated" when it reaches warmup; Inductor-era code still passes it)
+        extra = {k: v for k, v in kwargs.items() if k not in names and k != "stream"}
+        for name, value in overrides.items():
+            bound[name] = value
+        absent = [p for p in self.params if p.name not in bound and not p.has_default]
+        if absent:
+            constexpr = all(p.is_constexpr for p in absent)
+            raise MissingArguments(self.__name__, [p.name for p in absent], constexpr)
+        extra.update(options)
+        final.args = {n: bound[n] for n in names if n in bound}
+        final.options = {k: v for k, v in extra.items() if k not in ("debug", "instrumentation_mode")}
+        final.grid = grid
+        positional = [bound[n] for n in names if n in bound]
+        return jit_run(self, *positional, grid=grid, warmup=True, **extra)
+
+    call_kwargs = dict(launch.kwargs)
+    if config_kwargs:
+        call_kwargs.update(config_kwargs)
+    # The overrides go into the call itself too, so `@triton.heuristics` (which runs before
+    # JITFunction.run, reading the arguments by name) sees them: `--const BLOCK=1024` on a kernel
+    # whose heuristic reads args["BLOCK"] would otherwise fail with KeyError: 'BLOCK'.
+    call_args = list(launch.args)
+    for name, value in overrides.items():
+        idx = target_fn.arg_names.index(name) if name in target_fn.arg_names else None
+        if idx is not None and idx < len(call_args):
+            call_args[idx] = value
+        else:
+            call_kwargs[name] = value
+    inner = triton_object(launch.obj)
+    if isinstance(inner, Autotuner) and config_kwargs:
+        _config_pre_hook(inner, launch, config_kwargs)
+    inner = inner.fn if isinstance(inner, Autotuner) else inner
+    JITFunction.run = observed_run
+    try:
+        kernel = inner.run(*call_args, grid=launch.grid, warmup=True, **call_kwargs)
+    finally:
+        JITFunction.run = jit_run
+    return kernel, final
+
+
+def signature_params(fn: JITFunction) -> list[Any]:
+    """Triton's KernelParam list (name, is_constexpr, annotation, default)."""
+    return list(fn.params)
+
+
+def specialization(kernel: Any) -> tuple[dict[str, str], dict[int, list[str]], dict[str, Any]]:
+    """(signature types by name, attributes by parameter index, constants by name) of a compile."""
+    src = kernel.src
+    signature = dict(getattr(src, "signature", {}) or {})
+    attrs: dict[int, list[str]] = {}
+    for key, values in (getattr(src, "attrs", {}) or {}).items():
+        idx = key[0] if isinstance(key, tuple) else int(key)
+        attrs[idx] = [f"{name}={val}" for name, val in values]
+    consts: dict[str, Any] = {}
+    names = list(signature)
+    for key, value in (getattr(src, "constants", {}) or {}).items():
+        idx = key[0] if isinstance(key, tuple) else key
+        name = names[idx] if isinstance(idx, int) and idx < len(names) else str(idx)
+        consts[name] = getattr(value, "value", value)
+    return signature, attrs, consts
+
+
+def metadata_dict(kernel: Any) -> dict[str, Any]:
+    """Triton's compile metadata as plain JSON-able values."""
+    out: dict[str, Any] = {}
+    for key, value in kernel.metadata._asdict().items():
+        if key == "target":
+            out[key] = {"backend": value.backend, "arch": value.arch, "warp_size": value.warp_size}
+        elif isinstance(value, (str, int, float, bool)) or value is None:
+            out[key] = value
+        elif isinstance(value, (list, tuple)):
+            out[key] = [v if isinstance(v, (str, int, float, bool)) else repr(v) for v in value]
+        else:
+            out[key] = repr(value)
+    return out
+
+
+def load_native(kernel: Any) -> dict[str, int]:
+    """Load the compiled kernel on the local GPU; the driver's registers, spills, max threads."""
+    kernel._init_handles()
+    return {"registers": kernel.n_regs, "spills": kernel.n_spills, "max_threads": kernel.n_max_threads}
+
+
+def heuristic_names(obj: Any) -> set[str]:
+    """The arguments `triton.heuristics` wrappers around a kernel compute."""
+    names: set[str] = set()
+    while not isinstance(obj, JITFunction) and obj is not None:
+        if isinstance(obj, Heuristics):
+            names |= set(obj.values)
+        obj = getattr(obj, "fn", None)
+    return names
+
+
+def _config_pre_hook(tuner: Autotuner, launch: Launch, config_kwargs: dict[str, Any]) -> None:
+    """Run the chosen config's `pre_hook` as the autotuner does before launching it: a kernel
+    taking host-made tensor descriptors sets their block shapes there (Triton's persistent matmul
+    tutorial does)."""
+    for c in tuner.configs:
+        if c.pre_hook is not None and dict(c.all_kwargs()) == dict(config_kwargs):
+            nargs = dict(zip(tuner.arg_names, launch.args))
+            nargs.update(launch.kwargs)
+            nargs.update(c.all_kwargs())
+            c.pre_hook(nargs)
+            return
+
+
+def autotune_configs(obj: Any) -> list[dict[str, Any]]:
+    """An autotuner's configs as plain dicts (kwargs plus num_warps/num_stages/...)."""
+    obj = triton_object(obj)
+    if not isinstance(obj, Autotuner):
+        return []
+    return [dict(c.all_kwargs()) for c in obj.configs]
+
+
+def autotuners_in(namespace: dict[str, Any]) -> list[Any]:
+    """The `@triton.autotune` objects among a module's globals."""
+    return [obj for obj in namespace.values() if isinstance(obj, Autotuner)]
+
+
+class _FirstCall(Exception):
+    """Raised by `first_jit_call`'s `run` once the arguments are seen."""
+
+
+def first_jit_call(jit: JITFunction, call: Callable[[], Any]) -> tuple[tuple, dict[str, Any]]:
+    """Run `call()` until it first launches `jit` for real, after any autotuner or heuristics
+    around it filled in their values (an autotuner's first config); return that launch's
+    arguments and keyword arguments without running it. Warmups pass through."""
+    original = jit.run
+    seen: dict[str, Any] = {}
+
+    def run(*args: Any, grid: Any, warmup: Any, **kwargs: Any) -> Any:
+        if warmup:
+            return original(*args, grid=grid, warmup=warmup, **kwargs)
+        seen["args"], seen["kwargs"] = args, kwargs
+        raise _FirstCall()
+
+    jit.run = run  # type: ignore[method-assign]
+    try:
+        call()
+    except _FirstCall:
+        pass
+    finally:
+        del jit.run
+    if "args" not in seen:
+        raise RuntimeError(f"{jit.__name__} was not launched")
+    return seen["args"], seen["kwargs"]
