@@ -13,8 +13,8 @@ from conftest import KERNELS, REPO
 
 from inspector.analysis import diff_inspections, stage_diff
 from inspector.compile.api import inspect_kernel
-from inspector.cli import add_compile_options
-from inspector.commands.diff import vs_namespace
+from inspector.cli.options import add_compile_options
+from inspector.cli.diff import vs_namespace
 
 ADD = KERNELS / "add.py"
 
@@ -99,7 +99,7 @@ def test_vs_options_override_by_name():
                        "--arg n=4095 --num-warps 8"])
     b = vs_namespace(ns)
     assert b.file == "k.py" and b.num_warps == 8 and b.arg[-1] == "n=4095"
-    from inspector.cli import compile_request
+    from inspector.cli.options import compile_request
 
     req = compile_request(b)
     assert req["args"] == {"n": "4095", "x_ptr": "fp16"} and req["options"]["num_warps"] == "8"

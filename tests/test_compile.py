@@ -646,12 +646,12 @@ def test_a_command_that_cannot_load_says_so(monkeypatch, capsys):
     # a command module failing to import is listed and explains itself, never dropped silently
     import importlib
 
-    from inspector import cli
+    from inspector.cli import dispatch as cli
 
     real = importlib.import_module
 
     def failing(name, package=None):
-        if name == ".commands.pool":
+        if name == ".pool":
             raise ImportError("No module named 'somedep'")
         return real(name, package)
 

@@ -19,7 +19,7 @@ Modules, in the order a run uses them:
 - `compare`: one kernel on one target against its baseline entry: regressions and improvements.
 - `reports`: one line per regression, JUnit XML, Markdown, JSON; `progress`: the terminal bar.
 
-The command line is `python -m inspector guard` (`inspector.commands.guard`).
+The command line is `python -m inspector guard` (`inspector.cli.guard`).
 """
 
 from __future__ import annotations

@@ -120,7 +120,7 @@ def run_capture(program: list[str], output: str, time: bool = False) -> int:
 
 
 def _action(rest: list[str]) -> int:
-    from ..cli import STAGE_TITLES
+    from ..record import STAGE_TITLES
 
     p = argparse.ArgumentParser(prog=f"python -m inspector capture {rest[0]}")
     p.add_argument("run", help="a capture file or a tritonparse trace (.ndjson, .ndjson.gz)")
@@ -234,7 +234,7 @@ def _show(entry, spec: str) -> None:
 
 def _compile(cap, entry, ns: argparse.Namespace) -> int:
     from ..capture.reopen import NoReproducer, reopen
-    from ..cli import report_error, summary_line, write_stage
+    from .output import report_error, summary_line, write_stage
 
     try:
         rec = reopen(cap, entry, target=ns.target, use_cache=not ns.no_cache, timeout=ns.timeout)

@@ -29,7 +29,8 @@ import sys
 from typing import Any
 
 from inspector.analysis import diff_inspections
-from inspector.cli import add_compile_options, compile_request, report_error
+from .options import add_compile_options, compile_request
+from .output import report_error
 from inspector.record import STAGE_TITLES
 
 

@@ -21,7 +21,8 @@ from typing import Any
 
 from inspector.analysis import explain
 from inspector.analysis.advisor import SEVERITIES
-from inspector.cli import add_compile_options, inspect_from, report_error, summary_line
+from .options import add_compile_options, inspect_from
+from .output import report_error, summary_line
 from inspector.record import STAGE_TITLES, Inspection
 
 

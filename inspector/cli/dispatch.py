@@ -1,0 +1,67 @@
+"""The command line: `python -m inspector compile|targets|...`, human output or --json.
+
+Exit status: 0 on success, 1 when the kernel did not compile (or would not launch), 2 on usage
+errors. Diagnostics go to stderr so that stage text on stdout can be piped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import Any, Sequence
+
+from . import compile as compile_command
+
+# Each module here has `register(subparsers)`, which adds its subparser and sets `func` to a
+# handler taking the parsed namespace and returning the exit status.
+COMMANDS = ["occupancy", "bench", "explain", "diff", "versions", "guard", "capture", "pool"]
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m inspector",
+        description="Triton Kernel Inspector: compile Triton kernels GPU-free or natively and see what the "
+                    "compiler made of them.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    compile_command.register(sub)  # compile, targets
+
+    # `compile` and `targets` need none of the other commands' modules (analysis, bench, guard:
+    # about 70 ms of imports): a cache hit's whole process is a few hundred ms.
+    first = next((a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")), None)
+    wanted = [] if first in ("compile", "targets") else COMMANDS
+    for name in wanted:
+        try:
+            module = importlib.import_module(f".{name}", __package__)
+        except ImportError as e:
+            # never dropped silently: the command is listed, and says why it cannot run
+            _unavailable(sub, name, e)
+            continue
+        module.register(sub)
+    return parser
+
+
+def _unavailable(sub: Any, name: str, error: ImportError) -> None:
+    why = f"{type(error).__name__}: {error}"
+
+    def run(ns: argparse.Namespace) -> int:
+        print(f"error: the {name} command cannot load ({why}); scripts/install.sh installs what it needs",
+              file=sys.stderr)
+        return 2
+
+    p = sub.add_parser(name, help=f"(cannot load here: {why})", add_help=False)
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p.set_defaults(func=run)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser(argv)
+    ns = parser.parse_args(argv)
+    # One request per run: warming the worker pool up would cost more than it saves.
+    os.environ.setdefault("TRITON_INSPECTOR_PREWARM", "0")
+    try:
+        return int(ns.func(ns) or 0)
+    except KeyboardInterrupt:
+        return 130
