@@ -5,7 +5,7 @@
 
 The corpus is real kernel files: the bundled kernels (kernels/), the kernel-file forms the loader
 is tested on (tests/forms/), published FlagGems and Liger-Kernel files (tests/corpus/), and the
-guard tests' repository (tests/guard_repo.py). Each mode runs in a fresh process with a cache of
+guard tests' repository (tests/support/guard_repo.py). Each mode runs in a fresh process with a cache of
 its own, so every record is compiled: `serial` (one compile at a time), `pool` (--jobs threads
 over the sandbox), `ray` (a local Ray of --jobs CPUs, started in that process; one task per
 compile). Each mode then runs again on its warm cache (nothing changed: every record a cache

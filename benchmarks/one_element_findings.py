@@ -38,7 +38,7 @@ def main() -> int:
         probe = kw.pop("probe", None)
         rec = inspect_kernel(path, target=ns.target, timeout=300, **kw)
         if probe is not None and rec.error is not None and rec.error.kind == "missing_constexpr":
-            # a bare file: the values it asks for, as tests/test_real_kernels.py gives them
+            # a bare file: the values it asks for, as tests/compile/test_real_kernels.py gives them
             missing = [m["name"] for m in rec.error.details.get("missing", [])]
             rec = inspect_kernel(path, target=ns.target, timeout=300, consts={m: str(probe[m]) for m in missing},
                                  **kw)

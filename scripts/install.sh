@@ -26,7 +26,7 @@ fi
 $PY -m pip install -q -r requirements.txt
 if [ "$1" = "--test" ]; then
     # The browser tests drive Debian's Chromium (/usr/bin/chromium): Playwright cannot download
-    # its own browser on these machines (tests/browser_support.py).
+    # its own browser on these machines (tests/support/browser_support.py).
     if ! command -v chromium >/dev/null 2>&1; then
         apt_install chromium
     fi

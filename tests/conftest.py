@@ -10,9 +10,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 KERNELS = REPO / "kernels"
+# Helpers shared by tests in several folders (browser driving, fuzz cases, analysis kernels, ...).
+sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
-# Tests compile in-process (their own Sandbox), spawning no warm pool daemon; tests/test_pool.py turns it on.
+# Tests compile in-process (their own Sandbox), spawning no warm pool daemon; tests/isolation/test_pool.py turns it on.
 os.environ.setdefault("TRITON_INSPECTOR_POOL", "0")
 
 

@@ -192,9 +192,17 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
         with open(path, encoding="utf-8", errors="replace") as f:
             source = f.read()
     loc = locate(path, root)
-    for entry in (loc.import_root, os.path.dirname(path)):
-        if entry not in sys.path:
-            sys.path.insert(0, entry)
+    if loc.import_root not in sys.path:
+        sys.path.insert(0, loc.import_root)
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        # `python file.py` puts the file's folder first. For a module inside a package it goes
+        # last: a sibling module must not shadow an installed package of the same name (fla's
+        # `sinkhorn/tilelang.py` beside `import tilelang`), while a bare `import sibling` still works.
+        if loc.package:
+            sys.path.append(folder)
+        else:
+            sys.path.insert(0, folder)
     if loc.package:
         importlib.import_module(loc.package)
     # Tracebacks and Triton's inspect.getsource read the file through linecache: give it this text.

@@ -1,6 +1,6 @@
 """Where capturing a run touches Triton, in one module, with why and for which versions (the
 interpreter, listener and launch-wrapper paths tested GPU-free on Triton 3.6.0 and 3.9.0; the launch
-and load hooks fire only on a GPU: tests/test_capture_gpu.py, benchmarks/capture_h200.py).
+and load hooks fire only on a GPU: tests/capture/test_capture_gpu.py, benchmarks/capture_h200.py).
 `inspector.triton_compat` holds the compile side.
 
 - Launches through `kernel[grid](...)`: `JITFunction.run` is wrapped. It returns the compiled

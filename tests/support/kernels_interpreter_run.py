@@ -2,9 +2,9 @@
 
 Run as its own process: TRITON_INTERPRET must be set before Triton is first imported, and the
 rest of the test suite needs compiled mode. Prints one JSON object per (kernel, variant, size)
-on stdout; tests/test_kernels_interpreter.py runs it and asserts on each line.
+on stdout; tests/kernels/test_kernels_interpreter.py runs it and asserts on each line.
 
-    python tests/kernels_interpreter_run.py [kernel ...]
+    python tests/support/kernels_interpreter_run.py [kernel ...]
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import traceback
 from pathlib import Path
 
 os.environ["TRITON_INTERPRET"] = "1"
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import torch  # noqa: E402
 

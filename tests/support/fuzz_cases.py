@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 GOOD = (REPO / "kernels" / "add.py").read_text()
 GOOD_LINES = GOOD.splitlines()
 

@@ -15,7 +15,7 @@ import pytest
 
 from inspector.compile.api import inspect_kernel
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "corpus"
 FORMS = REPO / "tests" / "forms"
 MANIFEST = json.loads((CORPUS / "MANIFEST.json").read_text())

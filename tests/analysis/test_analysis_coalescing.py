@@ -20,7 +20,7 @@ from inspector.compile.api import inspect_kernel, triton_version
 sys.path.insert(0, str(REPO / "benchmarks"))
 import coalescing_fidelity  # noqa: E402  (benchmarks/: the cases and the launch-by-launch comparison)
 
-DATA = Path(__file__).parent / "data" / "ncu"
+DATA = Path(__file__).resolve().parents[1] / "data" / "ncu"
 CASES = REPO / "benchmarks" / "coalescing_cases.py"
 LANES, SECTOR = 32, 32  # an NVIDIA warp; Nsight Compute's L2 sectors
 

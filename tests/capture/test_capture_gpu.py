@@ -15,7 +15,7 @@ import pytest
 from inspector.capture import load
 from inspector.capture.reopen import reopen
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "tests" / "capture_program"
 
 

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("INSPECTOR_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -222,3 +222,15 @@ def local_page(browser, height: int, wait_ms: int) -> Iterator:
     ctx.close()
     outside = [u for u in requests if not is_local(u)]
     assert not outside, f"fetched from outside the app: {outside}"
+
+
+SHOTS = REPO / "test-artifacts" / "screenshots"
+
+
+def serve(tmp_path_factory, name: str, env_extra: dict[str, str] | None = None) -> Iterator[tuple[str, Path]]:
+    """An app server for one test module, with its own workspace home; its log is
+    test-artifacts/streamlit-NAME.log. Yields (url, home)."""
+    home = tmp_path_factory.mktemp("inspector-home")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with app_server(home, log=SHOTS.parent / f"streamlit-{name}.log", env_extra=env_extra) as url:
+        yield url, home

@@ -23,7 +23,7 @@ from inspector.compile.cache import Cache
 from inspector.triton_compat import releases as support
 from inspector.versions.compare import compare
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 KERNELS = sorted(p for p in (REPO / "kernels").glob("*.py") if p.name != "__init__.py")
 OLD = "3.6.0"  # the release on the GPU machine
 NEW = triton_version()  # the one installed beside the inspector (3.9.0 here)

@@ -14,26 +14,17 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_support import (REPO, app_server, chromium, editor_text, is_local, type_at_line_end, wait_for,
+from browser_support import (REPO, SHOTS, editor_text, is_local, serve, type_at_line_end, wait_for,
                              wait_idle, workbench_frame)
 
 pytestmark = pytest.mark.browser
-SHOTS = REPO / "test-artifacts" / "screenshots"
 WAIT_MS = 180_000  # a cold compile on a loaded CI machine
 VIEWPORT = {"width": 1600, "height": 1000}
 
 
 @pytest.fixture(scope="module")
-def browser():
-    yield from chromium()
-
-
-@pytest.fixture(scope="module")
 def server(browser, tmp_path_factory):
-    home = tmp_path_factory.mktemp("inspector-home")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with app_server(home, log=SHOTS.parent / "streamlit-browser-workbench.log") as url:
-        yield url, home
+    yield from serve(tmp_path_factory, "browser-workbench")
 
 
 @pytest.fixture

@@ -12,26 +12,16 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_support import (REPO, app_server, chromium, editor_frame, editor_text, is_local, kernel_upload,
-                             wait_idle)
+from browser_support import REPO, SHOTS, editor_frame, editor_text, is_local, kernel_upload, serve, wait_idle
 
 pytestmark = pytest.mark.browser
-SHOTS = REPO / "test-artifacts" / "screenshots"
 WAIT_MS = 120_000
 BUNDLED_ADD = (REPO / "kernels" / "add.py").read_text()
 
 
 @pytest.fixture(scope="module")
-def browser():
-    yield from chromium()
-
-
-@pytest.fixture(scope="module")
 def server(browser, tmp_path_factory):
-    home = tmp_path_factory.mktemp("inspector-home")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with app_server(home, log=SHOTS.parent / "streamlit-browser-workspace.log") as url:
-        yield url, home
+    yield from serve(tmp_path_factory, "browser-workspace")
 
 
 @pytest.fixture

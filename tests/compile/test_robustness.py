@@ -1,6 +1,6 @@
 """Hostile input, limits and concurrency, through the library and the CLI (the app has its own).
 
-Every generated bad input (tests/fuzz_cases.py) must come back as a clear error record with the
+Every generated bad input (tests/support/fuzz_cases.py) must come back as a clear error record with the
 right kind and, where one exists, the file and line; nothing may crash the caller, and the next
 good compile must work.
 """

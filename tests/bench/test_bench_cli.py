@@ -15,7 +15,7 @@ import pytest
 from conftest import _has_gpu
 from inspector.bench import recorded_kernels, run_benchmark, run_benchmarks
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 no_gpu_only = pytest.mark.skipif(_has_gpu(), reason="checks the behaviour without a GPU")
 
 USER_FILE = '''

@@ -24,7 +24,7 @@ from inspector.capture.reopen import reopen, write_standalone
 from inspector.capture.table import find, rows
 from inspector.compile.api import inspect_kernel
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "tests" / "capture_program"
 STEPS = 25
 

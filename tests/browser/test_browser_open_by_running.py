@@ -5,29 +5,19 @@ page's state, never a fixed sleep."""
 
 from __future__ import annotations
 
-import textwrap
 
 import pytest
-from browser_support import REPO, app_server, chromium, editor_text, wait_idle, workbench_frame
-from test_by_running import OPS, TEST
+from browser_support import SHOTS, app_server, editor_text, wait_idle, workbench_frame
+from rowscale_project import make_project
 
 pytestmark = pytest.mark.browser
-SHOTS = REPO / "test-artifacts" / "screenshots"
 WAIT_MS = 240_000  # a run under the interpreter, then a cold compile, on a loaded CI machine
-
-
-@pytest.fixture(scope="module")
-def browser():
-    yield from chromium()
 
 
 def test_open_by_running_a_library_kernel_whose_guess_fails(browser, tmp_path):
     root = tmp_path / "proj"
-    (root / "mylib").mkdir(parents=True)
-    (root / "mylib" / "__init__.py").write_text("")
-    (root / "mylib" / "ops.py").write_text(textwrap.dedent(OPS))
-    (root / "tests").mkdir()
-    (root / "tests" / "test_ops.py").write_text(textwrap.dedent(TEST))
+    root.mkdir()
+    make_project(root)
     home = tmp_path / "home"
     home.mkdir()
     with app_server(home, log=tmp_path / "streamlit.log", env_extra={"TRITON_INSPECTOR_OPEN_ROOTS": str(root)}) as url:

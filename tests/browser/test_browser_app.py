@@ -11,25 +11,16 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_support import (REPO, app_server, choose, chromium, editor_text, kernel_upload, local_page, metric,
-                             panes_frame, type_at_line_end, wait_for, wait_idle)
+from browser_support import (REPO, SHOTS, choose, editor_text, kernel_upload, local_page, metric,
+                             panes_frame, serve, type_at_line_end, wait_for, wait_idle)
 
 pytestmark = pytest.mark.browser
-SHOTS = REPO / "test-artifacts" / "screenshots"
 WAIT_MS = 120_000  # a cold compile on a slow CI machine
 
 
 @pytest.fixture(scope="module")
-def browser():
-    yield from chromium()
-
-
-@pytest.fixture(scope="module")
 def server(browser, tmp_path_factory):
-    home = tmp_path_factory.mktemp("inspector-home")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with app_server(home, log=SHOTS.parent / "streamlit-browser-tests.log") as url:
-        yield url, home
+    yield from serve(tmp_path_factory, "browser-tests")
 
 
 @pytest.fixture

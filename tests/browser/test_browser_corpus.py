@@ -15,10 +15,9 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_support import (REPO, app_server, chromium, editor_text, local_page, wait_idle, workbench_frame)
+from browser_support import REPO, SHOTS, editor_text, local_page, serve, wait_idle, workbench_frame
 
 pytestmark = pytest.mark.browser
-SHOTS = REPO / "test-artifacts" / "screenshots"
 WAIT_MS = 240_000  # a cold compile of a package kernel on a loaded machine
 CORPUS = REPO / "tests" / "corpus"
 LIGER_SRC = CORPUS / "liger_kernel" / "src"
@@ -37,17 +36,8 @@ OPEN_ROOTS = os.pathsep.join(str(p) for p in (LIGER_SRC, CORPUS / "flag_gems", C
 
 
 @pytest.fixture(scope="module")
-def browser():
-    yield from chromium()
-
-
-@pytest.fixture(scope="module")
 def server(browser, tmp_path_factory):
-    home = tmp_path_factory.mktemp("inspector-home")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with app_server(home, log=SHOTS.parent / "streamlit-browser-corpus.log",
-                    env_extra={"TRITON_INSPECTOR_OPEN_ROOTS": OPEN_ROOTS}) as url:
-        yield url, home
+    yield from serve(tmp_path_factory, "browser-corpus", {"TRITON_INSPECTOR_OPEN_ROOTS": OPEN_ROOTS})
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from inspector.guard.discovery import entry_kernels, kernel_defs, kernel_files
 from inspector.guard.engines import LocalEngine
 from inspector.guard.reports import regression_lines, to_json
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def guard_cli(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:

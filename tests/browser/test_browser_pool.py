@@ -15,15 +15,10 @@ import sys
 
 import pytest
 
-from browser_support import REPO, app_server, chromium, wait_for, wait_idle, workbench_frame
+from browser_support import REPO, app_server, wait_for, wait_idle, workbench_frame
 
 pytestmark = pytest.mark.browser
 WAIT_S = 180  # a cold compile on a loaded CI machine
-
-
-@pytest.fixture(scope="module")
-def browser():
-    yield from chromium()
 
 
 

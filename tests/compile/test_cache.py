@@ -1,0 +1,83 @@
+"""The inspection cache: a key names everything that decides a record; an entry that is not
+exactly what was stored is a miss, never a wrong answer."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+
+import pytest
+
+from inspector import places
+from inspector.compile.cache import Cache, cache_key
+
+
+def test_a_key_does_not_depend_on_the_order_of_its_parts():
+    assert cache_key({"a": 1, "b": [1, 2]}) == cache_key({"b": [1, 2], "a": 1})
+    assert cache_key({"a": 1}) != cache_key({"a": 2})
+    assert len(cache_key({})) == 64
+
+
+def test_put_then_get_and_clear(tmp_path):
+    cache = Cache(tmp_path)
+    key = cache_key({"source": "x"})
+    assert cache.get(key) is None
+    cache.put(key, {"kernel": "k", "stages": {"ptx": "..."}})
+    assert cache.get(key) == {"kernel": "k", "stages": {"ptx": "..."}}
+    assert (tmp_path / key[:2] / f"{key}.json").is_file()
+    assert cache.clear() == 1 and cache.get(key) is None
+
+
+@pytest.mark.parametrize("text", ["not json", "[]", '{"format": "other", "key": "K", "value": {}}',
+                                  '{"format": 1, "key": "another", "value": {}}', ""])
+def test_a_damaged_or_planted_entry_is_a_miss(tmp_path, text):
+    cache = Cache(tmp_path)
+    key = cache_key({"source": "y"})
+    cache.put(key, {"ok": True})
+    path = tmp_path / key[:2] / f"{key}.json"
+    entry = json.loads(path.read_text())
+    path.write_text(text.replace("1,", f'{json.dumps(entry["format"])},').replace('"K"', json.dumps(key)))
+    assert cache.get(key) is None
+    cache.put(key, {"ok": 2})  # the next put repairs it
+    assert cache.get(key) == {"ok": 2}
+
+
+def test_a_key_that_could_name_another_path_is_refused(tmp_path):
+    cache = Cache(tmp_path)
+    for bad in ("../etc/passwd", "", "a/b", "k.json"):
+        with pytest.raises(ValueError):
+            cache.put(bad, {})
+
+
+def _writer(root: str, key: str, n: int) -> None:
+    cache = Cache(root)
+    for i in range(n):
+        cache.put(key, {"i": i, "pad": "x" * 20000})
+
+
+def test_concurrent_writers_never_leave_a_torn_entry(tmp_path):
+    key = cache_key({"source": "z"})
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_writer, args=(str(tmp_path), key, 40)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    cache = Cache(tmp_path)
+    seen = 0
+    while any(p.is_alive() for p in procs):
+        value = cache.get(key)
+        if value is not None:  # whenever there is an entry, it is a whole one
+            assert len(value["pad"]) == 20000
+            seen += 1
+    for p in procs:
+        p.join()
+        assert p.exitcode == 0
+    assert cache.get(key)["i"] == 39
+
+
+def test_the_default_folder_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITON_INSPECTOR_CACHE", str(tmp_path / "c"))
+    assert Cache().root == tmp_path / "c"
+    monkeypatch.delenv("TRITON_INSPECTOR_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert Cache().root == tmp_path / "xdg" / "triton-inspector"
+    assert places.cache_dir({"HOME": "/h"}) == places.Path("/h/.cache/triton-inspector")

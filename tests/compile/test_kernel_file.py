@@ -1,0 +1,93 @@
+"""Loading a kernel file as Python would: inside its package (relative imports work), as
+`__main__`, kernels found in definition order, a stop after the kernels are defined reported with
+its line, and a sibling module never shadowing an installed package of the same name."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from conftest import REPO
+
+# Runs in a fresh interpreter: loading a file changes sys.path and sys.modules for good.
+PROBE = """
+import json, sys
+from inspector.compile import kernel_file as kf
+module, stop = kf.execute_file(sys.argv[1])
+kernels = kf.kernels_in(module, sys.argv[1])
+print(json.dumps({"kernels": [[k.name, k.line] for k in kernels], "name": module.__name__,
+                  "package": module.__package__, "stop": stop and [stop.line, stop.message],
+                  "extra": getattr(module, "EXTRA", None)}))
+"""
+
+
+def _load(path) -> dict:
+    import json
+
+    run = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, cwd=REPO,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def _write(path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+
+
+KERNEL = """
+import triton
+import triton.language as tl
+from .helpers import SCALE
+
+
+@triton.jit
+def first(X, n, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(X + i, tl.load(X + i, mask=i < n) * SCALE, mask=i < n)
+
+
+def _second(X):
+    pass
+
+
+second = triton.jit(_second)
+"""
+
+
+def test_a_module_inside_a_package_keeps_its_relative_imports(tmp_path):
+    _write(tmp_path / "lib" / "__init__.py", "")
+    _write(tmp_path / "lib" / "helpers.py", "SCALE = 2.0\n")
+    _write(tmp_path / "lib" / "ops.py", KERNEL)
+    got = _load(tmp_path / "lib" / "ops.py")
+    assert got["name"] == "__main__" and got["package"] == "lib"
+    assert [k[0] for k in got["kernels"]] == ["first", "second"]
+    assert got["kernels"][0][1] == 8  # the def line (decorators above it are not the kernel's line)
+    assert got["stop"] is None
+
+
+def test_a_failure_after_the_kernels_is_a_stop_with_its_line(tmp_path):
+    text = KERNEL.replace("from .helpers import SCALE", "SCALE = 1.0") + textwrap.dedent("""
+        if __name__ == "__main__":
+            import torch
+            x = torch.ones(4)
+            x.tolist()[9]
+        """)
+    _write(tmp_path / "tutorial.py", text)
+    got = _load(tmp_path / "tutorial.py")
+    assert [k[0] for k in got["kernels"]] == ["first", "second"]
+    line, message = got["stop"]
+    assert line == text.splitlines().index("    x.tolist()[9]") + 1 and "IndexError" in message
+
+
+def test_a_sibling_module_does_not_shadow_an_installed_package(tmp_path):
+    # fla's `ops/utils/sinkhorn/gluon.py` sits beside `sinkhorn/tilelang.py`; `import colorsys` here
+    # must find the standard library's colorsys, not the sibling `colorsys.py`.
+    _write(tmp_path / "pkg" / "__init__.py", "")
+    _write(tmp_path / "pkg" / "sub" / "__init__.py", "")
+    _write(tmp_path / "pkg" / "sub" / "colorsys.py", "raise ImportError('the sibling was imported')\n")
+    _write(tmp_path / "pkg" / "sub" / "kern.py", KERNEL.replace("from .helpers import SCALE", "SCALE = 1.0")
+           + "\nimport colorsys\nEXTRA = colorsys.__name__\n")
+    got = _load(tmp_path / "pkg" / "sub" / "kern.py")
+    assert got["extra"] == "colorsys" and [k[0] for k in got["kernels"]] == ["first", "second"]
