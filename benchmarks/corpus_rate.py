@@ -1,7 +1,8 @@
-"""How many published kernel files go in as they are: every file of tests/corpus/MANIFEST.json
-through the command line, GPU-free, for each target, with no value given (no --const, no --arg).
+"""How many published kernel files go in as they are: every file of a corpus's MANIFEST.json
+(tests/corpus, or tests/corpus2 with --corpus corpus2) through the command line, GPU-free, for each
+target the entry is portable to, with no value given (no --const, no --arg).
 
-    python benchmarks/corpus_rate.py [--targets sm_90,gfx942] [--json out.json]
+    python benchmarks/corpus_rate.py [--corpus corpus2] [--targets sm_90,gfx942] [--only TEXT] [--json out.json]
 
 Prints one line per file and target (ok, or the error's kind and first line) and the rate per
 project. A `bare` file (kernels only, no launch anywhere) counts as taken when the tool names every
@@ -20,7 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO / "tests" / "corpus"
+CORPUS = REPO / "tests" / "corpus"  # --corpus picks another folder of tests/
 
 
 def compile_file(path: Path, target: str, extra: list[str]) -> dict:
@@ -35,13 +36,14 @@ def compile_file(path: Path, target: str, extra: list[str]) -> dict:
 def try_entry(entry: dict, target: str) -> tuple[bool, str]:
     path = CORPUS / entry["file"]
     # A bare file names which of its kernels is asked for (it launches none to choose from).
-    chosen = ["--kernel", entry["entry"]] if entry.get("form") == "bare" else []
+    chosen = ["--kernel", entry["entry"]] if entry.get("form") == "bare" and entry.get("entry") else []
     rec = compile_file(path, target, chosen)
     err = rec.get("error")
-    if err and err.get("kind") == "missing_constexpr" and chosen:
+    if err and err.get("kind") == "missing_constexpr" and entry.get("form") == "bare":
         values = [f"--const={m['name']}={entry.get('probe_args', {}).get(m['name'], m.get('suggested'))}"
                   for m in err.get("details", {}).get("missing", [])]
-        rec = compile_file(path, target, [*chosen, *values])
+        kernel = chosen or ["--kernel", rec.get("kernel") or ""]
+        rec = compile_file(path, target, [*kernel, *values])
         err = rec.get("error")
     if err:
         return False, f"{err.get('kind')}: {(err.get('message') or '').splitlines()[0][:160]}"
@@ -52,13 +54,19 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--targets", default="sm_90,gfx942")
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--corpus", default="corpus", help="the folder under tests/ (corpus, corpus2)")
+    ap.add_argument("--only", help="only files whose path contains this text")
     args = ap.parse_args()
-    manifest = json.loads((CORPUS / "MANIFEST.json").read_text())
+    global CORPUS
+    CORPUS = REPO / "tests" / args.corpus
+    manifest = [e for e in json.loads((CORPUS / "MANIFEST.json").read_text()) if args.only is None or args.only in e["file"]]
     results = []
     per_project: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     t0 = time.monotonic()
     for entry in manifest:
         for target in args.targets.split(","):
+            if target not in entry.get("targets", [target]):
+                continue  # not portable there (the entry's notes say why)
             ok, what = try_entry(entry, target)
             results.append({"file": entry["file"], "project": entry["project"], "target": target, "ok": ok,
                             "what": what})

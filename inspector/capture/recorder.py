@@ -22,6 +22,7 @@ from .store import Capture, KernelEntry
 from .synthetic import launch_call, meta_proxy, synthetic_call
 
 _OWN_DIR = os.path.dirname(os.path.abspath(__file__))
+_HOOKS_DIR = os.path.dirname(os.path.abspath(hooks.__file__))  # triton_compat: the launch hooks' frames
 _TRITON_DIR = os.path.dirname(os.path.abspath(hooks.triton.__file__))
 
 
@@ -402,7 +403,7 @@ def _launch_site() -> str:
     """file:line of the innermost frame outside Triton and this package."""
     for frame in reversed(traceback.extract_stack()[:-3]):
         path = os.path.abspath(frame.filename)
-        if path.startswith(_OWN_DIR) or path.startswith(_TRITON_DIR):
+        if path.startswith((_OWN_DIR, _HOOKS_DIR, _TRITON_DIR)):
             continue
         return f"{frame.filename}:{frame.lineno}"
     return ""

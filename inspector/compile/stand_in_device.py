@@ -13,6 +13,9 @@ pick num_warps and block sizes per vendor; they create tensors with `device="cud
   `torch.version.cuda` / `torch.version.hip` match the target's vendor (a ROCm build answers
   `hip`, a CUDA build `cuda`), so a wrapper picks the settings it would pick on that GPU;
 - `torch._C._cuda_getCurrentRawStream` (what Inductor-generated code asks for a stream) answers 0;
+- `torch.library.wrap_triton(kernel)[grid](...)` launches the kernel directly, as it does in eager
+  mode with `set_wrap_triton_enabled(False)`: through its higher-order op a meta tensor reaches
+  only the op's fake implementation, which launches nothing (flash-attn's layer norm, rotary);
 - tensors asked for on a GPU device become meta tensors (shapes, strides, dtypes and alignment,
   no memory), and `Tensor.is_cuda` is True for them;
 - timing does not run: `do_bench` calls the function once (its launches are recorded, not run)
@@ -323,6 +326,18 @@ def dynamo_deferred() -> Iterator[None]:
         stand_in.uninstall()
 
 
+def _launch_wrapped_kernels_directly(patches: "_Patches") -> None:
+    """`wrap_triton` kernels launch straight away (torch 2.6+ keeps the switch in a thread-local
+    `torch._library.triton.wrap_triton_enabled`; older releases have no `wrap_triton`)."""
+    try:
+        from torch._library import triton as torch_triton
+    except ImportError:
+        return
+    flag = getattr(torch_triton, "wrap_triton_enabled", None)
+    if flag is not None:
+        patches.set(flag, "value", False)
+
+
 @contextlib.contextmanager
 def stand_in_device(target: Target | None, tensors: str = "meta") -> Iterator[None]:
     """Inside: torch and triton.testing answer as described in the module docstring. With
@@ -386,6 +401,7 @@ def stand_in_device(target: Target | None, tensors: str = "meta") -> Iterator[No
             # get_raw_stream` at import, `get_raw_stream(0)` per call (absent from CPU builds of torch)
             for name in ("_cuda_getCurrentRawStream", "_cuda_getCurrentStream"):
                 patches.set(torch._C, name, lambda *a, **k: 0)
+            _launch_wrapped_kernels_directly(patches)
             tools = vendor_tools(target, tempfile.mkdtemp(prefix="inspector-tools-"))
             os.environ["PATH"] = tools + os.pathsep + old_path
             mode = _gpu_to(tensors)

@@ -70,12 +70,33 @@ def _source_ast(fn: Callable) -> ast.FunctionDef | None:
     return next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
 
 
+def _mentions(expr: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(expr))
+
+
+def _aliases(node: ast.AST, names: set[str]) -> set[str]:
+    """`names` plus the local names bound to an expression that mentions one of them: the kernel
+    picked into a variable (`k = gemm_MX_kernel if mx else gemm_INT_kernel`, or in branches),
+    wrapped (`k = torch.library.wrap_triton(kernel)`), to a fixpoint."""
+    names = set(names)
+    while True:
+        more = {t.id for n in ast.walk(node) if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
+                and _mentions(n.value, names)
+                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+        if more <= names:
+            return names
+        names |= more
+
+
 def _launches(node: ast.AST, names: set[str]) -> bool:
-    """Whether the code calls `kernel[grid](...)` (or `kernel.warmup(...)`) for a name in `names`."""
+    """Whether the code calls `kernel[grid](...)` (or `kernel.warmup(...)`) for a name in `names`,
+    directly, through a local alias, or through a wrapper call (`wrap_triton(kernel)[grid](...)`)."""
+    names = _aliases(node, names)
     for n in ast.walk(node):
         if isinstance(n, ast.Call):
             f = n.func
-            if isinstance(f, ast.Subscript) and isinstance(f.value, ast.Name) and f.value.id in names:
+            if isinstance(f, ast.Subscript) and (isinstance(f.value, ast.Name) and f.value.id in names
+                                                 or isinstance(f.value, ast.Call) and _mentions(f.value, names)):
                 return True
             if isinstance(f, ast.Attribute) and f.attr in ("warmup", "run") and isinstance(f.value, ast.Name) \
                     and f.value.id in names:
@@ -91,21 +112,63 @@ def wrappers_of(module: types.ModuleType, kernel: Any) -> list[tuple[str, Callab
     """(name, callable, takes_ctx) for the file's functions that launch `kernel`, then the autograd
     Functions' forwards that launch it or call such a function; forwards first by name."""
     names = {n for n, v in vars(module).items() if v is kernel}
+    functions = {name: fn for name, obj in vars(module).items() if (fn := _function_of(obj)) is not None}
     direct: dict[str, Callable] = {}
-    for name, obj in vars(module).items():
-        if inspect.isfunction(obj) and obj.__module__ == "__main__":
-            node = _source_ast(obj)
-            if node is not None and _launches(node, names):
-                direct[name] = obj
-    found: list[tuple[str, Callable, bool]] = [(n, f, False) for n, f in direct.items()]
+    for name, fn in functions.items():
+        node = _source_ast(fn)
+        if node is not None and _launches(node, names):
+            direct[name] = fn
+    # One level up: a function that calls a launching one (a public wrapper around a custom op).
+    callers = {name: fn for name, fn in functions.items() if name not in direct
+               and (node := _source_ast(fn)) is not None and _calls(node) & set(direct)}
+    found: list[tuple[str, Callable, bool]] = [(n, f, False) for n, f in {**direct, **callers}.items()]
     for name, obj in vars(module).items():
         forward = getattr(obj, "forward", None) if inspect.isclass(obj) and obj.__module__ == "__main__" else None
-        if forward is None or not inspect.isfunction(forward):
-            continue
+        if forward is None or not inspect.isfunction(forward) or forward in direct.values():
+            continue  # a module function a class merely names (`forward = gemm_forward`) is tried as itself
         node = _source_ast(forward)
         if node is not None and (_launches(node, names) or _calls(node) & set(direct)):
-            found.append((f"{name}.forward", forward, True))
+            found.append((f"{name}.forward", forward, _is_autograd_function(obj)))
+    # forwards first, then the launching functions, then their callers (a stable sort keeps that order)
     return sorted(found, key=lambda item: ("forward" not in item[0].lower(), item[2]))
+
+
+def _function_of(obj: Any) -> Callable | None:
+    """The Python function of a module-level callable defined in the file: a plain function, or the
+    function under a decorator: `functools.wraps` (`__wrapped__`), `torch.library.custom_op` /
+    `triton_op` (`_init_fn`), or a library's own decorator that keeps it in a closure (flash-attn's
+    `triton_op` wraps it in a `backend_fn`)."""
+    todo, seen = [obj], set()
+    while todo and len(seen) < 8:
+        x = todo.pop(0)
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if inspect.isfunction(x) and x.__module__ == "__main__":
+            return x
+        todo += [v for v in (getattr(x, "_init_fn", None), getattr(x, "__wrapped__", None)) if v is not None]
+        if inspect.isfunction(x):
+            todo += [c.cell_contents for c in (x.__closure__ or ()) if _filled(c) and callable(c.cell_contents)]
+    return None
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _is_autograd_function(cls: type) -> bool:
+    """Whether `cls.forward` takes a ctx first: a `torch.autograd.Function` (any class whose
+    forward's first parameter is named ctx counts too)."""
+    import torch
+
+    if issubclass(cls, torch.autograd.Function):
+        return True
+    params = list(inspect.signature(cls.forward).parameters)
+    return bool(params) and params[0] == "ctx"
 
 
 def _string_choices(module: types.ModuleType, node: ast.FunctionDef) -> dict[str, str]:
@@ -149,6 +212,23 @@ def _tensor_ranks(node: ast.FunctionDef) -> dict[str, int]:
             if dims:  # dimension d needs rank d + 1; dimension -d needs rank d
                 name = n.func.value.id
                 ranks[name] = max(ranks.get(name, 0), *(d + 1 if d >= 0 else -d for d in dims))
+    # The wrapper's own asserts: `assert w.shape == (N,)` gives a rank; `assert out.shape == x.shape`
+    # makes two tensors the same rank.
+    same: list[tuple[str, str]] = []
+    for n in ast.walk(node):
+        if not (isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], ast.Eq)):
+            continue
+        sides = [n.left, n.comparators[0]]
+        shaped = [x.value.id for x in sides if isinstance(x, ast.Attribute) and x.attr == "shape"
+                  and isinstance(x.value, ast.Name)]
+        tuples = [x for x in sides if isinstance(x, (ast.Tuple, ast.List))]
+        if len(shaped) == 1 and tuples:
+            ranks[shaped[0]] = max(ranks.get(shaped[0], 0), len(tuples[0].elts))
+        elif len(shaped) == 2:
+            same.append((shaped[0], shaped[1]))
+    for _ in range(len(same)):  # to a fixpoint over chains (a == b, b == c)
+        for a, c in same:
+            ranks[a] = ranks[c] = max(ranks.get(a, 0), ranks.get(c, 0))
     return ranks
 
 
@@ -170,9 +250,11 @@ def _kernel_roles(node: ast.FunctionDef, kernel_names: set[str], kernel: Any) ->
     scalars = {p.name for p in params if not p.is_constexpr and p.name not in usage.pointers}
     constexprs = {p.name for p in params if p.is_constexpr}
     out: dict[str, str] = {}
+    kernel_names = _aliases(node, kernel_names)
     for n in ast.walk(node):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and isinstance(n.func.value, ast.Name) \
-                and n.func.value.id in kernel_names:
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and (
+                isinstance(n.func.value, ast.Name) and n.func.value.id in kernel_names
+                or isinstance(n.func.value, ast.Call) and _mentions(n.func.value, kernel_names)):
             passed = list(zip([p.name for p in params], n.args)) + [(k.arg, k.value) for k in n.keywords if k.arg]
             for name, arg in passed:
                 if isinstance(arg, ast.Name):
