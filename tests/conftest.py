@@ -8,27 +8,19 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-KERNELS = REPO / "kernels"
-# Helpers shared by tests in several folders (browser driving, fuzz cases, analysis kernels, ...).
+# Helpers shared by tests in several folders (paths, browser driving, fuzz cases, analysis kernels,
+# ...), imported by module name; never `from conftest import` (tests/browser has a conftest too).
 sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
+from paths import REPO, has_gpu  # noqa: E402
+
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 # Tests compile in-process (their own Sandbox), spawning no warm pool daemon; tests/isolation/test_pool.py turns it on.
 os.environ.setdefault("TRITON_INSPECTOR_POOL", "0")
 
 
-def _has_gpu() -> bool:
-    try:
-        import torch
-
-        return torch.cuda.is_available()
-    except Exception:  # noqa: BLE001
-        return False
-
-
 def pytest_collection_modifyitems(config, items):
-    if _has_gpu():
+    if has_gpu():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU (run on the device machine)")
     for item in items:

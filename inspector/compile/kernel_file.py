@@ -195,14 +195,11 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
     if loc.import_root not in sys.path:
         sys.path.insert(0, loc.import_root)
     folder = os.path.dirname(path)
-    if folder not in sys.path:
-        # `python file.py` puts the file's folder first. For a module inside a package it goes
-        # last: a sibling module must not shadow an installed package of the same name (fla's
-        # `sinkhorn/tilelang.py` beside `import tilelang`), while a bare `import sibling` still works.
-        if loc.package:
-            sys.path.append(folder)
-        else:
-            sys.path.insert(0, folder)
+    if not loc.package and folder not in sys.path:
+        # `python file.py` puts the file's folder first; `python -m package.module` (and an installed
+        # package) does not: there a sibling module must not shadow a package of the same name (fla's
+        # `sinkhorn/tilelang.py` made `find_spec("tilelang")` answer yes without TileLang installed).
+        sys.path.insert(0, folder)
     if loc.package:
         importlib.import_module(loc.package)
     # Tracebacks and Triton's inspect.getsource read the file through linecache: give it this text.
@@ -335,6 +332,9 @@ def signature_call(info: KernelInfo, overrides: dict[str, Any], ran: str = "") -
     supplied |= tc.heuristic_names(info.obj)
     kwargs: dict[str, Any] = {}
     missing: list[str] = []
+    # A kernel that multiplies tiles (`tl.dot`) is called with 16-bit inputs, as tensor-core code is;
+    # fp32 tiles of the same shape need twice the shared memory and may not fit at all.
+    float_dtype = torch.float16 if ".dot(" in getattr(info.jit, "src", "") else torch.float32
     for p in tc.signature_params(info.jit):
         name = p.name
         if p.is_constexpr:
@@ -349,7 +349,7 @@ def signature_call(info: KernelInfo, overrides: dict[str, Any], ran: str = "") -
         default = p.default if p.has_default else None
         annotated = _POINTER_ANNOTATION.match(ann)
         if annotated or name in usage.pointers or (name not in usage.integers and "ptr" in name.lower()):
-            dtype = torch.int64 if name in usage.index_pointers else torch.float32
+            dtype = torch.int64 if name in usage.index_pointers else float_dtype
             if annotated and ann.lstrip("*k") in DTYPE_NAMES:
                 dtype = getattr(torch, DTYPE_NAMES[ann.lstrip("*k")])
             value: Any = torch.empty([1], dtype=dtype, device="meta")

@@ -30,6 +30,8 @@ from .passes import split_pass_dump
 from ..record import ErrorInfo, InspectRequest, Inspection, Parameter
 from .reproduce import standalone_file
 from .stand_in_device import stand_in_device
+from .package_callers import launch_from_package
+from .project import locate
 from .wrapper_calls import call_wrappers
 from ..hardware.targets import DEFAULT_TARGET, Target, parse_target
 
@@ -66,6 +68,8 @@ def _parameters(fn: Any, final: tc.FinalCall, kernel: Any) -> list[Parameter]:
         elif ty == "constexpr":  # a runtime argument Triton specialised as a constant (== 1, None)
             kind = "scalar"
             spec.append(f"=={consts.get(p.name, value)!r} (specialised as a constant)")
+        elif ty.startswith("("):  # a tuple argument: its members' types
+            kind = "tuple"
         elif "tensordesc" in ty:
             kind = "descriptor"
         else:
@@ -223,7 +227,8 @@ def _origin(phases: list[tuple[str, int]], index: int, launch: tc.Launch, path: 
 def _what_ran(phases: list[tuple[str, int]], module: Any, stops: list[kf.Stop]) -> str:
     """What of the file ran, in words, for a message saying it never launched the kernel."""
     parts = {"file": "running the file (module level and __main__)", "example": "example()",
-             "entry": "its tests and perf_report benchmarks", "wrapper": "its wrapper functions"}
+             "entry": "its tests and perf_report benchmarks", "wrapper": "its wrapper functions",
+             "package": "the wrappers of the package modules that import it"}
     ran = ", ".join(parts[name] for name, _ in phases)
     if stops:
         ran += f" ({stops[0].describe()})"
@@ -261,6 +266,7 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
     phases: list[tuple[str, int]] = []  # (what ran, index of its first launch)
     stops: list[kf.Stop] = []
     wrapper_stops: list[kf.Stop] = []  # a made-up wrapper call that failed: named only if nothing launched
+    package_origin = ""  # the package module's wrapper that launched it (`package_callers`)
     with tc.capture_launches() as launches:
         phases.append(("file", 0))
         with _user_code(log, "import"):
@@ -296,6 +302,22 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
                         break
                     if tried.error is not None and not wrapper_stops:
                         wrapper_stops.append(kf.stop_from(tried.error, path, tried.failed_wrapper or "wrapper"))
+        if not _launched(launches, info, kernels):
+            # the launcher lives in another module of the package (kernels/ beside their wrappers)
+            phases.append(("package", len(launches)))
+            with _user_code(log, "example"):
+                for k in [info] if info else kf.entry_kernels(kernels):
+                    found = launch_from_package(locate(path, request.root), k.jit.__name__, path)
+                    if found.kernel is not None:
+                        # that module imported this file under its real name: its kernel object is launched
+                        k = kf.KernelInfo(k.name, found.kernel, k.line)
+                        kernels = [k if other.name == k.name else other for other in kernels]
+                        module_fns.append(k.jit)
+                        info, package_origin = k, f"{found.module}.{found.result.launched_by}"
+                        break
+                    if found.result.error is not None and not wrapper_stops:
+                        wrapper_stops.append(kf.stop_from(found.result.error, path,
+                                                          found.result.failed_wrapper or "wrapper"))
     if info is None:
         own = [la for la in launches if any(k.jit is la.jit for k in kernels)]
         info = next(k for k in kernels if k.jit is own[0].jit) if own else kf.entry_kernels(kernels)[0]
@@ -321,6 +343,8 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
             rec.call_origin = "signature"
         else:
             rec.call_origin = _origin(phases, index, launch, path)
+            if rec.call_origin == "package":
+                rec.call_origin = package_origin
     except kf.KernelFileError as e:
         e.file = e.file or path
         raise
@@ -352,6 +376,10 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
             with _staged("compile"), tc.ptxas_log() as ptxas_buf, tc.compiler_stderr(dump_path, want_passes):
                 kernel, final = tc.compile_launch(launch, arg_overrides, options, config_kwargs)
         except Exception as e:  # noqa: BLE001 - classified, then re-raised as a record
+            if tc.is_out_of_resources(e) and attempt + 1 < len(candidates):
+                log.write(f"autotune config {index} does not fit {rec.target} ({e}): skipped, as the "
+                          "autotuner skips it on a real GPU\n")
+                continue
             # what was tried stays in the record: the call's values and grid, for the user to see
             rec.parameters = _tried_parameters(info.jit, launch, arg_overrides)
             rec.grid = _grid(launch.grid, None) if not callable(launch.grid) else None

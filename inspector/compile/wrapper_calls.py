@@ -23,6 +23,7 @@ recorded. The first launch recorded wins; failures are returned, not raised.
 from __future__ import annotations
 
 import ast
+import contextlib
 import inspect
 import itertools
 import re
@@ -39,6 +40,8 @@ TENSOR_ATTRIBUTES = {"shape", "stride", "view", "reshape", "dtype", "numel", "co
 SHAPE_FAMILIES = (
     {1: [4096], 2: [1024, 4096], 3: [4, 256, 4096], 4: [2, 8, 256, 128]},  # 4-D: attention heads
     {1: [128], 2: [256, 128], 3: [4, 256, 128], 4: [2, 8, 256, 128]},
+    # Rotary tables: (seqlen, head_dim / 2) beside (batch, seqlen, heads, head_dim).
+    {1: [64], 2: [256, 64], 3: [4, 256, 64], 4: [2, 256, 8, 128]},
 )
 MAX_ATTEMPTS = 4
 
@@ -96,7 +99,8 @@ def _launches(node: ast.AST, names: set[str]) -> bool:
         if isinstance(n, ast.Call):
             f = n.func
             if isinstance(f, ast.Subscript) and (isinstance(f.value, ast.Name) and f.value.id in names
-                                                 or isinstance(f.value, ast.Call) and _mentions(f.value, names)):
+                                                 or isinstance(f.value, ast.Call) and _mentions(f.value, names)
+                                                 or isinstance(f.value, ast.Attribute) and f.value.attr in names):
                 return True
             if isinstance(f, ast.Attribute) and f.attr in ("warmup", "run") and isinstance(f.value, ast.Name) \
                     and f.value.id in names:
@@ -108,11 +112,12 @@ def _calls(node: ast.AST) -> set[str]:
     return {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
 
 
-def wrappers_of(module: types.ModuleType, kernel: Any) -> list[tuple[str, Callable, bool]]:
+def wrappers_of(module: types.ModuleType, kernel: Any, module_name: str = "__main__") -> list[tuple[str, Callable, bool]]:
     """(name, callable, takes_ctx) for the file's functions that launch `kernel`, then the autograd
     Functions' forwards that launch it or call such a function; forwards first by name."""
-    names = {n for n, v in vars(module).items() if v is kernel}
-    functions = {name: fn for name, obj in vars(module).items() if (fn := _function_of(obj)) is not None}
+    # the names it is bound to here, and its own (`kernels.norm.rms_norm_kernel[grid](...)`)
+    names = {n for n, v in vars(module).items() if v is kernel} | {tc.innermost_jit(kernel).__name__}
+    functions = {name: fn for name, obj in vars(module).items() if (fn := _function_of(obj, module_name)) is not None}
     direct: dict[str, Callable] = {}
     for name, fn in functions.items():
         node = _source_ast(fn)
@@ -123,7 +128,7 @@ def wrappers_of(module: types.ModuleType, kernel: Any) -> list[tuple[str, Callab
                and (node := _source_ast(fn)) is not None and _calls(node) & set(direct)}
     found: list[tuple[str, Callable, bool]] = [(n, f, False) for n, f in {**direct, **callers}.items()]
     for name, obj in vars(module).items():
-        forward = getattr(obj, "forward", None) if inspect.isclass(obj) and obj.__module__ == "__main__" else None
+        forward = getattr(obj, "forward", None) if inspect.isclass(obj) and obj.__module__ == module_name else None
         if forward is None or not inspect.isfunction(forward) or forward in direct.values():
             continue  # a module function a class merely names (`forward = gemm_forward`) is tried as itself
         node = _source_ast(forward)
@@ -133,7 +138,7 @@ def wrappers_of(module: types.ModuleType, kernel: Any) -> list[tuple[str, Callab
     return sorted(found, key=lambda item: ("forward" not in item[0].lower(), item[2]))
 
 
-def _function_of(obj: Any) -> Callable | None:
+def _function_of(obj: Any, module_name: str = "__main__") -> Callable | None:
     """The Python function of a module-level callable defined in the file: a plain function, or the
     function under a decorator: `functools.wraps` (`__wrapped__`), `torch.library.custom_op` /
     `triton_op` (`_init_fn`), or a library's own decorator that keeps it in a closure (flash-attn's
@@ -144,7 +149,7 @@ def _function_of(obj: Any) -> Callable | None:
         if id(x) in seen:
             continue
         seen.add(id(x))
-        if inspect.isfunction(x) and x.__module__ == "__main__":
+        if inspect.isfunction(x) and x.__module__ == module_name:
             return x
         todo += [v for v in (getattr(x, "_init_fn", None), getattr(x, "__wrapped__", None)) if v is not None]
         if inspect.isfunction(x):
@@ -269,6 +274,92 @@ def _kernel_roles(node: ast.FunctionDef, kernel_names: set[str], kernel: Any) ->
     return out
 
 
+class _Dims(NamedTuple):
+    """Each tensor parameter's dimensions as the wrapper names them: a symbol (`batch`), an int,
+    or None (unnamed)."""
+
+    of: dict[str, list[str | int | None]]
+
+
+def _dim_of(expr: ast.AST) -> str | int | None:
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, int) and not isinstance(expr.value, bool):
+        return expr.value
+    return None
+
+
+def _symbolic_dims(node: ast.FunctionDef) -> _Dims:
+    """Dimensions from how the wrapper unpacks and asserts shapes: `batch, nchunks, nheads, dim =
+    states.shape` names states' four dimensions; `assert dA.shape == (batch, nheads, nchunks)`
+    gives dA three of them, in that order; `batch = x.shape[0]` names one; `assert dt.shape ==
+    x.shape` makes dt's the same as x's. Filled by `_shape_from_dims` so that every assert on
+    shapes holds."""
+    of: dict[str, list[str | int | None]] = {}
+    same: list[tuple[str, str]] = []
+    singles: list[tuple[str, str, int]] = []
+    for n in ast.walk(node):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1:
+            target, value = n.targets[0], n.value
+            if isinstance(value, ast.Attribute) and value.attr == "shape" and isinstance(value.value, ast.Name) \
+                    and isinstance(target, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in target.elts):
+                names = [e.id if isinstance(e, ast.Name) and e.id != "_" else None for e in target.elts]
+                of.setdefault(value.value.id, names)
+            elif isinstance(target, ast.Name) and isinstance(value, ast.Subscript) \
+                    and isinstance(value.value, ast.Attribute) and value.value.attr == "shape" \
+                    and isinstance(value.value.value, ast.Name) and isinstance(value.slice, ast.Constant) \
+                    and isinstance(value.slice.value, int) and value.slice.value >= 0:
+                singles.append((value.value.value.id, target.id, value.slice.value))
+        if isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], ast.Eq):
+            sides = [n.left, n.comparators[0]]
+            shaped = [x.value.id for x in sides if isinstance(x, ast.Attribute) and x.attr == "shape"
+                      and isinstance(x.value, ast.Name)]
+            tuples = [x for x in sides if isinstance(x, (ast.Tuple, ast.List))]
+            if len(shaped) == 1 and tuples:
+                of.setdefault(shaped[0], [_dim_of(e) for e in tuples[0].elts])
+            elif len(shaped) == 2:
+                same.append((shaped[0], shaped[1]))
+    for tensor, name, index in singles:  # `batch = x.shape[0]`: x's dimension 0 is `batch`
+        dims = of.get(tensor)
+        if dims is not None and index < len(dims) and dims[index] is None:
+            dims[index] = name
+    for _ in range(len(same)):
+        for a, b in same:
+            if a in of and b not in of:
+                of[b] = list(of[a])
+            elif b in of and a not in of:
+                of[a] = list(of[b])
+    return _Dims(of)
+
+
+def _shape_from_dims(dims: _Dims, name: str, family: dict[int, list[int]], values: dict[str, int]) -> list[int] | None:
+    """A shape for tensor `name` consistent with every other tensor's (`values` holds the sizes given
+    to symbols so far, filled in as tensors are made): a symbol keeps its size across tensors, a new
+    one takes the family's size for its position."""
+    mine = dims.of.get(name)
+    if not mine or len(mine) > 4:
+        return None
+    # Symbols named first by a tensor whose shape the wrapper unpacks get their sizes from it.
+    for other, ds in dims.of.items():
+        for i, d in enumerate(ds):
+            if isinstance(d, str) and d not in values and len(ds) <= 4:
+                values[d] = family[len(ds)][i]
+    shape = []
+    for i, d in enumerate(mine):
+        shape.append(d if isinstance(d, int) else values.get(d, family[len(mine)][i]) if d else family[len(mine)][i])
+    return shape
+
+
+TENSOR_SEQUENCE = re.compile(r"^(typing\.|collections\.abc\.)?(Sequence|Iterable|list|List|tuple|Tuple)\[.*Tensor")
+
+
+def _tensor_sequence(param: inspect.Parameter) -> bool:
+    """Whether the annotation says a sequence of tensors (`Sequence[torch.Tensor]`, `list[Tensor]`)."""
+    ann = param.annotation
+    text = ann if isinstance(ann, str) else "" if ann is inspect.Parameter.empty else repr(ann)
+    return bool(TENSOR_SEQUENCE.match(text.replace("torch.", "")))
+
+
 def _scalar(param: inspect.Parameter) -> Any:
     """A value for a parameter that is not a tensor, from its annotation or name; None if neither says."""
     from .kernel_file import FLOAT_NAMES
@@ -320,7 +411,10 @@ def _shape_parameters(node: ast.FunctionDef) -> set[str]:
 
 
 def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[int]], dtype: Any,
-               takes_ctx: bool, kernel: Any = None, axis: int = AXIS_CHOICES[0]) -> list[Any] | None:
+               takes_ctx: bool, kernel: Any = None, axis: int = AXIS_CHOICES[0],
+               fill_optional: bool = False) -> list[Any] | None:
+    """Made-up arguments for wrapper `fn` (see the module docstring). `fill_optional`: a parameter
+    that defaults to None but is used as a tensor gets one too."""
     import torch
 
     from .kernel_file import FLOAT_NAMES
@@ -337,6 +431,7 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
     axes = _axis_parameters(node)
     names = {n for n, v in vars(module).items() if v is kernel} if kernel is not None else set()
     roles = _kernel_roles(node, names, kernel) if names else {}
+    dims, sizes = _symbolic_dims(node), {}  # sizes: what each named dimension was given
     args: list[Any] = []
     params = list(inspect.signature(fn).parameters.values())
     for i, p in enumerate(params):
@@ -347,12 +442,16 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
             continue
         if p.name in axes:
             args.append(axis)
-        elif p.default is not inspect.Parameter.empty:
+        elif p.default is not inspect.Parameter.empty and not (
+                fill_optional and p.default is None and (p.name in ranks or p.name in dims.of)):
             args.append(p.default)
         elif p.name in strings:
             args.append(strings[p.name])
-        elif p.name in optional:  # `if weight is not None:`: the wrapper does without it
+        elif p.name in optional and not fill_optional:  # `if weight is not None:`: the wrapper does without it
             args.append(None)
+        elif _tensor_sequence(p):  # `residuals: Sequence[torch.Tensor]`: a few tensors of one shape
+            made = [torch.empty(family[3], dtype=dtype, device="meta") for _ in range(4)]
+            args.append(tuple(made) if "uple[" in str(p.annotation) else made)  # Triton takes tuples, not lists
         elif p.name in shapes:  # `normalized_shape`, `len(dims)`: the trailing dimension, as torch's ops take it
             args.append([family[1][0]])
         elif roles.get(p.name) in ("pointer", "index") and p.name not in ranks:
@@ -376,9 +475,11 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
             if roles.get(p.name) == "index" or p.name.lower() in INDEX_NAMES:  # labels, positions: one index per row
                 # One index per row of the data it indexes: the leading dimensions of the next rank up.
                 rows = family[min(rank + 1, 4)][:rank] if rank < 4 else family[4]
+                rows = _shape_from_dims(dims, p.name, family, sizes) or rows
                 args.append(torch.zeros(rows, dtype=torch.int64, device="meta"))
             else:
-                args.append(torch.empty(family[rank], dtype=dtype, device="meta"))
+                shape = _shape_from_dims(dims, p.name, family, sizes) or family[rank]
+                args.append(torch.empty(shape, dtype=dtype, device="meta"))
         else:
             args.append(value)
     return args
@@ -406,8 +507,9 @@ class WrapperResult(NamedTuple):
     failed_wrapper: str | None = None
 
 
-def call_wrappers(module: types.ModuleType, kernel: Any, path: str) -> WrapperResult:
-    """Call the wrappers of `kernel` until one launches it."""
+def call_wrappers(module: types.ModuleType, kernel: Any, path: str, module_name: str = "__main__") -> WrapperResult:
+    """Call the wrappers of `kernel` defined in `module` (the file itself, run as `__main__`, or
+    another module of its package: `package_callers`) until one launches it."""
     import torch
 
     global _real_item
@@ -415,12 +517,12 @@ def call_wrappers(module: types.ModuleType, kernel: Any, path: str) -> WrapperRe
     torch.Tensor.item = _meta_item  # type: ignore[method-assign]
     torch.Tensor.__bool__ = lambda t: bool(_meta_item(t))  # type: ignore[method-assign]  # `assert (x < n).all()`
     try:
-        return _call_wrappers(module, kernel)
+        return _call_wrappers(module, kernel, module_name)
     finally:
         torch.Tensor.item, torch.Tensor.__bool__ = _real_item, real_bool  # type: ignore[method-assign]
 
 
-def _call_wrappers(module: types.ModuleType, kernel: Any) -> WrapperResult:
+def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str = "__main__") -> WrapperResult:
     import torch
 
     jit = tc.innermost_jit(kernel)
@@ -428,7 +530,7 @@ def _call_wrappers(module: types.ModuleType, kernel: Any) -> WrapperResult:
     last: Exception | None = None
     last_name: str | None = None
     attempts = 0
-    for name, fn, takes_ctx in wrappers_of(module, kernel):
+    for name, fn, takes_ctx in wrappers_of(module, kernel, module_name):
         node = _source_ast(fn)
         axes = AXIS_CHOICES if node is not None and _axis_parameters(node) else AXIS_CHOICES[:1]
         for axis, family, dtype in itertools.product(axes, SHAPE_FAMILIES, (torch.float32, torch.bfloat16)):
@@ -440,6 +542,11 @@ def _call_wrappers(module: types.ModuleType, kernel: Any) -> WrapperResult:
                 break
             try:
                 fn(*args)
+            except (TypeError, AttributeError) as e:
+                # `dt_bias.stride(-1)` on a parameter that defaults to None: real callers pass one
+                last, last_name = e, name
+                with contextlib.suppress(Exception):
+                    fn(*_arguments(module, fn, family, dtype, takes_ctx, kernel, axis, fill_optional=True))
             except Exception as e:  # noqa: BLE001 - a made-up call the wrapper refused
                 last, last_name = e, name
             if launched():

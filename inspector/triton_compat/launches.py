@@ -250,10 +250,18 @@ def signature_params(fn: JITFunction) -> list[Any]:
     return list(fn.params)
 
 
+def _type_text(ty: Any) -> str:
+    if isinstance(ty, (tuple, list)):
+        return "(" + ", ".join(_type_text(t) for t in ty) + ")"
+    return str(ty)
+
+
 def specialization(kernel: Any) -> tuple[dict[str, str], dict[int, list[str]], dict[str, Any]]:
     """(signature types by name, attributes by parameter index, constants by name) of a compile."""
     src = kernel.src
-    signature = dict(getattr(src, "signature", {}) or {})
+    # A tuple argument's type is a tuple of types in 3.6 (a string such as "[*bf16,*bf16]" in 3.9):
+    # written out as text either way.
+    signature = {name: _type_text(ty) for name, ty in (getattr(src, "signature", {}) or {}).items()}
     attrs: dict[int, list[str]] = {}
     for key, values in (getattr(src, "attrs", {}) or {}).items():
         idx = key[0] if isinstance(key, tuple) else int(key)

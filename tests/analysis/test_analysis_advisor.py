@@ -7,7 +7,7 @@ import json
 
 import pytest
 from analysis_kernels import ACCESS, ACCESS_LINES, DOT, DOT_LINE, SPILL, tl_lines, write_kernel
-from conftest import KERNELS
+from paths import KERNELS
 
 from inspector.analysis import advise, explain, instruction_mix, layout_report
 from inspector.analysis.locations import stage_lines

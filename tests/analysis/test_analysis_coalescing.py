@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import KERNELS, REPO
+from paths import KERNELS, REPO
 
 from inspector.analysis import advise, memory_report
 from inspector.analysis.memory import launch_line_sectors

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 from analysis_kernels import write_kernel
-from conftest import KERNELS, REPO
+from paths import KERNELS, REPO
 
 from inspector.analysis import diff_inspections, stage_diff
 from inspector.compile.api import inspect_kernel

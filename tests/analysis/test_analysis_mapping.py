@@ -6,7 +6,7 @@ import re
 
 import pytest
 from analysis_kernels import CDIV_LINE, HELPER, HELPER_BODY_LINE, HELPER_CALL_LINE, tl_lines, write_kernel
-from conftest import KERNELS
+from paths import KERNELS
 
 from inspector.analysis import line_map
 from inspector.analysis.locations import ptx_locations, sass_locations, stage_lines

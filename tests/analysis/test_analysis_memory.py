@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from analysis_kernels import ACCESS, ACCESS_LINES, SPILL, write_kernel
-from conftest import KERNELS
+from paths import KERNELS
 
 from inspector.analysis import memory_report
 from inspector.compile.api import inspect_kernel

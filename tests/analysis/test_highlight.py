@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from conftest import KERNELS
+from paths import KERNELS
 from inspector import highlight as hl
 from inspector.compile.api import inspect_kernel
 

@@ -8,7 +8,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
-from conftest import KERNELS
+from paths import KERNELS
 
 pytest.importorskip("streamlit")  # the compile pool lives in the app's layer (not on the GPU machine)
 from inspector.ui.compiling import _Compiler  # noqa: E402

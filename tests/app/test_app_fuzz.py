@@ -7,7 +7,7 @@ import pytest
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest  # the GPU machine has no streamlit
 
 import fuzz_cases
-from conftest import REPO
+from paths import REPO
 from inspector.ui import workspace
 from inspector.ui.error_view import KIND_TITLES
 

@@ -4,7 +4,7 @@ compile error's line as an error; severities are only error / performance / info
 
 from __future__ import annotations
 
-from conftest import KERNELS
+from paths import KERNELS
 from inspector.compile.api import inspect_kernel
 from inspector.ui.markers import error_markers, merge, record_markers
 

@@ -3,7 +3,7 @@ workspace is tested in test_workspace.py)."""
 
 from __future__ import annotations
 
-from conftest import KERNELS
+from paths import KERNELS
 from inspector.ui import workspace
 import pytest
 

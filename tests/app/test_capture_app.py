@@ -12,7 +12,7 @@ import pytest
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest  # the GPU machine has no streamlit
 
-from conftest import REPO
+from paths import REPO
 
 from inspector.capture import load
 from inspector.capture.table import find

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from conftest import KERNELS
+from paths import KERNELS
 from inspector.ui import workspace
 from inspector.ui.workspace import Workspace, new_key, text_digest, valid_key
 

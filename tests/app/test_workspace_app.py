@@ -12,7 +12,7 @@ import itertools
 import pytest
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest  # the GPU machine has no streamlit
 
-from conftest import KERNELS, REPO
+from paths import KERNELS, REPO
 from inspector.ui import workspace
 
 APP = str(REPO / "inspector" / "ui" / "page.py")  # app.py serves it as an st.App

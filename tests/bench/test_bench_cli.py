@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import _has_gpu
+from paths import has_gpu
 from inspector.bench import recorded_kernels, run_benchmark, run_benchmarks
 
 REPO = Path(__file__).resolve().parents[2]
-no_gpu_only = pytest.mark.skipif(_has_gpu(), reason="checks the behaviour without a GPU")
+no_gpu_only = pytest.mark.skipif(has_gpu(), reason="checks the behaviour without a GPU")
 
 USER_FILE = '''
 """A user's kernel file following the benchmark protocol: y = 2 x."""

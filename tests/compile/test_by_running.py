@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO
+from paths import REPO
 
 from inspector.capture.by_running import open_by_running, program_of
 from rowscale_project import make_project

@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 import fuzz_cases
-from conftest import KERNELS, REPO
+from paths import KERNELS, REPO
 from inspector.compile.api import inspect_kernel
 
 BUNDLED = sorted(p for p in KERNELS.glob("*.py") if not p.name.startswith("_"))

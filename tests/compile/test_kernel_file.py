@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 
-from conftest import REPO
+from paths import REPO
 
 # Runs in a fresh interpreter: loading a file changes sys.path and sys.modules for good.
 PROBE = """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import KERNELS
+from paths import KERNELS
 from inspector.compile.api import inspect_kernel, native_gpu
 
 BUNDLED = sorted(p for p in KERNELS.glob("*.py") if not p.name.startswith("_"))

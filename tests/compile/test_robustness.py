@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import fuzz_cases
-from conftest import KERNELS, REPO
+from paths import KERNELS, REPO
 from inspector.compile.api import inspect_kernel
 from inspector.compile.cache import Cache
 from inspector.isolation.sandbox import Limits, SandboxError

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import KERNELS, REPO
+from paths import KERNELS, REPO
 from inspector.compile.api import inspect_kernel, sandbox_status
 from inspector.compile.cache import ENTRY_FORMAT, Cache, default_cache_dir
 from inspector.isolation.exposure import isolation

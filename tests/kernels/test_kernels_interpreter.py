@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from paths import REPO
 
 import kernels
 

@@ -12,7 +12,7 @@ import pytest
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest  # the GPU machine has no streamlit
 
-from conftest import REPO
+from paths import REPO
 from test_versions import NEW, OLD, old_release  # noqa: F401 - the fixture
 
 from inspector import versions
