@@ -24,9 +24,10 @@ REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "corpus"  # --corpus picks another folder of tests/
 
 
-def compile_file(path: Path, target: str, extra: list[str]) -> dict:
+def compile_file(path: Path, target: str, extra: list[str], triton: str | None = None) -> dict:
+    release = ["--triton", triton] if triton else []  # an entry written for an older release says which
     proc = subprocess.run([sys.executable, "-m", "inspector", "compile", str(path), "--target", target, "--json",
-                           "--no-cache", *extra], capture_output=True, text=True, cwd=REPO, timeout=600)
+                           "--no-cache", *release, *extra], capture_output=True, text=True, cwd=REPO, timeout=600)
     try:
         return json.loads(proc.stdout)
     except json.JSONDecodeError:
@@ -37,13 +38,13 @@ def try_entry(entry: dict, target: str) -> tuple[bool, str]:
     path = CORPUS / entry["file"]
     # A bare file names which of its kernels is asked for (it launches none to choose from).
     chosen = ["--kernel", entry["entry"]] if entry.get("form") == "bare" and entry.get("entry") else []
-    rec = compile_file(path, target, chosen)
+    rec = compile_file(path, target, chosen, entry.get("triton"))
     err = rec.get("error")
     if err and err.get("kind") == "missing_constexpr" and entry.get("form") == "bare":
         values = [f"--const={m['name']}={entry.get('probe_args', {}).get(m['name'], m.get('suggested'))}"
                   for m in err.get("details", {}).get("missing", [])]
         kernel = chosen or ["--kernel", rec.get("kernel") or ""]
-        rec = compile_file(path, target, [*kernel, *values])
+        rec = compile_file(path, target, [*kernel, *values], entry.get("triton"))
         err = rec.get("error")
     if err:
         return False, f"{err.get('kind')}: {(err.get('message') or '').splitlines()[0][:160]}"

@@ -195,10 +195,12 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
     if loc.import_root not in sys.path:
         sys.path.insert(0, loc.import_root)
     folder = os.path.dirname(path)
-    if not loc.package and folder not in sys.path:
-        # `python file.py` puts the file's folder first; `python -m package.module` (and an installed
-        # package) does not: there a sibling module must not shadow a package of the same name (fla's
-        # `sinkhorn/tilelang.py` made `find_spec("tilelang")` answer yes without TileLang installed).
+    in_package = os.path.isfile(os.path.join(folder, "__init__.py"))
+    if not in_package and folder not in sys.path:
+        # `python file.py` puts the file's folder first (a script beside its helpers); a module of a
+        # real package (`__init__.py` beside it) is imported as `python -m package.module` and an
+        # installed package are: without it, so a sibling module cannot shadow a package of the same
+        # name (fla's `sinkhorn/tilelang.py` made `find_spec("tilelang")` answer yes without TileLang).
         sys.path.insert(0, folder)
     if loc.package:
         importlib.import_module(loc.package)
@@ -349,7 +351,8 @@ def signature_call(info: KernelInfo, overrides: dict[str, Any], ran: str = "") -
         default = p.default if p.has_default else None
         annotated = _POINTER_ANNOTATION.match(ann)
         if annotated or name in usage.pointers or (name not in usage.integers and "ptr" in name.lower()):
-            dtype = torch.int64 if name in usage.index_pointers else float_dtype
+            dtype = torch.int64 if name in usage.index_pointers else torch.int32 if name in usage.bits_pointers \
+                else float_dtype
             if annotated and ann.lstrip("*k") in DTYPE_NAMES:
                 dtype = getattr(torch, DTYPE_NAMES[ann.lstrip("*k")])
             value: Any = torch.empty([1], dtype=dtype, device="meta")

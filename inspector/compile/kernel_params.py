@@ -27,6 +27,9 @@ ADDRESS_KEYWORDS = ("pointer", "ptr", "base")
 PASS_THROUGH = {"multiple_of", "max_contiguous", "max_constancy", "where", "broadcast_to", "reshape", "view",
                 "expand_dims", "advance", "cast", "to", "permute", "trans"}
 MODULE_NAMES = {"tl", "triton", "language", "libdevice", "math", "core", "tle"}
+# Builtins whose result is computed from their arguments (an integer of integers).
+PASS_THROUGH_CALLS = {"int", "float", "abs", "len", "round"}
+BIT_OPS = (ast.RShift, ast.LShift, ast.BitAnd, ast.BitOr, ast.BitXor)
 # Calls whose arguments are integers (sizes, bounds).
 INTEGER_CALLS = {"range", "static_range", "cdiv", "min", "max", "minimum", "maximum", "arange", "program_id"}
 
@@ -36,6 +39,8 @@ class Usage:
     pointers: set[str] = field(default_factory=set)
     index_pointers: set[str] = field(default_factory=set)  # pointers whose values are indices
     integers: set[str] = field(default_factory=set)  # used as sizes/strides
+    bits_pointers: set[str] = field(default_factory=set)  # pointers whose values are shifted and masked
+    bit_values: set[str] = field(default_factory=set)  # parameters shifted or masked (`b >> shift & mask`)
 
 
 def _is_method(node: ast.Call) -> bool:
@@ -60,6 +65,7 @@ class _Flow(ast.NodeVisitor):
         self.loads: dict[str, list[ast.expr]] = {}  # name -> addresses of the loads assigned to it
         self.calls: list[ast.Call] = []
         self.element_types: set[str] = set()  # names asked for `X.dtype.element_ty`: pointers only have one
+        self.bit_uses: list[ast.expr] = []  # operands of >>, <<, &, |, ^ (packed integers)
 
     def _assign(self, target: ast.expr, value: ast.expr) -> None:
         if isinstance(target, ast.Name):
@@ -114,6 +120,8 @@ class _Flow(ast.NodeVisitor):
     def visit_BinOp(self, node: ast.BinOp) -> None:
         if not isinstance(node.op, (ast.Add, ast.Sub)):
             self.integer_uses.extend((node.left, node.right))
+        if isinstance(node.op, BIT_OPS):
+            self.bit_uses.extend((node.left, node.right))
         self.generic_visit(node)
 
     def visit_Compare(self, node: ast.Compare) -> None:
@@ -170,8 +178,11 @@ class _Bases:
 
 
 def _names_outside_loads(expr: ast.expr) -> list[str]:
-    """Names an expression computes with, not looking inside `tl.load(...)` calls."""
-    if isinstance(expr, ast.Call) and _call_name(expr) == "load":
+    """Names an expression computes with, not looking inside `tl.load(...)` calls, nor inside calls
+    of the kernel's own helpers (`load_ptr(ptrs, mask)`: what they return is not their pointer)."""
+    if isinstance(expr, ast.Call) and (_call_name(expr) in ("load", "load_tensor_descriptor")
+                                       or isinstance(expr.func, ast.Name) and expr.func.id not in INTEGER_CALLS
+                                       and expr.func.id not in PASS_THROUGH_CALLS):
         return []
     if isinstance(expr, ast.Name):
         return [expr.id]
@@ -258,4 +269,37 @@ def parameter_usage(fn: Any, _depth: int = 0) -> Usage:
             for a in load_addresses:
                 usage.index_pointers.update(pointer_of(a))
     usage.index_pointers &= usage.pointers
+    # A value a helper loads (`b = load_ptr(b_ptrs, mask, ...)`) counts as loaded from what it was given.
+    if _depth < 3:
+        globals_ = getattr(getattr(fn, "fn", None), "__globals__", {})
+        for local, values in list(flow.assigned.items()):
+            for value in values:
+                callee = globals_.get(value.func.id) if isinstance(value, ast.Call) and \
+                    isinstance(value.func, ast.Name) else None
+                if callee is None or not hasattr(callee, "src") or callee is fn:
+                    continue
+                inner_pointers = parameter_usage(callee, _depth + 1).pointers
+                inner_params = [p.name for p in getattr(callee, "params", [])]
+                passed = list(zip(inner_params, value.args)) + [(k.arg, k.value) for k in value.keywords if k.arg]
+                flow.loads.setdefault(local, []).extend(arg for pname, arg in passed if pname in inner_pointers)
+    # Loaded values that are shifted and masked (here, or by a helper they are passed to): packed
+    # integers (quantized weights), so the pointer holds int32, not floats.
+    bit_names = _mentioned(flow.bit_uses, flow.assigned)
+    usage.bit_values = {p for p in params if p in bit_names}
+    if _depth < 3:
+        globals_ = getattr(getattr(fn, "fn", None), "__globals__", {})
+        for call in flow.calls:
+            callee = globals_.get(call.func.id) if isinstance(call.func, ast.Name) else None
+            if callee is None or not hasattr(callee, "src") or callee is fn:
+                continue
+            inner_bits = parameter_usage(callee, _depth + 1).bit_values
+            inner_params = [p.name for p in getattr(callee, "params", [])]
+            passed = list(zip(inner_params, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg]
+            bit_names |= _mentioned([arg for pname, arg in passed if pname in inner_bits], flow.assigned)
+    for local, load_addresses in flow.loads.items():
+        if local in bit_names:
+            for a in load_addresses:
+                usage.bits_pointers.update(pointer_of(a))
+    usage.bits_pointers &= usage.pointers
+    usage.bits_pointers -= usage.index_pointers
     return usage

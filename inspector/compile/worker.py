@@ -30,6 +30,7 @@ from .passes import split_pass_dump
 from ..record import ErrorInfo, InspectRequest, Inspection, Parameter
 from .reproduce import standalone_file
 from .stand_in_device import stand_in_device
+from . import helper_harness
 from .package_callers import launch_from_package
 from .project import locate
 from .wrapper_calls import call_wrappers
@@ -339,8 +340,19 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
         kf.check_overrides(info, arg_overrides)
         if launch is None:
             ran = _what_ran(phases, module, stops or wrapper_stops)
-            launch = kf.signature_call(info, arg_overrides, ran)
-            rec.call_origin = "signature"
+            if helper_harness.returns_value(info.jit):
+                # a device function: compiled inside the smallest kernel that calls it
+                info = helper_harness.harness_for(info, workdir)
+                module_fns.append(info.jit)
+                log.write(f"note: {rec.kernel} returns a value (a device function, inlined where it is "
+                          f"called): compiled inside {info.jit.__name__}, a kernel the inspector wrote that "
+                          f"loads each argument from a buffer (fp32 unless --arg says otherwise) and stores "
+                          f"the result\n")
+                launch = kf.signature_call(info, arg_overrides, ran)
+                rec.call_origin = "harness"
+            else:
+                launch = kf.signature_call(info, arg_overrides, ran)
+                rec.call_origin = "signature"
         else:
             rec.call_origin = _origin(phases, index, launch, path)
             if rec.call_origin == "package":
@@ -353,6 +365,16 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
     arg_overrides = {k: kf.as_argument(k, v, previous.get(k)) for k, v in arg_overrides.items()}
 
     configs = tc.autotune_configs(launch.obj)
+    needed = ({p.name for p in tc.signature_params(info.jit) if p.is_constexpr and not p.has_default}
+              - set(info.jit.arg_names[:len(launch.args)]) - set(launch.kwargs) - set(arg_overrides)
+              - tc.heuristic_names(launch.obj))
+    if configs and any(needed - set(c) for c in configs):
+        # the configs as written lack a constexpr the pruner adds (what a real launch tries)
+        pruned = tc.pruned_configs(launch.obj, launch)
+        if pruned and not any(needed - set(c) for c in pruned):
+            log.write(f"note: the autotune configs as written lack {', '.join(sorted(needed))}; the ones its "
+                      f"early_config_prune makes for this call are used, as a real launch does\n")
+            configs = pruned
     rec.autotune_configs = [{k: kf.describe_value(v) for k, v in c.items()} for c in configs]
     explicit = request.autotune_index
     if configs and explicit is not None and not 0 <= int(explicit) < len(configs):

@@ -176,9 +176,10 @@ def _is_autograd_function(cls: type) -> bool:
     return bool(params) and params[0] == "ctx"
 
 
-def _string_choices(module: types.ModuleType, node: ast.FunctionDef) -> dict[str, str]:
-    """Parameters compared with a string or used as a key of a module-level dict of strings."""
-    out: dict[str, str] = {}
+def _string_choices(module: types.ModuleType, node: ast.FunctionDef) -> dict[str, Any]:
+    """Parameters compared with a string, or used as a key of a module-level dict whose keys are
+    strings or ints: its first key."""
+    out: dict[str, Any] = {}
     for n in ast.walk(node):
         if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name):
             for comp in n.comparators:
@@ -188,8 +189,10 @@ def _string_choices(module: types.ModuleType, node: ast.FunctionDef) -> dict[str
                     out.setdefault(n.left.id, strings[0])
         if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and isinstance(n.slice, ast.Name):
             table = getattr(module, n.value.id, None)
-            if isinstance(table, dict) and table and all(isinstance(k, str) for k in table):
-                out.setdefault(n.slice.id, next(iter(table)))
+            keys = list(table) if isinstance(table, dict) else []
+            if keys and (all(isinstance(k, str) for k in keys)
+                         or all(isinstance(k, int) and not isinstance(k, bool) for k in keys)):
+                out.setdefault(n.slice.id, keys[0])  # a mode name, or an enum's number (gemlite's dtypes)
     return out
 
 
@@ -265,6 +268,8 @@ def _kernel_roles(node: ast.FunctionDef, kernel_names: set[str], kernel: Any) ->
                 if isinstance(arg, ast.Name):
                     if name in usage.index_pointers:
                         out[arg.id] = "index"
+                    elif name in usage.bits_pointers:
+                        out[arg.id] = "bits"
                     elif name in scalars:
                         out[arg.id] = "scalar"
                     elif name in constexprs:
@@ -472,7 +477,10 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
             args.append(family[1][0])
         elif p.name in ranks or (value := _scalar(p)) is None:
             rank = min(max(ranks.get(p.name, 0) or 2, 1), 4)
-            if roles.get(p.name) == "index" or p.name.lower() in INDEX_NAMES:  # labels, positions: one index per row
+            if roles.get(p.name) == "bits":  # packed integers (quantized weights): int32 words
+                shape = _shape_from_dims(dims, p.name, family, sizes) or family[rank]
+                args.append(torch.zeros(shape, dtype=torch.int32, device="meta"))
+            elif roles.get(p.name) == "index" or p.name.lower() in INDEX_NAMES:  # labels, positions: one index per row
                 # One index per row of the data it indexes: the leading dimensions of the next rank up.
                 rows = family[min(rank + 1, 4)][:rank] if rank < 4 else family[4]
                 rows = _shape_from_dims(dims, p.name, family, sizes) or rows

@@ -56,7 +56,7 @@ _EXPORTS = {
     "launches": ("Launch", "JITFunction", "triton_object", "innermost_jit", "is_kernel_object", "kernel_def_line",
                  "recorded", "launch_count", "capture_launches", "MissingArguments", "FinalCall", "compile_launch",
                  "signature_params", "specialization", "metadata_dict", "load_native", "heuristic_names",
-                 "autotune_configs", "autotuners_in", "first_jit_call"),
+                 "autotune_configs", "pruned_configs", "autotuners_in", "first_jit_call"),
     "side_channels": ("ptxas_log", "compiler_stderr", "MLIR_DIAGNOSTIC", "mlir_error", "use_cache_dir"),
     "errors": ("compilation_error_location", "compilation_error_text", "out_of_resources_error",
                "is_out_of_resources", "is_compilation_error", "ptxas_error_type"),

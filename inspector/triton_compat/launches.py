@@ -327,6 +327,25 @@ def autotune_configs(obj: Any) -> list[dict[str, Any]]:
     return [dict(c.all_kwargs()) for c in obj.configs]
 
 
+def pruned_configs(obj: Any, launch: Launch) -> list[dict[str, Any]] | None:
+    """The configs a real launch of `launch` would try: `Autotuner.prune_configs` (its
+    `early_config_prune`, which may also complete or rewrite configs, as gemlite's adds NUM_STAGES)
+    on the recorded call's arguments. None without a pruner, or when it cannot run here. (`nargs`
+    is what `Autotuner.run` sets before pruning, in 3.4 to 3.9.)"""
+    tuner = triton_object(obj)
+    if not isinstance(tuner, Autotuner) or not getattr(tuner, "early_config_prune", None):
+        return None
+    saved = getattr(tuner, "nargs", None)
+    tuner.nargs = {**dict(zip(tuner.arg_names, launch.args)), **launch.kwargs}
+    try:
+        configs = tuner.prune_configs(dict(launch.kwargs))
+    except Exception:  # noqa: BLE001 - a pruner that needs real data or a GPU
+        return None
+    finally:
+        tuner.nargs = saved
+    return [dict(c.all_kwargs()) for c in configs] or None
+
+
 def autotuners_in(namespace: dict[str, Any]) -> list[Any]:
     """The `@triton.autotune` objects among a module's globals."""
     return [obj for obj in namespace.values() if isinstance(obj, Autotuner)]

@@ -17,7 +17,7 @@ from paths import REPO
 
 import kernels
 
-RUNNER = REPO / "tests" / "kernels_interpreter_run.py"
+RUNNER = REPO / "tests" / "support" / "kernels_interpreter_run.py"
 CASES = [
     pytest.param(name, variant, size, id=f"{name}-{variant}-{size}")
     for name in kernels.bundled_names()
