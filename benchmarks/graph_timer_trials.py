@@ -3,7 +3,7 @@
     PYTHONPATH=. python benchmarks/graph_timer_trials.py [--trials 6]
 
 Each trial draws fresh inputs and fresh copies (as each round of the sweep does) and times the
-Triton kernel with `inspector.bench.runner.bench_graph_time`, at replays of 2 and 10 ms. Run it
+Triton kernel with `inspector.bench.timing.bench_graph_time`, at replays of 2 and 10 ms. Run it
 twice to see the spread between processes too. Then it checks what a failed capture leaves
 behind (a call that reads a value back): the context must still work.
 """
@@ -15,7 +15,8 @@ import traceback
 
 import torch
 
-from inspector.bench import protocol, runner
+from inspector.bench import protocol
+from inspector.bench import timing as runner
 
 CASES = [("matmul", "bf16", (2048, 2048, 2048)), ("matmul", "fp16+leaky_relu", (4096,) * 3), ("add", "", 2**20)]
 
@@ -29,8 +30,8 @@ def trials(name: str, variant: str, size, target_ms: float, n: int) -> None:
         inputs = tuple(protocol.call(spec.make_inputs, size, "cuda", **kw))
         protocol.bind(spec.launch, *inputs, **kw)()
         torch.cuda.synchronize()
-        k = runner.rotation_count(runner._nbytes(inputs), l2)
-        sets = [inputs] + [runner._clone(inputs) for _ in range(k - 1)]
+        k = runner.rotation_count(runner.nbytes(inputs), l2)
+        sets = [inputs] + [runner.clone(inputs) for _ in range(k - 1)]
         calls = [protocol.bind(spec.launch, *s, **kw) for s in sets]
         runner.GRAPH_TARGET_MS = target_ms
         out.append(runner.bench_graph_time(calls, 50, [0.5, 0.2, 0.8], 25)[0] * 1e3)

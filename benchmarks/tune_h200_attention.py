@@ -364,7 +364,7 @@ def precompile(only: set | None, timeout: float) -> set:
 def graph_ms(fn_of_set, sets, rep_ms=40, warmup_ms=15) -> float:
     """inspector.bench.runner's graph timer (CUDA-graph replays cycling through the input sets;
     the median replay's time per call)."""
-    from inspector.bench.runner import bench_graph_time
+    from inspector.bench.timing import bench_graph_time
 
     return bench_graph_time([(lambda s=s: fn_of_set(s)) for s in sets], rep_ms, [0.5], warmup_ms)[0]
 
@@ -392,7 +392,7 @@ def main() -> int:
         check_worker(json.loads(ns.check_worker))
         return 0
     t0 = time.time()
-    from inspector.bench.runner import _clone, rotation_count
+    from inspector.bench.timing import clone as _clone, rotation_count
     from kernels import attention as att
 
     only = {s for s in ns.only.split(",") if s} or None

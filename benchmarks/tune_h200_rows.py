@@ -3,7 +3,7 @@ PyTorch on the H200 (torch.compile, mostly), in one device call with its own dea
 
     PYTHONUNBUFFERED=1 python3 benchmarks/tune_h200_rows.py --out $OUT [--deadline 150] [--confirm]
 
-Kernels compared, all in one process, on the gallery's timer (`inspector.bench.runner.
+Kernels compared, all in one process, on the gallery's timer (`inspector.bench.timing.
 bench_graph_time`: CUDA-graph replays cycling through input copies over 3x the L2 cache, so
 these figures read like assets/bench's):
 - `current`: the kernels as they were before this sweep (commit bfe5aab), copied below verbatim
@@ -436,7 +436,7 @@ def launcher(kernel: str, kid: str, mode: str, R: int, warps: int, stages: int):
 
 # ---- timing ----------------------------------------------------------------------------------------
 def input_sets(inputs: tuple, bytes_moved: int) -> list:
-    from inspector.bench.runner import _clone, _nbytes, rotation_count
+    from inspector.bench.timing import clone as _clone, nbytes as _nbytes, rotation_count
 
     l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", None)
     footprint = max(_nbytes(inputs), bytes_moved)
@@ -444,7 +444,7 @@ def input_sets(inputs: tuple, bytes_moved: int) -> list:
 
 
 def graph_ms(fn, sets: list, rep_ms: int, warmup_ms: int) -> float:
-    from inspector.bench.runner import bench_graph_time
+    from inspector.bench.timing import bench_graph_time
 
     calls = [(lambda s=s: fn(*s)) for s in sets]
     return bench_graph_time(calls, rep_ms, [0.5, 0.2, 0.8], warmup_ms)[0]

@@ -3,7 +3,7 @@
 
     PYTHONUNBUFFERED=1 python3 benchmarks/tune_h200_softmax.py --out $OUT [--parts softmax,matmul]
 
-Timed as `python -m inspector bench` times: `inspector.bench.runner.bench_gpu_time` (do_bench's
+Timed as `python -m inspector bench` times: `inspector.bench.timing.bench_gpu_time` (do_bench's
 events and L2 flush, the host's launch cost kept out), median of each measurement, every candidate
 measured in `--rounds` interleaved rounds (the median round is kept). Every candidate's output is
 checked against PyTorch first (NaN-poisoned output buffer). Writes OUT/tune_h200_softmax.json.
@@ -54,7 +54,7 @@ def smi(*args: str) -> str:
 
 
 def gpu_ms(fn, rep_ms=50, warmup_ms=25) -> float:
-    from inspector.bench.runner import bench_gpu_time
+    from inspector.bench.timing import bench_gpu_time
 
     return bench_gpu_time(fn, warmup_ms, rep_ms, [0.5])[0]
 

@@ -8,7 +8,7 @@
 
 A benchmark runs in a worker subprocess (the kernel file is the user's code): for each variant
 and size it checks the kernel, PyTorch eager and torch.compile against the file's reference on
-fresh random inputs, then times what passed (`runner.bench_graph_time`: CUDA-graph replays cycling
+fresh random inputs, then times what passed (`timing.bench_graph_time`: CUDA-graph replays cycling
 through input copies larger than the L2 cache; median and 20th/80th percentiles; a call that
 cannot be captured falls back to do_bench's events with an L2 flush). GB/s and TFLOP/s come
 from the file's `bytes_moved` and `flops`; the device's copy bandwidth and bf16 matmul rate are

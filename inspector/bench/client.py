@@ -21,7 +21,8 @@ from typing import Any, Callable, Sequence
 
 from .protocol import REPO_ROOT, ProtocolError, resolve
 from .records import BenchError, BenchResult, size_label
-from .runner import DEFAULT_REP_MS, DEFAULT_WARMUP_MS, Progress
+from .runner import Progress
+from .timing import DEFAULT_REP_MS, DEFAULT_WARMUP_MS
 
 # A sweep of every bundled kernel with torch.compile can take many minutes on a cold cache.
 DEFAULT_TIMEOUT = 1800.0

@@ -28,8 +28,8 @@ IMPLS = ("triton", "eager", "compile")
 # when it was Triton's do_bench; `Timing.timer` says which timer took it); "cudagraph" is
 # Triton's do_bench_cudagraph (replays of a captured graph, no flush), on request.
 METHODS = ("do_bench", "cudagraph")
-# Timers of the primary timing: "graph" (runner.bench_graph_time: CUDA-graph replays cycling
-# through input copies larger than the L2 cache), "events" (runner.bench_gpu_time: do_bench's
+# Timers of the primary timing: "graph" (timing.bench_graph_time: CUDA-graph replays cycling
+# through input copies larger than the L2 cache), "events" (timing.bench_gpu_time: do_bench's
 # events around each call after an L2 flush; what a call that cannot be captured gets). Files
 # recorded before timers were named have none: "events".
 TIMERS = ("graph", "events")

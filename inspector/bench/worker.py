@@ -51,7 +51,8 @@ def main() -> int:
             os.environ["TRITON_INTERPRET"] = "1"
 
         from .records import parse_size
-        from .runner import DEFAULT_REP_MS, DEFAULT_ROUNDS, DEFAULT_WARMUP_MS, run
+        from .runner import DEFAULT_ROUNDS, run
+        from .timing import DEFAULT_REP_MS, DEFAULT_WARMUP_MS
 
         sizes = request.get("sizes")
         results = run(

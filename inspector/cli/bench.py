@@ -26,7 +26,7 @@ from inspector.bench.client import DEFAULT_TIMEOUT, run_benchmarks
 from inspector.bench.protocol import bundled_kernels, resolve, ProtocolError
 from inspector.bench.recorded import RECORDED_DIR, recorded_kernels, recorded_result
 from inspector.bench.records import BenchResult, Point, Sweep, parse_size, save_result
-from inspector.bench.runner import DEFAULT_REP_MS, DEFAULT_WARMUP_MS
+from inspector.bench.timing import DEFAULT_REP_MS, DEFAULT_WARMUP_MS
 
 EPILOG = """\
 A user's file follows the same protocol as the bundled kernels: module-level

@@ -80,7 +80,7 @@ SIZES = [2**20]
 def test_primary_timer_is_graph_replay_over_rotating_inputs(tmp_path, monkeypatch):
     import torch
 
-    from inspector.bench import runner
+    from inspector.bench import timing as runner
 
     monkeypatch.setenv("TRITON_INSPECTOR_CACHE", str(tmp_path / "cache"))
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
