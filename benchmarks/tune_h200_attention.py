@@ -11,9 +11,9 @@ Candidates (VARIANTS below) are launched directly (no autotuner):
     STAGES of K/V, PERSISTENT (one CTA per SM looping over the tiles), ORDER of the tiles (2: the
     longest causal key loops of all heads first), PINGPONG, SEP_O, EMU;
   - ("T",): the portable Triton kernel as launch() runs it off Hopper;
-  - (MODE, BLOCK_M, BLOCK_N, num_warps, num_stages, maxnreg, EMU, REVERSE): `attn_variant` below,
-    re-orderings of the Triton kernel's key loop (the first sweeps of 2026-11-24; none is in
-    VARIANTS now):
+  - (measured and dropped, code removed; the figures are in docs/kernels-performance.md) re-orderings
+    of the Triton kernel's key loop, `attn_variant` (MODE, BLOCK_M, BLOCK_N, num_warps, num_stages,
+    maxnreg, EMU, REVERSE), in the first sweeps of 2026-11-24:
       MODE 0: the portable kernel's loop (QK^T, softmax, rescale, PV per key block; causal in two
               loops); WS=True asks Triton 3.6 for automatic warp specialization: with 4 warps its
               Hopper pass fails on the O store ('descriptor block and tensor types must match'),
@@ -53,189 +53,12 @@ sys.path.insert(0, str(REPO))
 
 import torch
 import triton
-import triton.language as tl
-
-# 2^x for x <= 0 on the FMA pipe (FlashAttention-4's trick), EMU = k: one element in k by a
-# polynomial, the others with MUFU.EX2; the same inline PTX as the bundled kernel's Gluon path.
-from kernels.attention import _EXP2_EMU2, _EXP2_EMU4
-
-
-@triton.jit
-def _exp2(x, EMU: tl.constexpr):
-    if EMU == 2:
-        return tl.inline_asm_elementwise(_EXP2_EMU2, "=r,=r,r,r", [x], dtype=tl.float32, is_pure=True, pack=2)
-    elif EMU == 4:
-        return tl.inline_asm_elementwise(_EXP2_EMU4, "=r,=r,=r,=r,r,r,r,r", [x], dtype=tl.float32, is_pure=True,
-                                         pack=4)
-    else:
-        return tl.math.exp2(x)
-
-
-# ---- the variant kernel ------------------------------------------------------------------------
-@triton.jit
-def _scores(qk, m_i, qk_scale, start_n, offs_m, offs_n, diag_lo, CAUSAL: tl.constexpr, EMU: tl.constexpr = 0):
-    """Softmax numerator of one key block in base 2: p = 2^(qk*scale - m_new), alpha = 2^(m_old - m_new)."""
-    if CAUSAL:  # noqa: SIM102 - a compile-time test around a run-time one
-        if start_n >= diag_lo:
-            qk = tl.where(offs_m[:, None] >= start_n + offs_n[None, :], qk, float("-inf"))
-    m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-    p = _exp2(qk * qk_scale - m_ij[:, None], EMU)
-    alpha = tl.math.exp2(m_i - m_ij)
-    return p, alpha, m_ij
-
-
-@triton.jit
-def _keys_mode0(acc, l_i, m_i, q, k_desc, v_desc, kv_row0, start_m, qk_scale, N_CTX,
-                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr, WS: tl.constexpr = False,
-                EMU: tl.constexpr = 0):
-    if STAGE == 1:
-        lo, hi = 0, start_m * BLOCK_M
-    elif STAGE == 2:
-        lo, hi = start_m * BLOCK_M, (start_m + 1) * BLOCK_M
-        lo = tl.multiple_of(lo, BLOCK_M)
-    else:
-        lo, hi = 0, N_CTX
-    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = tl.arange(0, BLOCK_N)
-    for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=WS):
-        start_n = tl.multiple_of(start_n, BLOCK_N)
-        k = k_desc.load([kv_row0 + start_n, 0])
-        qk = tl.dot(q, k.T)
-        if STAGE == 2:
-            causal = offs_m[:, None] >= (start_n + offs_n[None, :])
-            qk = qk * qk_scale + tl.where(causal, 0.0, -1.0e6)
-            m_ij = tl.maximum(m_i, tl.max(qk, 1))
-            qk -= m_ij[:, None]
-        else:
-            m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-            qk = qk * qk_scale - m_ij[:, None]
-        p = _exp2(qk, EMU)
-        alpha = tl.math.exp2(m_i - m_ij)
-        l_ij = tl.sum(p, 1)
-        acc = acc * alpha[:, None]
-        v = v_desc.load([kv_row0 + start_n, 0])
-        acc = tl.dot(p.to(v.dtype), v, acc)
-        l_i = l_i * alpha + l_ij
-        m_i = m_ij
-    return acc, l_i, m_i
-
-
-@triton.jit
-def _keys_mode1(acc, l_i, m_i, q, k_desc, v_desc, kv_row0, lo, hi, diag_lo, offs_m, qk_scale,
-                BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, EMU: tl.constexpr = 0):
-    """Rotated loop: softmax(j) overlaps the asynchronous P_{j-1} V_{j-1}; QK^T(j+1) synchronous."""
-    offs_n = tl.arange(0, BLOCK_N)
-    k = k_desc.load([kv_row0 + lo, 0])
-    qk = tl.dot(q, k.T)
-    for start_n in tl.range(lo, hi - BLOCK_N, BLOCK_N):
-        start_n = tl.multiple_of(start_n, BLOCK_N)
-        p, alpha, m_i = _scores(qk, m_i, qk_scale, start_n, offs_m, offs_n, diag_lo, CAUSAL, EMU)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        k = k_desc.load([kv_row0 + start_n + BLOCK_N, 0])
-        qk = tl.dot(q, k.T)
-        acc = acc * alpha[:, None]
-        v = v_desc.load([kv_row0 + start_n, 0])
-        acc = tl.dot(p.to(v.dtype), v, acc)
-    start_n = hi - BLOCK_N
-    p, alpha, m_i = _scores(qk, m_i, qk_scale, start_n, offs_m, offs_n, diag_lo, CAUSAL, EMU)
-    l_i = l_i * alpha + tl.sum(p, 1)
-    acc = acc * alpha[:, None]
-    v = v_desc.load([kv_row0 + start_n, 0])
-    acc = tl.dot(p.to(v.dtype), v, acc)
-    return acc, l_i, m_i
-
-
-@triton.jit
-def _keys_mode2(acc, l_i, m_i, q, k_desc, v_desc, kv_row0, lo, hi, diag_lo, offs_m, qk_scale,
-                BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
-    """Overlapped loop: at step j, P_{j-1} V_{j-1} and QK^T(j+1) are both in flight during softmax(j).
-
-    The row sum of P is a dot, P @ e0 (e0 = [1, 0, ..., 0] per key): a synchronous dot at the top
-    of the loop whose wait(0) lets Triton keep the two big dots asynchronous."""
-    offs_n = tl.arange(0, BLOCK_N)
-    e0 = tl.where(tl.arange(0, 16)[None, :] == 0, 1.0, 0.0).to(q.dtype) + tl.zeros([BLOCK_N, 16], q.dtype)
-    k = k_desc.load([kv_row0 + lo, 0])
-    qk = tl.dot(q, k.T)
-    p, alpha, m_i = _scores(qk, m_i, qk_scale, lo, offs_m, offs_n, diag_lo, CAUSAL)
-    if hi - lo > BLOCK_N:
-        k = k_desc.load([kv_row0 + lo + BLOCK_N, 0])
-        qk = tl.dot(q, k.T)
-        for start_n in tl.range(lo + BLOCK_N, hi - BLOCK_N, BLOCK_N):
-            start_n = tl.multiple_of(start_n, BLOCK_N)
-            # p is carried in fp32 and converted here: a loop-carried fp16 P would be taken for a
-            # load and put in shared memory (Triton's AccelerateMatmul), making P V synchronous.
-            p16 = p.to(q.dtype)
-            rows = tl.dot(p16, e0)  # synchronous: the loop's wait(0)
-            acc = acc * alpha[:, None]
-            v = v_desc.load([kv_row0 + start_n - BLOCK_N, 0])
-            acc = tl.dot(p16, v, acc)  # P_{j-1} V_{j-1}, asynchronous
-            k = k_desc.load([kv_row0 + start_n + BLOCK_N, 0])
-            qk_next = tl.dot(q, k.T)  # QK^T(j+1), asynchronous
-            l_i = l_i * alpha + tl.sum(rows, 1)
-            p, alpha, m_i = _scores(qk, m_i, qk_scale, start_n, offs_m, offs_n, diag_lo, CAUSAL)
-            qk = qk_next
-        start_n = hi - BLOCK_N
-        l_i = l_i * alpha + tl.sum(p, 1)  # p of block start_n - BLOCK_N
-        acc = acc * alpha[:, None]
-        v = v_desc.load([kv_row0 + start_n - BLOCK_N, 0])
-        acc = tl.dot(p.to(q.dtype), v, acc)
-        p, alpha, m_i = _scores(qk, m_i, qk_scale, start_n, offs_m, offs_n, diag_lo, CAUSAL)
-    l_i = l_i * alpha + tl.sum(p, 1)
-    acc = acc * alpha[:, None]
-    v = v_desc.load([kv_row0 + hi - BLOCK_N, 0])
-    acc = tl.dot(p.to(q.dtype), v, acc)
-    return acc, l_i, m_i
-
-
-@triton.jit
-def attn_variant(
-    q_desc, k_desc, v_desc, o_desc, sm_scale, Z, H, N_CTX,
-    HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-    MODE: tl.constexpr, REVERSE: tl.constexpr, WS: tl.constexpr, EMU: tl.constexpr,
-):
-    start_m = tl.program_id(0)
-    if REVERSE:
-        start_m = tl.num_programs(0) - 1 - start_m
-    off_hz = tl.program_id(1)
-    kv_row0 = off_hz * N_CTX
-    q_row = kv_row0 + start_m * BLOCK_M
-    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
-    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
-    qk_scale = sm_scale * 1.44269504
-    q = q_desc.load([q_row, 0])
-    if MODE == 0:
-        if CAUSAL:
-            acc, l_i, m_i = _keys_mode0(acc, l_i, m_i, q, k_desc, v_desc, kv_row0, start_m, qk_scale, N_CTX,
-                                        BLOCK_M, BLOCK_N, 1, WS, EMU)
-            acc, l_i, m_i = _keys_mode0(acc, l_i, m_i, q, k_desc, v_desc, kv_row0, start_m, qk_scale, N_CTX,
-                                        BLOCK_M, BLOCK_N, 2, False, EMU)
-        else:
-            acc, l_i, m_i = _keys_mode0(acc, l_i, m_i, q, k_desc, v_desc, kv_row0, start_m, qk_scale, N_CTX,
-                                        BLOCK_M, BLOCK_N, 3, WS, EMU)
-    else:
-        offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
-        diag_lo = start_m * BLOCK_M
-        if CAUSAL:
-            hi = diag_lo + BLOCK_M
-        else:
-            hi = N_CTX
-        if MODE == 1:
-            acc, l_i, m_i = _keys_mode1(acc, l_i, m_i, q, k_desc, v_desc, kv_row0, 0, hi, diag_lo, offs_m,
-                                        qk_scale, BLOCK_N, CAUSAL, EMU)
-        else:
-            acc, l_i, m_i = _keys_mode2(acc, l_i, m_i, q, k_desc, v_desc, kv_row0, 0, hi, diag_lo, offs_m,
-                                        qk_scale, BLOCK_N, CAUSAL)
-    acc = acc / l_i[:, None]
-    o_desc.store([q_row, 0], acc.to(o_desc.dtype))
-
 
 # ---- the sweep --------------------------------------------------------------------------------
 # name: spec. ("T",): the portable kernel as kernels/attention.py launches it off Hopper. ("H",
 # {launch_hopper keyword: value}): kernels/attention.py's Gluon kernel with those settings (NC
-# consumer warpgroups, STAGES, PERSISTENT grid, ORDER of the tiles, PINGPONG, EMU, ...). (MODE,
-# BLOCK_M, BLOCK_N, num_warps, num_stages, maxnreg or None, EMU, REVERSE for causal): `attn_variant`
-# above. "launch()" (timed first and last in every round) is the bundled path with HOPPER_CONFIG.
+# consumer warpgroups, STAGES, PERSISTENT grid, ORDER of the tiles, PINGPONG, EMU, ...).
+# "launch()" (timed first and last in every round) is the bundled path with HOPPER_CONFIG.
 # A spec with "causal_only" is skipped for the non-causal variants.
 def H(**kw):
     return ("H", tuple(sorted(kw.items())))
@@ -269,8 +92,6 @@ def applies(spec, causal) -> bool:
 
 def launcher(q, k, v, causal, spec, out=None):
     """(output tensor, zero-argument launch) of one variant; spec None: the bundled launch()."""
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
     from kernels import attention as att
 
     z, h, n, hd = q.shape
@@ -283,17 +104,8 @@ def launcher(q, k, v, causal, spec, out=None):
     if spec[0] == "H":
         kw = {key: val for key, val in spec[1] if key != "causal_only"}
         return o, lambda: att.launch_hopper(q, k, v, o, causal, sm_scale, **kw)
-    mode, bm, bn, warps, stages, maxnreg, emu, rev = spec
-    rows = z * h * n
-    qd, kd, vd, od = (TensorDescriptor(t, [rows, hd], [hd, 1], [bn if t is k or t is v else bm, hd])
-                      for t in (q, k, v, o))
-    extra = {} if maxnreg is None else {"maxnreg": maxnreg}
-
-    def fn():
-        return attn_variant[(n // bm, z * h)](qd, kd, vd, od, sm_scale, z, h, n, HEAD_DIM=hd, CAUSAL=causal,
-                                              BLOCK_M=bm, BLOCK_N=bn, MODE=mode, REVERSE=rev and causal, WS=False,
-                                              EMU=emu, num_warps=warps, num_stages=stages, **extra)
-    return o, fn
+    raise ValueError(f"unknown variant {spec!r}: the Triton loop re-orderings (attn_variant) were measured "
+                     "and dropped; docs/kernels-performance.md has their figures")
 
 
 def as_spec(obj):

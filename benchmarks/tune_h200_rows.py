@@ -6,11 +6,13 @@ PyTorch on the H200 (torch.compile, mostly), in one device call with its own dea
 Kernels compared, all in one process, on the gallery's timer (`inspector.bench.timing.
 bench_graph_time`: CUDA-graph replays cycling through input copies over 3x the L2 cache, so
 these figures read like assets/bench's):
-- `current`: the kernels as they were before this sweep (commit bfe5aab), copied below verbatim
-  with their launch logic: persistent, software-pipelined grid sized by the occupancy calculator
-  (softmax's 32 KB rows: one program per row, no pipelining);
-- candidates of the 2-D kernels `sm2d` / `ln2d` (the same bodies with a ROWS x BLOCK tile, several
-  rows per program, as inductor does for short rows): `flat` = one program per ROWS rows,
+- `current`: the bundled kernels (imported from kernels/) with ROWS=1 and the launch logic they had
+  before this sweep (commit bfe5aab; `sm_old_params`, `ln_old_params` below): persistent,
+  software-pipelined grid sized by the occupancy calculator (softmax's 32 KB rows: one program per
+  row, no pipelining). The kernel bodies were copied here until the sweep's 2-D form was merged
+  into kernels/ (ROWS > 1); the one-row branch is the old body unchanged;
+- candidates of the same kernels with a ROWS x BLOCK tile (several rows per program, as inductor
+  does for short rows): `flat` = one program per ROWS rows,
   no pipelining (NUM_STAGES 1), the hardware scheduling the programs; `pers` = the persistent,
   pipelined grid over blocks of ROWS rows; each with several num_warps;
 - `eager` (each file's `baseline`) and `compile` (torch.compile(baseline, dynamic=False), one
@@ -59,7 +61,6 @@ sys.path.insert(0, str(REPO))
 
 import torch
 import triton
-import triton.language as tl
 
 M_ROWS = 16384
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
@@ -70,25 +71,6 @@ def log(msg: str) -> None:
 
 
 # ---- the kernels before this sweep (bfe5aab), verbatim ------------------------------------------
-@triton.jit
-def softmax_kernel(
-    out_ptr, in_ptr, in_row_stride, out_row_stride, n_rows, n_cols, BLOCK: tl.constexpr, NUM_STAGES: tl.constexpr
-):
-    row_start = tl.program_id(0)
-    row_step = tl.num_programs(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    for row in tl.range(row_start, n_rows, row_step, num_stages=NUM_STAGES):
-        row64 = tl.cast(row, tl.int64)  # row * stride can pass 2^31 on large tensors
-        x = tl.load(in_ptr + row64 * in_row_stride + cols, mask=mask, other=-float("inf")).to(tl.float32)
-        # exp(v) = 2^(v log2 e): written as exp2, it becomes ex2.approx.ftz (tl.exp's ex2.approx
-        # keeps denormals, a few more instructions per element; a result below 1e-38 is 0 either way
-        # within the tolerance).
-        num = tl.exp2((x - tl.max(x, axis=0)) * 1.4426950408889634)
-        y = num * (1.0 / tl.sum(num, axis=0))
-        tl.store(out_ptr + row64 * out_row_stride + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
-
-
 def sm_old_params(n_cols: int, element_size: int) -> tuple[int, int, int]:
     block = triton.next_power_of_2(n_cols)
     row_bytes = block * element_size
@@ -99,26 +81,6 @@ def sm_old_params(n_cols: int, element_size: int) -> tuple[int, int, int]:
     return block, num_warps, num_stages
 
 
-@triton.jit
-def layer_norm_kernel(
-    x_ptr, w_ptr, b_ptr, out_ptr, stride_x, stride_out, M, N, eps,
-    BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr,
-):
-    cols = tl.arange(0, BLOCK_N)
-    mask = cols < N
-    # Read once per program and kept in registers for all of its rows.
-    w = tl.load(w_ptr + cols, mask=mask).to(tl.float32)
-    b = tl.load(b_ptr + cols, mask=mask).to(tl.float32)
-    for row in tl.range(tl.program_id(0), M, tl.num_programs(0), num_stages=NUM_STAGES):
-        row64 = tl.cast(row, tl.int64)  # row * stride can pass 2^31 on large tensors
-        x = tl.load(x_ptr + row64 * stride_x + cols, mask=mask, other=0.0).to(tl.float32)
-        mean = tl.sum(x, axis=0) / N
-        xc = tl.where(mask, x - mean, 0.0)
-        var = tl.sum(xc * xc, axis=0) / N
-        rstd = tl.rsqrt(var + eps)
-        tl.store(out_ptr + row64 * stride_out + cols, (xc * rstd * w + b).to(out_ptr.dtype.element_ty), mask=mask)
-
-
 def ln_old_params(n_cols: int, element_size: int) -> tuple[int, int, int]:
     block_n = triton.next_power_of_2(n_cols)
     row_bytes = block_n * element_size
@@ -127,51 +89,12 @@ def ln_old_params(n_cols: int, element_size: int) -> tuple[int, int, int]:
     return block_n, num_warps, num_stages
 
 
-# ---- the candidates: the same bodies over a ROWS x BLOCK tile ----------------------------------
-@triton.jit
-def sm2d(
-    out_ptr, in_ptr, in_row_stride, out_row_stride, n_rows, n_cols,
-    BLOCK: tl.constexpr, NUM_STAGES: tl.constexpr, ROWS: tl.constexpr = 1,
-):
-    cols = tl.arange(0, BLOCK)[None, :]
-    mask = cols < n_cols
-    for first in tl.range(tl.program_id(0) * ROWS, n_rows, tl.num_programs(0) * ROWS, num_stages=NUM_STAGES):
-        rows = first + tl.arange(0, ROWS)[:, None]
-        # Rows past the end (the last block of ROWS) read the last row again and store nothing.
-        rows64 = tl.cast(tl.minimum(rows, n_rows - 1), tl.int64)  # row * stride can pass 2^31
-        x = tl.load(in_ptr + rows64 * in_row_stride + cols, mask=mask, other=-float("inf")).to(tl.float32)
-        # exp(v) = 2^(v log2 e): written as exp2, it becomes ex2.approx.ftz (tl.exp's ex2.approx
-        # keeps denormals, a few more instructions per element; a result below 1e-38 is 0 either way
-        # within the tolerance).
-        num = tl.exp2((x - tl.max(x, axis=1)[:, None]) * 1.4426950408889634)
-        y = num * (1.0 / tl.sum(num, axis=1))[:, None]
-        tl.store(out_ptr + rows64 * out_row_stride + cols, y.to(out_ptr.dtype.element_ty), mask=mask & (rows < n_rows))
+# The bundled kernels themselves (imported, never copied): ROWS=1 is the one-row body the old launch
+# logic (`sm_old_params`, `ln_old_params`) drove; ROWS > 1 the ROWS x BLOCK tile the candidates try.
+from kernels.layer_norm import layer_norm_kernel  # noqa: E402
+from kernels.softmax import softmax_kernel  # noqa: E402
 
-
-@triton.jit
-def ln2d(
-    x_ptr, w_ptr, b_ptr, out_ptr, stride_x, stride_out, M, N, eps,
-    BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr, ROWS: tl.constexpr = 1,
-):
-    cols = tl.arange(0, BLOCK_N)[None, :]
-    mask = cols < N
-    # Read once per program and kept in registers for all of its rows.
-    w = tl.load(w_ptr + cols, mask=mask).to(tl.float32)
-    b = tl.load(b_ptr + cols, mask=mask).to(tl.float32)
-    for first in tl.range(tl.program_id(0) * ROWS, M, tl.num_programs(0) * ROWS, num_stages=NUM_STAGES):
-        rows = first + tl.arange(0, ROWS)[:, None]
-        # Rows past the end (the last block of ROWS) read the last row again and store nothing.
-        rows64 = tl.cast(tl.minimum(rows, M - 1), tl.int64)  # row * stride can pass 2^31
-        x = tl.load(x_ptr + rows64 * stride_x + cols, mask=mask, other=0.0).to(tl.float32)
-        mean = tl.sum(x, axis=1)[:, None] / N
-        xc = tl.where(mask, x - mean, 0.0)
-        var = tl.sum(xc * xc, axis=1)[:, None] / N
-        rstd = tl.rsqrt(var + eps)
-        tl.store(out_ptr + rows64 * stride_out + cols, (xc * rstd * w + b).to(out_ptr.dtype.element_ty),
-                 mask=mask & (rows < M))
-
-
-KERNELS = {"sm_old": softmax_kernel, "ln_old": layer_norm_kernel, "sm2d": sm2d, "ln2d": ln2d}
+KERNELS = {"sm_old": softmax_kernel, "ln_old": layer_norm_kernel, "sm2d": softmax_kernel, "ln2d": layer_norm_kernel}
 
 
 def kernel_args(kid: str, ts: tuple, M: int, N: int) -> tuple:

@@ -13,23 +13,8 @@ each row length of SIZES):
   rows' loads are in flight while one row is reduced: bf16 512, 1024, 4096-16384 and fp32 16384,
   where it stayed ahead (bf16 512: 9.1 us against 12.0 one program per row), and for row lengths
   not measured (with the warps and stages of before).
-Until 2026-11-23 every size was persistent. Measured then (H200, Triton 3.6.0, torch 2.11, the
-gallery's CUDA-graph timer, 16384 rows, us: before -> now; eager; torch.compile(dynamic=False)):
-  fp32   512:  17.89 ->  17.39  (eager  38.57, compile  17.63; 2 rows/program, 2 warps)
-  fp32  1024:  35.74 ->  33.52  (eager  52.83, compile  34.29; 4 warps)
-  fp32  2048:  72.82 ->  63.79  (eager  88.10, compile  67.26; 8 warps)
-  fp32  4096: 147.27 -> 128.96  (eager 178.55, compile 127.21; 4 warps: 1.4 % behind compile; 8 or
-              16 warps 131-133, the persistent grid 137-150 at 4-16 warps and 2 or 4 stages)
-  fp32  8192: 275.19 -> 255.49  (eager 413.03, compile 258.31; 8 warps; 16 warps: 380)
-  bf16  1024:  18.18 ->  17.78  (eager  40.03, compile  18.07; persistent, 1 warp instead of 2)
-  bf16  2048:  38.65 ->  37.52  (eager  60.21)
-  unchanged (the same binaries): fp32 16384 550.0 (compile 550.3), bf16 512 9.1, 4096 79.5,
-  8192 141.7, 16384 272.1 (compile 258.7: 5 % ahead of this kernel; 8 warps x 3 stages 276.9,
-  16 x 2 401.7).
-`eviction_policy="evict_last"` on the weight and bias loads was measured too: from 0.3 % faster
-to 0.7 % slower by size, not kept. At one row per program the 1-D body (`ROWS == 1`, the kernel as
-it was) runs; the tile body at ROWS 1 measured within 0.3 % of it or slower (up to 1.3 %). Off a GPU
-(meta tensors for the inspector, CPU tensors for the interpreter), one program per ROWS rows.
+Until 2026-11-23 every size was persistent; the figures before and after are in
+docs/kernels-performance.md, "Softmax and layer norm: one program per ROWS rows".
 
 What to look for in the IR:
 - TTIR: the loads of weight and bias before the `scf.for` over rows; inside it one `tt.load` of

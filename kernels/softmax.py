@@ -10,28 +10,10 @@ the hardware's block scheduler balances them as SMs free up. `launch_shape` take
 from `MEASURED_SHAPES`, the fastest of benchmarks/tune_h200_rows.py on an H200 at each row length of
 SIZES (about 16 values per thread; a rule of that shape for row lengths not measured).
 
-Until 2026-11-23 the grid was persistent, as in Triton's fused-softmax tutorial: as many programs
-as fit on the GPU at once (the compiled kernel's registers and shared memory through
-`inspector.occupancy.triton_occupancy`, times the SM count), each looping over rows with the loop
-software-pipelined (`num_stages` 2-4, the next rows' loads in flight as `cp.async`). That launch is
-still there (`launch(..., num_stages=2..4)`, `resident_programs`), but one program per ROWS rows,
-unpipelined, beat it at every size measured (but bf16 256, 0.4 % behind its best persistent
-shape), and caught up with torch.compile where the persistent grid had trailed it. H200, Triton 3.6.0, torch 2.11, the gallery's CUDA-graph timer, 16384 rows, us
-(before -> now; eager; torch.compile(dynamic=False); second run of tune_h200_rows.py):
-  fp32   256:   9.76 ->   8.73  (eager   9.34, compile  8.83; 4 rows/program, 2 warps)
-  fp32   512:  18.65 ->  17.17  (eager  19.85, compile 17.11; 2 rows, 1 warp: 0.3 % behind compile)
-  fp32  1024:  36.38 ->  33.24  (eager  36.43, compile 33.35)
-  fp32  2048:  75.02 ->  65.03  (eager  73.64, compile 84.17)
-  fp32  4096: 150.18 -> 129.24,  fp32 8192: unchanged 258.6,  fp32 16384: 548.9 -> 515.2
-  bf16   256:   8.53 ->   5.47  (eager   8.85, compile  6.26; 4 rows/program, 4 warps)
-  bf16   512:  10.07 ->   9.13  (eager  15.12, compile  9.99)
-  bf16  1024:  18.98 ->  17.34  (eager  31.21, compile 17.89)
-  bf16  2048: 37.97 -> 33.51,  bf16 4096: 80.77 -> 66.65,  bf16 8192: 154.2 -> 128.1
-  bf16 16384: unchanged (the same binary: one program per row, 16 warps), 265.7 us, 4041 GB/s,
-    94.4 % of the 4282 GB/s device copy measured in the same run.
-At one row per program the 1-D body (`ROWS == 1`, the kernel as it was) is kept: the tile body at
-ROWS 1 was within 0.3 % of it at bf16 1024-4096, 0.2-1.2 % slower at the other sizes, and 1.3 %
-faster only at fp32 8192 (whose launch, and so binary, is the one of before).
+The grid used to be persistent, as in Triton's fused-softmax tutorial (as many programs as fit on
+the GPU, each looping over rows with the loop software-pipelined); that launch is still there
+(`launch(..., num_stages=2..4)`, `resident_programs`). Why it changed, with the figures before and
+after: docs/kernels-performance.md, "Softmax and layer norm: one program per ROWS rows".
 Off a GPU (meta tensors for the inspector, CPU tensors for the interpreter) the launch is the same.
 
 What to look for in the IR:
