@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .mlir import Module, Op, int_constant, tensor_type, type_text
+from .mlir import Module, Op, Walk, int_constant, tensor_type, type_text
 
 
 class Flow:
@@ -51,25 +51,20 @@ class Flow:
     def offsets(self, value: str) -> list[str]:
         """The offset values added to a pointer (through tt.addptr chains)."""
         out: list[str] = []
-        seen: set[str] = set()
-        stack = [value]
-        while stack:
-            v = stack.pop()
-            if v in seen:
-                continue
-            seen.add(v)
+        walk = Walk(value)
+        for v in walk:
             if v in self.mod.loop_carried:
-                stack.extend(self.mod.loop_carried[v])
+                walk.push(*self.mod.loop_carried[v])
                 continue
             op = self.mod.defs.get(v)
             if op is None:
                 continue
             if op.name == "tt.addptr" and len(op.operands) >= 2:
-                stack.append(op.operands[0])
+                walk.push(op.operands[0])
                 out.append(op.operands[1])
             elif op.name in ("tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "ttg.convert_layout",
                              "tt.trans"):
-                stack.extend(op.operands)
+                walk.push(*op.operands)
         return out
 
     def constant(self, value: str) -> int | None:
@@ -90,13 +85,8 @@ class Flow:
         """Integer kernel arguments and ops reached from a value, and the constants added to it."""
         args: set[str] = set()
         ops: list[Op] = []
-        seen: set[str] = set()
-        stack = [value]
-        while stack:
-            v = stack.pop()
-            if v in seen:
-                continue
-            seen.add(v)
+        walk = Walk(value)
+        for v in walk:
             if v in self.mod.args:
                 if not self.mod.args[v].is_pointer:
                     args.add(v)
@@ -106,26 +96,23 @@ class Flow:
                 continue
             if op is not None:
                 ops.append(op)
-            stack.extend(self.producers(v))
+            walk.push(*self.producers(v))
         return args, self.additive_constants(value), ops
 
     def loads(self, value: str) -> list[Op]:
         """The `tt.load`s whose loaded values reach `value` (an offset read from memory), nearest first."""
         out: list[Op] = []
-        seen: set[str] = set()
-        stack = [value]
-        while stack:
-            v = stack.pop(0)
-            if v in seen or v in self.mod.args:
+        walk = Walk(value, fifo=True)
+        for v in walk:
+            if v in self.mod.args:
                 continue
-            seen.add(v)
             op = self.mod.defs.get(v)
             if op is not None and op.name == "tt.load":
                 out.append(op)
                 continue
             if op is None and v not in self.mod.loop_carried:
                 continue
-            stack.extend(self.producers(v))
+            walk.push(*self.producers(v))
         return out
 
     def additive_constants(self, value: str) -> list[int]:
@@ -135,15 +122,10 @@ class Flow:
         if c is not None:
             return [c]
         out: list[int] = []
-        seen: set[str] = set()
-        stack = [value]
+        walk = Walk(value)
         passes = ("arith.addi", "arith.subi", "tt.splat", "tt.broadcast", "tt.expand_dims", "arith.extsi",
                   "arith.extui", "arith.trunci", "tt.reshape", "ttg.convert_layout", "tt.trans", "tt.addptr")
-        while stack:
-            v = stack.pop()
-            if v in seen:
-                continue
-            seen.add(v)
+        for v in walk:
             op = self.mod.defs.get(v)
             if op is None or op.name not in passes:
                 continue
@@ -153,9 +135,9 @@ class Flow:
                     if c is not None:
                         out.append(c)
                     else:
-                        stack.append(o)
+                        walk.push(o)
             else:
-                stack.extend(op.operands)
+                walk.push(*op.operands)
         return out
 
     def unscaled_range(self, value: str) -> bool | None:
@@ -310,7 +292,7 @@ def access_reasons(mod: Module, op: Op, elem_bytes: int | None, per_thread: int 
             where = lines_of(loaded[0]) if lines_of else []
             reasons.append(f"the mask's bound comes from {names}, loaded from memory"
                            + (f" at line {where[0]}" if where else "") + ", not known to be a multiple of 16, so a "
-                           f"thread's group of elements may be cut by the mask")
+                           "thread's group of elements may be cut by the mask")
             codes.append("mask_loaded")
     if per_thread is not None and elem_bytes and per_thread * elem_bytes < 16:
         # the layout caps the width whatever else holds: say so first (after a stride, its usual cause)

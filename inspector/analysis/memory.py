@@ -31,7 +31,7 @@ from .coalescing import Coalescing, coalescing, launch_sectors
 from .context import Context, context
 from .layouts import contiguous_per_thread, parse_params
 from .machine_memory import LineMemory, MemoryInstruction, machine_memory, opcodes, summarise
-from .mlir import Module, Op, element_bits, parse_module, tensor_type, type_text
+from .mlir import Module, Op, Walk, element_bits, parse_module, tensor_type, type_text
 
 
 @dataclass
@@ -369,13 +369,8 @@ def _n(x: float | None) -> str:
 
 def _descriptor_base(mod: Module, desc: str) -> list[str]:
     """The pointer argument a tensor descriptor was made from (`tt.make_tensor_descriptor %a_ptr, ...`)."""
-    seen: set[str] = set()
-    stack = [desc]
-    while stack:
-        v = stack.pop()
-        if v in seen:
-            continue
-        seen.add(v)
+    walk = Walk(desc)
+    for v in walk:
         if v in mod.args:
             return [v]
         op = mod.defs.get(v)
@@ -383,7 +378,7 @@ def _descriptor_base(mod: Module, desc: str) -> list[str]:
             continue
         if op.name == "tt.make_tensor_descriptor" and op.operands:
             return [op.operands[0]] if op.operands[0] in mod.args else []
-        stack.extend(mod.loop_carried.get(v, op.operands))
+        walk.push(*mod.loop_carried.get(v, op.operands))
     return []
 
 

@@ -7,6 +7,8 @@ for the layout explanations; not a full MLIR parser (types are kept as text).
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import re
 from dataclasses import dataclass, field
 
@@ -253,3 +255,28 @@ def int_constant(op: Op) -> int | None:
     if not m or "." in op.text.split(":")[0].split("constant", 1)[1]:
         return None
     return int(m.group(1))
+
+
+class Walk:
+    """Each SSA value once, from `start` through what the loop pushes (depth first; `fifo` for
+    breadth first, nearest first):
+
+        walk = Walk(value)
+        for v in walk:
+            walk.push(*producers_of(v))
+    """
+
+    def __init__(self, *start: str, fifo: bool = False) -> None:
+        self._todo = list(start)
+        self._fifo = fifo
+        self.seen: set[str] = set()
+
+    def push(self, *values: str) -> None:
+        self._todo.extend(values)
+
+    def __iter__(self) -> Iterator[str]:
+        while self._todo:
+            v = self._todo.pop(0) if self._fifo else self._todo.pop()
+            if v not in self.seen:
+                self.seen.add(v)
+                yield v

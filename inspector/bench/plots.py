@@ -15,7 +15,7 @@ A recorded result says so in the title, with its device and date.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 import plotly.graph_objects as go
 
@@ -64,6 +64,20 @@ def _x(result: BenchResult, sweep: Sweep) -> tuple[list[float], str]:
     return xs, title
 
 
+def _series(fig: go.Figure, x: list, y: list, text: list, name: str, impl: str, j: int, hover: str,
+            **extra: Any) -> None:
+    """One implementation's line over sizes (its colour; the variant's dash)."""
+    fig.add_trace(go.Scatter(x=x, y=y, mode="lines+markers", name=name, text=text,
+                             line=dict(color=IMPL_COLORS.get(impl), dash=DASHES[j % len(DASHES)]),
+                             hovertemplate=f"%{{text}}: {hover}<extra>%{{fullData.name}}</extra>", **extra))
+
+
+def _level(fig: go.Figure, xs: list[float], level: float, name: str, color: str, dash: str, hover: str) -> None:
+    """A horizontal line across the sizes shown (a measured ceiling, parity)."""
+    fig.add_trace(go.Scatter(x=[min(xs), max(xs)], y=[level, level], mode="lines", name=name,
+                             line=dict(color=color, dash=dash), hoverinfo=hover))
+
+
 def time_figure(
     result: BenchResult, variants: str | Sequence[str] | None = None, method: str = "do_bench"
 ) -> go.Figure:
@@ -85,18 +99,8 @@ def time_figure(
                 lo.append(max(t.median_ms - t.p20_ms, 0.0))
                 hi.append(max(t.p80_ms - t.median_ms, 0.0))
                 text.append(p.label)
-            fig.add_trace(
-                go.Scatter(
-                    x=x,
-                    y=y,
-                    mode="lines+markers",
-                    name=_name(impl, sweep, several),
-                    text=text,
-                    error_y=dict(type="data", symmetric=False, array=hi, arrayminus=lo),
-                    line=dict(color=IMPL_COLORS.get(impl), dash=DASHES[j % len(DASHES)]),
-                    hovertemplate="%{text}: %{y:.4g} ms<extra>%{fullData.name}</extra>",
-                )
-            )
+            _series(fig, x, y, text, _name(impl, sweep, several), impl, j, "%{y:.4g} ms",
+                    error_y=dict(type="data", symmetric=False, array=hi, arrayminus=lo))
     _layout(fig, _title(result, "time vs size"), x_title, "median time (ms)")
     return fig
 
@@ -140,17 +144,7 @@ def throughput_figure(
                 y.append(value)
                 text.append(p.label)
             all_x += x
-            fig.add_trace(
-                go.Scatter(
-                    x=x,
-                    y=y,
-                    mode="lines+markers",
-                    name=_name(impl, sweep, several),
-                    text=text,
-                    line=dict(color=IMPL_COLORS.get(impl), dash=DASHES[j % len(DASHES)]),
-                    hovertemplate="%{text}: %{y:.4g}<extra>%{fullData.name}</extra>",
-                )
-            )
+            _series(fig, x, y, text, _name(impl, sweep, several), impl, j, "%{y:.4g}")
     unit = "GB/s" if metric == "gbps" else "TFLOP/s"
     if result.ceilings is not None and all_x:
         c = result.ceilings
@@ -160,16 +154,7 @@ def throughput_figure(
             if metric == "gbps"
             else f"bf16 matmul ceiling {c.matmul_tflops:,.0f} TFLOP/s (measured)"
         )
-        fig.add_trace(
-            go.Scatter(
-                x=[min(all_x), max(all_x)],
-                y=[level, level],
-                mode="lines",
-                name=label,
-                line=dict(color=CEILING_COLOR, dash="dash"),
-                hoverinfo="name",
-            )
-        )
+        _level(fig, all_x, level, label, CEILING_COLOR, "dash", "name")
     what = "bandwidth" if metric == "gbps" else "arithmetic rate"
     _layout(fig, _title(result, f"{what} vs size"), x_title, unit, log_y=False)
     return fig
@@ -198,28 +183,9 @@ def speedup_figure(
                 y.append(theirs.median_ms / mine.median_ms)
                 text.append(p.label)
             all_x += x
-            fig.add_trace(
-                go.Scatter(
-                    x=x,
-                    y=y,
-                    mode="lines+markers",
-                    name=f"vs {_name(impl, sweep, several)}",
-                    text=text,
-                    line=dict(color=IMPL_COLORS.get(impl), dash=DASHES[j % len(DASHES)]),
-                    hovertemplate="%{text}: %{y:.3g}x<extra>%{fullData.name}</extra>",
-                )
-            )
+            _series(fig, x, y, text, f"vs {_name(impl, sweep, several)}", impl, j, "%{y:.3g}x")
     if all_x:
-        fig.add_trace(
-            go.Scatter(
-                x=[min(all_x), max(all_x)],
-                y=[1.0, 1.0],
-                mode="lines",
-                name="parity",
-                line=dict(color="gray", dash="dot"),
-                hoverinfo="skip",
-            )
-        )
+        _level(fig, all_x, 1.0, "parity", "gray", "dot", "skip")
     _layout(
         fig,
         _title(result, "speed-up of Triton over PyTorch"),

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import textwrap
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 # Calls whose first argument (or `pointer=`/`ptr=`/`base=` keyword) is an address.
 ADDRESS_CALLS = {"load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or",
@@ -210,6 +210,21 @@ def _function_ast(fn: Any) -> ast.FunctionDef | None:
     return next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
 
 
+def _helper_calls(fn: Any, calls: list[ast.Call], depth: int) -> Iterator[tuple["Usage", list[tuple[str, ast.expr]]]]:
+    """(the helper's own usage, (its parameter, the expression passed)) for each call of another
+    `@triton.jit` function among `calls`, a few levels deep."""
+    if depth >= 3:
+        return
+    globals_ = getattr(getattr(fn, "fn", None), "__globals__", {})
+    for call in calls:
+        callee = globals_.get(call.func.id) if isinstance(call.func, ast.Name) else None
+        if callee is None or not hasattr(callee, "src") or callee is fn:
+            continue
+        inner_params = [p.name for p in getattr(callee, "params", [])]
+        passed = list(zip(inner_params, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg]
+        yield parameter_usage(callee, depth + 1), passed
+
+
 def parameter_usage(fn: Any, _depth: int = 0) -> Usage:
     """Pointers, index pointers and integers among a JITFunction's parameters, from its source."""
     node = _function_ast(fn)
@@ -240,21 +255,14 @@ def parameter_usage(fn: Any, _depth: int = 0) -> Usage:
     for address in flow.addresses:
         candidates.update(pointer_of(address))
     # Pointers passed on to helper kernels that use them as pointers.
-    if _depth < 3:
-        globals_ = getattr(getattr(fn, "fn", None), "__globals__", {})
-        for call in flow.calls:
-            callee = globals_.get(call.func.id) if isinstance(call.func, ast.Name) else None
-            if callee is None or not hasattr(callee, "src") or callee is fn:
-                continue
-            inner = parameter_usage(callee, _depth + 1)
-            inner_params = [p.name for p in getattr(callee, "params", [])]
-            passed = list(zip(inner_params, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg]
-            for pname, arg in passed:
-                if pname in inner.pointers:
-                    names = pointer_of(arg)
-                    candidates.update(names)
-                    if pname in inner.index_pointers:
-                        usage.index_pointers.update(names)
+    helper_calls = list(_helper_calls(fn, flow.calls, _depth))
+    for inner, passed in helper_calls:
+        for pname, arg in passed:
+            if pname in inner.pointers:
+                names = pointer_of(arg)
+                candidates.update(names)
+                if pname in inner.index_pointers:
+                    usage.index_pointers.update(names)
     usage.pointers = {p for p in params if p in candidates and p not in integer_names}
     # only a pointer has a pointee type: that outweighs a name it shares with arithmetic
     usage.pointers |= {p for p in params if p in flow.element_types}
@@ -270,32 +278,16 @@ def parameter_usage(fn: Any, _depth: int = 0) -> Usage:
                 usage.index_pointers.update(pointer_of(a))
     usage.index_pointers &= usage.pointers
     # A value a helper loads (`b = load_ptr(b_ptrs, mask, ...)`) counts as loaded from what it was given.
-    if _depth < 3:
-        globals_ = getattr(getattr(fn, "fn", None), "__globals__", {})
-        for local, values in list(flow.assigned.items()):
-            for value in values:
-                callee = globals_.get(value.func.id) if isinstance(value, ast.Call) and \
-                    isinstance(value.func, ast.Name) else None
-                if callee is None or not hasattr(callee, "src") or callee is fn:
-                    continue
-                inner_pointers = parameter_usage(callee, _depth + 1).pointers
-                inner_params = [p.name for p in getattr(callee, "params", [])]
-                passed = list(zip(inner_params, value.args)) + [(k.arg, k.value) for k in value.keywords if k.arg]
-                flow.loads.setdefault(local, []).extend(arg for pname, arg in passed if pname in inner_pointers)
+    for local, values in list(flow.assigned.items()):
+        calls = [v for v in values if isinstance(v, ast.Call)]
+        for inner, passed in _helper_calls(fn, calls, _depth):
+            flow.loads.setdefault(local, []).extend(arg for pname, arg in passed if pname in inner.pointers)
     # Loaded values that are shifted and masked (here, or by a helper they are passed to): packed
     # integers (quantized weights), so the pointer holds int32, not floats.
     bit_names = _mentioned(flow.bit_uses, flow.assigned)
     usage.bit_values = {p for p in params if p in bit_names}
-    if _depth < 3:
-        globals_ = getattr(getattr(fn, "fn", None), "__globals__", {})
-        for call in flow.calls:
-            callee = globals_.get(call.func.id) if isinstance(call.func, ast.Name) else None
-            if callee is None or not hasattr(callee, "src") or callee is fn:
-                continue
-            inner_bits = parameter_usage(callee, _depth + 1).bit_values
-            inner_params = [p.name for p in getattr(callee, "params", [])]
-            passed = list(zip(inner_params, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg]
-            bit_names |= _mentioned([arg for pname, arg in passed if pname in inner_bits], flow.assigned)
+    for inner, passed in helper_calls:
+        bit_names |= _mentioned([arg for pname, arg in passed if pname in inner.bit_values], flow.assigned)
     for local, load_addresses in flow.loads.items():
         if local in bit_names:
             for a in load_addresses:

@@ -6,18 +6,11 @@ import dataclasses
 import json
 
 import pytest
-from analysis_kernels import ACCESS, ACCESS_LINES, DOT, DOT_LINE, SPILL, tl_lines, write_kernel
+from analysis_kernels import ACCESS, ACCESS_LINES, DOT, DOT_LINE, SPILL, tl_lines, write_kernel, compiled
 from paths import KERNELS
 
 from inspector.analysis import advise, explain, instruction_mix, layout_report
 from inspector.analysis.locations import stage_lines
-from inspector.compile.api import inspect_kernel
-
-
-def compiled(sandbox, path, **kw):
-    rec = inspect_kernel(path, sandbox=sandbox, timeout=300, **kw)
-    assert rec.error is None, rec.error and rec.error.short()
-    return rec
 
 
 @pytest.fixture(scope="module")

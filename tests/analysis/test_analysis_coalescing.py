@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 from paths import KERNELS, REPO
+from analysis_kernels import compiled
 
 from inspector.analysis import advise, memory_report
-from inspector.analysis.memory import launch_line_sectors
-from inspector.compile.api import inspect_kernel, triton_version
+from inspector.compile.api import triton_version
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 import coalescing_fidelity  # noqa: E402  (benchmarks/: the cases and the launch-by-launch comparison)
@@ -23,12 +23,6 @@ import coalescing_fidelity  # noqa: E402  (benchmarks/: the cases and the launch
 DATA = Path(__file__).resolve().parents[1] / "data" / "ncu"
 CASES = REPO / "benchmarks" / "coalescing_cases.py"
 LANES, SECTOR = 32, 32  # an NVIDIA warp; Nsight Compute's L2 sectors
-
-
-def _compile(sandbox, path, **kw):
-    rec = inspect_kernel(path, sandbox=sandbox, timeout=300, **kw)
-    assert rec.error is None, rec.error and rec.error.short()
-    return rec
 
 
 def _access(rec, pointer, direction="load"):
@@ -44,7 +38,7 @@ def case(sandbox, tmp_path_factory):
     def get(name: str, target: str = "sm_90"):
         if (name, target) not in done:
             kernel = coalescing_fidelity.manifest_case_kernel(name)
-            done[name, target] = _compile(sandbox, coalescing_fidelity._case_file(folder, name), kernel=kernel,
+            done[name, target] = compiled(sandbox, coalescing_fidelity._case_file(folder, name), kernel=kernel,
                                           target=target)
         return done[name, target]
 
@@ -90,8 +84,8 @@ def test_copy_with_a_run_time_stride(case, stride):
 
 
 def test_vector_add_4096_and_4095(sandbox):
-    full = _compile(sandbox, KERNELS / "add.py", target="sm_90")
-    tail = _compile(sandbox, KERNELS / "add.py", target="sm_90", args={"n": "4095"})
+    full = compiled(sandbox, KERNELS / "add.py", target="sm_90")
+    tail = compiled(sandbox, KERNELS / "add.py", target="sm_90", args={"n": "4095"})
     for pointer, direction in (("x_ptr", "load"), ("y_ptr", "load"), ("out_ptr", "store")):
         a = _access(full, pointer, direction)
         assert (a.vector_bits, a.sectors_per_request, a.ideal_sectors_per_request) == (128, 16, 16)
@@ -177,7 +171,7 @@ def example(device):
     x = torch.randn(256, 64, device=device)
     tma_copy[(4,)](x, torch.empty_like(x), 256, 64, BM=64, BN=64)
 ''')
-    rec = _compile(sandbox, path, target="sm_90")
+    rec = compiled(sandbox, path, target="sm_90")
     a = next(x for x in memory_report(rec).accesses if x.op == "tt.descriptor_load")
     assert a.coalescing.status == "tma" and "coalesced by construction" in a.coalescing.note
     assert not [f for f in advise(rec) if f.line == a.line and "access" in f.code]
@@ -259,7 +253,7 @@ def test_host_descriptors_without_tma_and_names_reused_across_regions(sandbox):
     # the definition its region sees, and a multi-result scf.if (`%21#2`) the result it names.
     from inspector.analysis.mlir import parse_module
 
-    rec = _compile(sandbox, KERNELS / "matmul.py", target="sm_80")
+    rec = compiled(sandbox, KERNELS / "matmul.py", target="sm_80")
     mod = parse_module(rec.stages["ttgir"])
     assert any("@" in k for k in mod.defs), "no name was defined twice: the test no longer covers reuse"
     for a in memory_report(rec).accesses:
@@ -284,7 +278,7 @@ def test_the_jagged_hint_needs_the_bound_too(sandbox, tmp_path):
     for name, source in (("start", start_only), ("both", both)):
         path = tmp_path / f"jagged_{name}.py"
         path.write_text(source)
-        rec = _compile(sandbox, path, kernel="jagged_sum", target="sm_90")
+        rec = compiled(sandbox, path, kernel="jagged_sum", target="sm_90")
         results[name] = rec, next(a for a in memory_report(rec).accesses if a.pointer == "values")
     rec, a = results["start"]
     assert (a.vector_bits, a.sectors_per_request, a.ideal_sectors_per_request) == (32, 16, 4)
@@ -295,7 +289,7 @@ def test_the_jagged_hint_needs_the_bound_too(sandbox, tmp_path):
     _, b = results["both"]
     assert (b.vector_bits, b.sectors_per_request, b.ideal_sectors_per_request) == (128, 16, 16) and b.causes == []
     # the unedited kernel names both causes, the offset first
-    plain = _compile(sandbox, CASES, kernel="jagged_sum", target="sm_90", consts={"BLOCK": "1024"})
+    plain = compiled(sandbox, CASES, kernel="jagged_sum", target="sm_90", consts={"BLOCK": "1024"})
     c = next(a for a in memory_report(plain).accesses if a.pointer == "values")
     assert c.reason_codes[:2] == ["loaded_offset", "mask_loaded"]
     assert "tl.multiple_of(end - start, 16)" in next(f for f in advise(plain) if f.line == c.line).suggestion
@@ -351,7 +345,7 @@ def example(device):
     x = torch.randn(4096, device=device)
     rows[(1,)](x, torch.empty_like(x), 64, BM=64, BN=64)
 ''')
-    rec = _compile(sandbox, path, target="gfx942")
+    rec = compiled(sandbox, path, target="gfx942")
     a = _access(rec, "x")
     assert a.coalescing.status == "computed", a.coalescing.note
     assert (a.vector_bits, a.sectors_per_request, a.ideal_sectors_per_request) == (128, 8, 8)

@@ -8,21 +8,14 @@ import subprocess
 import sys
 
 import pytest
-from analysis_kernels import write_kernel
+from analysis_kernels import write_kernel, compiled
 from paths import KERNELS, REPO
 
 from inspector.analysis import diff_inspections, stage_diff
-from inspector.compile.api import inspect_kernel
 from inspector.cli.options import add_compile_options
 from inspector.cli.diff import vs_namespace
 
 ADD = KERNELS / "add.py"
-
-
-def compiled(sandbox, path, **kw):
-    rec = inspect_kernel(path, sandbox=sandbox, timeout=300, **kw)
-    assert rec.error is None, rec.error and rec.error.short()
-    return rec
 
 
 @pytest.fixture(scope="module")

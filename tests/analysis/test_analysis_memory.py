@@ -3,19 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from analysis_kernels import ACCESS, ACCESS_LINES, SPILL, write_kernel
+from analysis_kernels import ACCESS, ACCESS_LINES, SPILL, write_kernel, compiled
 from paths import KERNELS
 
 from inspector.analysis import memory_report
-from inspector.compile.api import inspect_kernel
 
 ADD = KERNELS / "add.py"
-
-
-def compiled(sandbox, path, **kw):
-    rec = inspect_kernel(path, sandbox=sandbox, timeout=300, **kw)
-    assert rec.error is None, rec.error and rec.error.short()
-    return rec
 
 
 @pytest.fixture(scope="module")

@@ -12,25 +12,9 @@ import pytest
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest  # the GPU machine has no streamlit
 
 from paths import KERNELS, REPO
+from app_support import open_app
 from inspector.ui import workspace
 
-APP = str(REPO / "inspector" / "ui" / "page.py")  # app.py serves it as an st.App
-TIMEOUT = 240
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("TRITON_INSPECTOR_HOME", str(tmp_path))
-    return tmp_path
-
-
-def open_app(query: dict[str, str] | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    if query:
-        at.query_params.update(query)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def _walk(node):

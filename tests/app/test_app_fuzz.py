@@ -7,11 +7,10 @@ import pytest
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest  # the GPU machine has no streamlit
 
 import fuzz_cases
-from paths import REPO
+from app_support import APP
 from inspector.ui import workspace
 from inspector.ui.error_view import KIND_TITLES
 
-APP = str(REPO / "inspector" / "ui" / "page.py")  # app.py serves it as an st.App
 
 
 def _pick() -> list[fuzz_cases.Case]:

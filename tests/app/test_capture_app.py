@@ -4,55 +4,27 @@ compiles it as an ordinary inspection, with the captured specialisation."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 
 import pytest
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest  # the GPU machine has no streamlit
 
-from paths import REPO
+from capture_support import capture_program
+from app_support import APP
 
 from inspector.capture import load
 from inspector.capture.table import find
 from inspector.ui.capture_panel import capture_argument
 
-APP = str(REPO / "inspector" / "ui" / "page.py")  # app.py serves it as an st.App
-PROGRAM = REPO / "tests" / "capture_program"
 
 
 @pytest.fixture(scope="module")
 def capture_file(tmp_path_factory):
     out = tmp_path_factory.mktemp("capture-app") / "run.inspector"
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(REPO)}
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "inspector",
-            "capture",
-            "-o",
-            str(out),
-            "--",
-            sys.executable,
-            str(PROGRAM / "prog.py"),
-            "4",
-        ],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    p = capture_program(out, 4)
     assert p.returncode == 0, p.stderr
     return out
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("TRITON_INSPECTOR_HOME", str(tmp_path))
-    return tmp_path
 
 
 def test_capture_argument():

@@ -12,12 +12,6 @@ from inspector.ui import workspace
 from inspector.ui.workspace import Workspace, new_key, text_digest, valid_key
 
 
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("TRITON_INSPECTOR_HOME", str(tmp_path))
-    return tmp_path
-
-
 def bundled(stem: str = "add") -> str:
     return (KERNELS / f"{stem}.py").read_text()
 

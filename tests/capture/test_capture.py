@@ -18,14 +18,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from capture_support import PROGRAM, capture_program
+from paths import REPO
 
 from inspector.capture import CaptureFileError, load, loads
 from inspector.capture.reopen import reopen, write_standalone
 from inspector.capture.table import find, rows
 from inspector.compile.api import inspect_kernel
 
-ROOT = Path(__file__).resolve().parents[2]
-PROGRAM = ROOT / "tests" / "capture_program"
+ROOT = REPO
 STEPS = 25
 
 
@@ -39,21 +40,7 @@ def _run(cmd: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT, ti
 def captured(tmp_path_factory):
     """The program run once under the interpreter through the command line."""
     out = tmp_path_factory.mktemp("capture") / "run.inspector"
-    p = _run(
-        [
-            sys.executable,
-            "-m",
-            "inspector",
-            "capture",
-            "-o",
-            str(out),
-            "--",
-            sys.executable,
-            str(PROGRAM / "prog.py"),
-            str(STEPS),
-        ],
-        env={"TRITON_INTERPRET": "1"},
-    )
+    p = capture_program(out, STEPS)
     assert p.returncode == 0, p.stderr
     best = ast.literal_eval(p.stdout.split("best config: ", 1)[1].strip())
     return load(out), best, p

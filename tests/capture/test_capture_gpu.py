@@ -5,45 +5,19 @@ run used."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from capture_support import capture_program
 
 from inspector.capture import load
 from inspector.capture.reopen import reopen
 
-ROOT = Path(__file__).resolve().parents[2]
-PROGRAM = ROOT / "tests" / "capture_program"
 
 
 @pytest.mark.gpu
 def test_capture_on_a_gpu_reopens_with_the_run_s_resources(tmp_path):
     out = tmp_path / "gpu.inspector"
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = str(ROOT)
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "inspector",
-            "capture",
-            "--time",
-            "-o",
-            str(out),
-            "--",
-            sys.executable,
-            str(PROGRAM / "prog.py"),
-            "40",
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    p = capture_program(out, 40, "--time", interpret=False, timeout=600)
     assert p.returncode == 0, p.stderr
     cap = load(out)
     assert cap.mode == "gpu" and cap.timed

@@ -138,3 +138,12 @@ def tl_lines(source: str) -> list[int]:
                 if isinstance(root, ast.Name) and root.id == "tl":
                     out.add(node.lineno)
     return sorted(out)
+
+
+def compiled(sandbox, path, **kw):
+    """A record of `path` compiled in `sandbox` (`inspect_kernel` keywords), which must have compiled."""
+    from inspector.compile.api import inspect_kernel
+
+    rec = inspect_kernel(path, sandbox=sandbox, timeout=300, **kw)
+    assert rec.error is None, rec.error and rec.error.short()
+    return rec

@@ -12,12 +12,11 @@ import pytest
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest  # the GPU machine has no streamlit
 
-from paths import REPO
+import app_support
 from test_versions import NEW, OLD, old_release  # noqa: F401 - the fixture
 
 from inspector import versions
 
-APP = str(REPO / "inspector" / "ui" / "page.py")  # app.py serves it as an st.App
 TIMEOUT = 300
 
 
@@ -31,11 +30,7 @@ def home(tmp_path, monkeypatch, old_release):  # noqa: F811
 
 
 def open_app(query: dict[str, str]) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update(query)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return app_support.open_app(query, timeout=TIMEOUT)
 
 
 def record(at: AppTest):
