@@ -89,8 +89,8 @@ MAX_GRAPH_CALLS = 2000
 def nbytes(value: Any) -> int:
     if isinstance(value, (tuple, list)):
         return sum(nbytes(v) for v in value)
-    nbytes = getattr(value, "nbytes", None)
-    return int(nbytes) if isinstance(nbytes, int) and hasattr(value, "data_ptr") else 0
+    size = getattr(value, "nbytes", None)
+    return int(size) if isinstance(size, int) and hasattr(value, "data_ptr") else 0
 
 
 def clone(value: Any) -> Any:

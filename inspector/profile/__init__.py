@@ -2,8 +2,15 @@
 
 - `ncu_source`: Nsight Compute's source page (`--page source --csv --print-source sass,cuda`),
   per kernel launch: per Python line and per SASS instruction, every metric it printed.
+- `ncu_details`: its details page (`--page details --csv`): each section's metrics with units.
+- `measured`: a `Profile` of one launch joined with its inspection record: per file line, the
+  kernel's figures, and the static model checked against the measurement.
+- `run_ncu`: running a record's reproducer under Nsight Compute (GPU only).
 """
 
+from .measured import Profile, build_profile
+from .ncu_details import LaunchDetails, parse_details_page
 from .ncu_source import LaunchSource, LineCounters, parse_source_page
 
-__all__ = ["LaunchSource", "LineCounters", "parse_source_page"]
+__all__ = ["LaunchDetails", "LaunchSource", "LineCounters", "Profile", "build_profile", "parse_details_page",
+           "parse_source_page"]

@@ -275,3 +275,14 @@ def test_median_differences_against_itself():
     r = _recorded("softmax")
     diffs = median_differences(r, r, largest=2)
     assert len(diffs) == 2 * len(r.sweeps) and all(d.relative == 0 for d in diffs)
+
+
+def test_input_footprint_counts_nested_tensors_and_clones_them():
+    import torch
+
+    from inspector.bench.timing import clone, nbytes
+
+    inputs = (torch.zeros(10), [torch.zeros(4, dtype=torch.float16), 3], "mode")
+    assert nbytes(inputs) == 10 * 4 + 4 * 2
+    copy = clone(inputs)
+    assert nbytes(copy) == nbytes(inputs) and copy[0] is not inputs[0] and copy[2] == "mode"

@@ -1,0 +1,219 @@
+"""A measured profile of one launch, joined with its inspection: per kernel-file line and per SASS
+instruction what Nsight Compute counted, the kernel's figures, and the static model checked
+against the measurement.
+
+`build_profile(rec, source, details)` takes the inspection record of the launch (its stages, its
+resources, its occupancy, its predicted sectors) and the two pages Nsight Compute printed for it.
+The launch that was profiled is the record's reproducer (`rec.reproducer`: the same kernel, the
+same specialisation), whose lines are not the user's file's: each profiled line is mapped back to
+the file by its text, nearest to where the kernel's `def` says it should be.
+
+A `Profile` is plain JSON (`to_dict`/`from_dict`): a teammate's profile opens on a laptop
+without a GPU (`python -m inspector profile show P.json`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..record import Inspection
+from . import ncu_details as nd
+from .ncu_source import SECTORS, SECTORS_IDEAL, LaunchSource
+
+SAMPLES = "Warp Stall Sampling (All Samples)"
+INSTRUCTIONS = "Instructions Executed"
+STALL_PREFIX = "stall_"
+# a static prediction within this fraction of the measurement agrees with it
+TOLERANCE = 0.02
+
+
+@dataclass
+class ProfileLine:
+    """One line of the kernel file (or of a helper it inlines), as measured."""
+
+    line: int
+    source: str
+    samples: int = 0
+    share: float = 0.0  # of the launch's stall samples
+    stalls: list[tuple[str, int]] = field(default_factory=list)  # top reasons, most samples first
+    instructions: int = 0
+    sectors: int | None = None
+    ideal_sectors: int | None = None
+    sass: list[dict[str, Any]] = field(default_factory=list)  # address, text, samples, instructions
+
+
+@dataclass
+class Check:
+    """The static model against the measurement: what, ours, theirs, and whether they agree."""
+
+    what: str
+    predicted: float | None
+    measured: float | None
+    agrees: bool | None  # None: one side is unknown
+    note: str = ""
+
+
+@dataclass
+class Profile:
+    kernel: str
+    file: str
+    target: str
+    tool: str  # "ncu 2025.3.1"
+    device: str = ""
+    figures: dict[str, Any] = field(default_factory=dict)
+    lines: list[ProfileLine] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
+    unmapped: list[str] = field(default_factory=list)  # profiled lines not found in the file
+    library_samples: int = 0  # stall samples in Triton's own inlined code (tl.max, tl.sum, ...)
+    triton_version: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> "Profile":
+        data = dict(d)
+        data["lines"] = [ProfileLine(**{**l, "stalls": [tuple(s) for s in l.get("stalls", [])]})
+                         for l in d.get("lines", [])]
+        data["checks"] = [Check(**c) for c in d.get("checks", [])]
+        return Profile(**data)
+
+    def disagreements(self) -> list[Check]:
+        return [c for c in self.checks if c.agrees is False]
+
+
+def _def_line(text: str, kernel: str) -> int | None:
+    for i, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith(f"def {kernel}("):
+            return i
+    return None
+
+
+def map_lines(user_source: str, profiled_source: str, kernel: str, lines: list[tuple[int, str]]) -> dict[int, int]:
+    """Profiled (reproducer) line -> the user's file line with the same text, the one nearest to
+    where the kernel's offset puts it; lines with no such text are left out."""
+    user = user_source.splitlines()
+    offset = (_def_line(user_source, kernel) or 0) - (_def_line(profiled_source, kernel) or 0)
+    by_text: dict[str, list[int]] = {}
+    for i, text in enumerate(user, 1):
+        by_text.setdefault(text.strip(), []).append(i)
+    out: dict[int, int] = {}
+    for no, text in lines:
+        if text.strip().startswith("<Unable to open"):  # Nsight Compute had no source: trust the offset
+            if 0 < no + offset <= len(user):
+                out[no] = no + offset
+            continue
+        candidates = by_text.get(text.strip())
+        if candidates and text.strip():
+            out[no] = min(candidates, key=lambda c: abs(c - (no + offset)))
+    return out
+
+
+def _figures(details: nd.LaunchDetails | None) -> dict[str, Any]:
+    if details is None:
+        return {}
+    pick = {
+        "duration": nd.DURATION, "dram_throughput": nd.DRAM_THROUGHPUT, "memory_throughput": nd.MEMORY_THROUGHPUT,
+        "compute_throughput": nd.COMPUTE_THROUGHPUT, "memory_bandwidth": nd.MEMORY_BANDWIDTH,
+        "registers": nd.REGISTERS, "shared_dynamic": nd.SHARED_DYNAMIC, "shared_static": nd.SHARED_STATIC,
+        "waves": nd.WAVES, "theoretical_occupancy": nd.THEORETICAL_OCCUPANCY,
+        "achieved_occupancy": nd.ACHIEVED_OCCUPANCY,
+    }
+    out: dict[str, Any] = {"grid": details.grid, "block": details.block}
+    for name, key in pick.items():
+        value = details.value(key)
+        if value is not None:
+            out[name] = {"value": value, "unit": details.unit(key)}
+    return out
+
+
+def _check(what: str, predicted: float | None, measured: float | None, note: str = "",
+           tolerance: float = TOLERANCE) -> Check:
+    if predicted is None or measured is None:
+        return Check(what, predicted, measured, None, note)
+    agrees = abs(predicted - measured) <= tolerance * max(abs(measured), 1e-9) + 1e-9
+    return Check(what, predicted, measured, agrees, note)
+
+
+def build_profile(rec: Inspection, source: LaunchSource, details: nd.LaunchDetails | None, tool: str,
+                  profiled_text: str) -> Profile:
+    """The profile of `rec`'s launch from Nsight Compute's source page (`source`) and details page
+    (`details`) of the profiled reproducer, whose text is `profiled_text`."""
+    prof = Profile(kernel=rec.kernel, file=rec.file, target=rec.target, tool=tool, device=rec.device_name,
+                   figures=_figures(details), triton_version=rec.triton_version)
+    counted = [l for l in source.lines]
+    mapping = map_lines(rec.source or "", profiled_text, rec.kernel, [(l.line, l.source) for l in counted])
+    total = sum(int(l.metrics.get(SAMPLES) or 0) for l in counted) or 1
+    merged: dict[int, ProfileLine] = {}
+    for l in counted:
+        no = mapping.get(l.line)
+        samples = int(l.metrics.get(SAMPLES) or 0)
+        if no is None:
+            if l.file.replace("\\", "/").find("/triton/language/") >= 0:
+                prof.library_samples += samples  # tl.max, tl.sum: Triton's own code, inlined
+            elif samples or l.metrics.get(INSTRUCTIONS):
+                prof.unmapped.append(f"{l.file}:{l.line}: {l.source.strip()}")
+            continue
+        entry = merged.setdefault(no, ProfileLine(no, l.source.strip()))
+        entry.samples += samples
+        entry.instructions += int(l.metrics.get(INSTRUCTIONS) or 0)
+        for key, attr in ((SECTORS, "sectors"), (SECTORS_IDEAL, "ideal_sectors")):
+            v = l.metrics.get(key)
+            if isinstance(v, (int, float)):
+                setattr(entry, attr, (getattr(entry, attr) or 0) + int(v))
+        stalls = {k[len(STALL_PREFIX):]: int(v) for k, v in l.metrics.items()
+                  if k.startswith(STALL_PREFIX) and "(Not Issued)" not in k and isinstance(v, (int, float)) and v}
+        for reason, n in stalls.items():
+            found = next((i for i, (r, _) in enumerate(entry.stalls) if r == reason), None)
+            if found is None:
+                entry.stalls.append((reason, n))
+            else:
+                entry.stalls[found] = (reason, entry.stalls[found][1] + n)
+        entry.sass += [{"address": a, "text": t, "samples": int(m.get(SAMPLES) or 0),
+                        "instructions": int(m.get(INSTRUCTIONS) or 0)} for a, t, m in l.sass]
+    prof.figures["stall_samples"] = total
+    for entry in merged.values():
+        entry.share = entry.samples / total
+        entry.stalls = sorted(entry.stalls, key=lambda s: -s[1])[:4]
+    prof.lines = sorted(merged.values(), key=lambda e: e.line)
+    prof.checks = _checks(rec, prof, details)
+    return prof
+
+
+def _checks(rec: Inspection, prof: Profile, details: nd.LaunchDetails | None) -> list[Check]:
+    """Our registers, shared memory, theoretical occupancy and sectors per line against the
+    measurement; a disagreement is a fidelity warning, never hidden."""
+    out: list[Check] = []
+    if details is not None:
+        out.append(_check("registers per thread", rec.resources.registers, details.value(nd.REGISTERS), tolerance=0))
+        shared = details.value(nd.SHARED_DYNAMIC)
+        unit = details.unit(nd.SHARED_DYNAMIC)
+        scale = {"byte": 1, "kbyte": 1000, "mbyte": 1_000_000}.get(unit.split("/")[0].lower(), 1)
+        # Nsight Compute rounds KB to two decimals: within 10 bytes is the same amount
+        measured = None if shared is None else shared * scale
+        out.append(Check("dynamic shared memory (bytes)", rec.resources.shared_bytes, measured,
+                         None if measured is None else abs(rec.resources.shared_bytes - measured) <= 10,
+                         f"Nsight Compute prints {unit}"))
+        occ = (rec.occupancy or {}).get("occupancy")
+        out.append(_check("theoretical occupancy (%)", None if occ is None else occ * 100,
+                          details.value(nd.THEORETICAL_OCCUPANCY)))
+    try:
+        from ..analysis.memory import launch_line_sectors
+
+        predicted = launch_line_sectors(rec)
+    except Exception as e:  # noqa: BLE001 - a kernel the sector model does not cover
+        return out + [Check("sectors per line", None, None, None, f"not predicted: {e}")]
+    for line in prof.lines:
+        if line.sectors is None:
+            continue
+        guess = predicted.get(line.line)
+        note = f"line {line.line}: {line.source}"
+        if guess is None and not line.sectors:
+            continue  # no global memory access on this line, and none predicted
+        if guess is None:
+            out.append(Check(f"L2 sectors, line {line.line}", None, line.sectors, None,
+                             note + " (the model does not predict this line)"))
+        else:
+            out.append(_check(f"L2 sectors, line {line.line}", guess[0], line.sectors, note))
+    return out

@@ -1,0 +1,104 @@
+"""Profiling a recorded launch under Nsight Compute, on a GPU, in the benchmark jail.
+
+The launch profiled is the inspection's reproducer (`rec.reproducer`: the kernel and an
+`example(device)` that launches it exactly as recorded), run by a two-line runner, so what is
+measured is what was inspected. One profiling run writes a report with the sections the profile
+reads (source counters and warp states per line; launch statistics, occupancy, speed of light and
+memory workload for the kernel's figures); the source and details pages are then printed from the
+report, which needs no GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+
+SECTIONS = ("SourceCounters", "WarpStateStats", "LaunchStats", "Occupancy", "SpeedOfLight",
+            "MemoryWorkloadAnalysis")
+NCU_PATHS = ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")
+RUNNER = """import runpy, sys, torch
+namespace = runpy.run_path(sys.argv[1])
+namespace["example"]("cuda")
+torch.cuda.synchronize()
+"""
+
+
+class ProfileError(Exception):
+    """Profiling could not run; the message says why and what to do."""
+
+
+@dataclass
+class NcuPages:
+    source: str  # `--page source --csv --print-source sass,cuda`
+    details: str  # `--page details --csv`
+    version: str  # "2025.3.1"
+    profiled_text: str  # the reproducer that ran
+
+
+def find_ncu(explicit: str | None = None) -> str | None:
+    """The ncu binary: `explicit`, $NCU, on PATH, or CUDA's usual places."""
+    for candidate in (explicit, os.environ.get("NCU"), shutil.which("ncu"), *NCU_PATHS):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def _version(ncu: str) -> str:
+    out = subprocess.run([ncu, "--version"], capture_output=True, text=True, timeout=60).stdout
+    m = re.search(r"Version (\d[\d.]*)", out)
+    return m.group(1) if m else "unknown"
+
+
+def _explain(output: str) -> str:
+    if "ERR_NVGPUCTRPERM" in output:
+        return ("the GPU's performance counters are not permitted for this user (ERR_NVGPUCTRPERM): run as "
+                "root, or load the driver with NVreg_RestrictProfilingToAdminUsers=0 "
+                "(https://developer.nvidia.com/ERR_NVGPUCTRPERM)")
+    if "No kernels were profiled" in output:
+        return "the launch never reached the GPU (no kernel was profiled)"
+    return output.strip()[-1500:]
+
+
+def profile_reproducer(reproducer: str, kernel: str, ncu: str | None = None, timeout: float = 600,
+                       jailed: bool = True) -> NcuPages:
+    """Run the reproducer once under Nsight Compute (its first launch of `kernel`) and print both
+    pages of the report. Raises ProfileError saying why not."""
+    binary = find_ncu(ncu)
+    if binary is None:
+        raise ProfileError("Nsight Compute (ncu) is not installed here: install the CUDA toolkit's Nsight "
+                           "Compute, or pass --ncu PATH")
+    work = tempfile.mkdtemp(prefix="inspector-profile-")
+    try:
+        repro, runner, report = (os.path.join(work, n) for n in ("kernel_repro.py", "run.py", "launch"))
+        with open(repro, "w") as f:
+            f.write(reproducer)
+        with open(runner, "w") as f:
+            f.write(RUNNER)
+        command = [binary, "--target-processes", "all", "-k", f"regex:^{re.escape(kernel)}$", "--launch-count", "1",
+                   *[a for s in SECTIONS for a in ("--section", s)], "--import-source", "yes",
+                   "-o", report, "-f", sys.executable, runner, repro]
+        # A fresh Triton cache: a cached binary's line info names the reproducer of an earlier run,
+        # whose folder is gone, and Nsight Compute could not show the source lines.
+        env = {**os.environ, "TRITON_CACHE_DIR": os.path.join(work, "triton-cache")}
+        if jailed:
+            from ..bench.client import jailed_command
+
+            command = jailed_command(command, [repro], env, writable=[work])
+        run = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env, cwd=work)
+        if run.returncode != 0 or not os.path.exists(report + ".ncu-rep"):
+            raise ProfileError(f"ncu could not profile {kernel}: {_explain(run.stdout + run.stderr)}")
+        pages = []
+        for page in (["--page", "source", "--csv", "--print-source", "sass,cuda"], ["--page", "details", "--csv"]):
+            out = subprocess.run([binary, "--import", report + ".ncu-rep", *page], capture_output=True, text=True,
+                                 timeout=timeout)
+            if out.returncode != 0:
+                raise ProfileError(f"ncu could not print the {page[1]} page: {_explain(out.stdout + out.stderr)}")
+            pages.append(out.stdout)
+        return NcuPages(pages[0], pages[1], _version(binary), reproducer)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
