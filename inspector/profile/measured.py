@@ -90,6 +90,12 @@ def _def_line(text: str, kernel: str) -> int | None:
     return None
 
 
+def _key(text: str) -> str:
+    """A line's text for matching: Nsight Compute's CSV mangles quotes inside the source (`-float("inf")`
+    comes out as `-float(inf")`), so quotes and spaces are left out."""
+    return "".join(c for c in text if c not in "\"' \t")
+
+
 def map_lines(user_source: str, profiled_source: str, kernel: str, lines: list[tuple[int, str]]) -> dict[int, int]:
     """Profiled (reproducer) line -> the user's file line with the same text, the one nearest to
     where the kernel's offset puts it; lines with no such text are left out."""
@@ -97,14 +103,14 @@ def map_lines(user_source: str, profiled_source: str, kernel: str, lines: list[t
     offset = (_def_line(user_source, kernel) or 0) - (_def_line(profiled_source, kernel) or 0)
     by_text: dict[str, list[int]] = {}
     for i, text in enumerate(user, 1):
-        by_text.setdefault(text.strip(), []).append(i)
+        by_text.setdefault(_key(text), []).append(i)
     out: dict[int, int] = {}
     for no, text in lines:
         if text.strip().startswith("<Unable to open"):  # Nsight Compute had no source: trust the offset
             if 0 < no + offset <= len(user):
                 out[no] = no + offset
             continue
-        candidates = by_text.get(text.strip())
+        candidates = by_text.get(_key(text))
         if candidates and text.strip():
             out[no] = min(candidates, key=lambda c: abs(c - (no + offset)))
     return out
@@ -142,9 +148,10 @@ def build_profile(rec: Inspection, source: LaunchSource, details: nd.LaunchDetai
     (`details`) of the profiled reproducer, whose text is `profiled_text`."""
     prof = Profile(kernel=rec.kernel, file=rec.file, target=rec.target, tool=tool, device=rec.device_name,
                    figures=_figures(details), triton_version=rec.triton_version)
-    counted = [l for l in source.lines]
+    counted = list(source.lines)
     mapping = map_lines(rec.source or "", profiled_text, rec.kernel, [(l.line, l.source) for l in counted])
     total = sum(int(l.metrics.get(SAMPLES) or 0) for l in counted) or 1
+    user_lines = (rec.source or "").splitlines()
     merged: dict[int, ProfileLine] = {}
     for l in counted:
         no = mapping.get(l.line)
@@ -155,7 +162,8 @@ def build_profile(rec: Inspection, source: LaunchSource, details: nd.LaunchDetai
             elif samples or l.metrics.get(INSTRUCTIONS):
                 prof.unmapped.append(f"{l.file}:{l.line}: {l.source.strip()}")
             continue
-        entry = merged.setdefault(no, ProfileLine(no, l.source.strip()))
+        entry = merged.setdefault(no, ProfileLine(no, user_lines[no - 1].strip() if no <= len(user_lines) else
+                                                  l.source.strip()))  # the file's text (ncu's CSV mangles quotes)
         entry.samples += samples
         entry.instructions += int(l.metrics.get(INSTRUCTIONS) or 0)
         for key, attr in ((SECTORS, "sectors"), (SECTORS_IDEAL, "ideal_sectors")):

@@ -1,0 +1,106 @@
+"""Profiles: Nsight Compute's pages recorded on an H100 (`python -m inspector profile ... --raw`,
+ncu 2025.3.1, driver 580.159.04, Triton 3.6.0) joined with the inspection of the same launch,
+read back on this GPU-free machine; and the real command on a GPU."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from paths import KERNELS, REPO
+
+from inspector.profile import Profile, build_profile, parse_details_page, parse_source_page
+from inspector.profile import ncu_details as nd
+from inspector.record import Inspection
+
+DATA = REPO / "tests" / "data" / "ncu" / "profile-h100"
+
+
+def _profile(name: str, **record_changes) -> Profile:
+    d = DATA / name
+    rec = Inspection.from_json((d / "record.json").read_text())
+    for key, value in record_changes.items():
+        setattr(rec.resources, key, value)
+    return build_profile(rec, parse_source_page((d / "source.csv").read_text())[0],
+                         parse_details_page((d / "details.csv").read_text())[0], "ncu 2025.3.1",
+                         (d / "reproducer.py").read_text())
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "inspector", *args], capture_output=True, text=True, cwd=REPO,
+                          timeout=600)
+
+
+def test_the_details_page_is_read_by_name_with_units():
+    (launch,) = parse_details_page((DATA / "add" / "details.csv").read_text())
+    assert launch.kernel == "add_kernel" and launch.grid == "(4, 1, 1)" and launch.block == "(128, 1, 1)"
+    assert launch.value(nd.REGISTERS) == 26 and launch.unit(nd.DURATION) == "us"
+    assert launch.value(nd.THEORETICAL_OCCUPANCY) == 100
+    with pytest.raises(ValueError, match="Metric Name"):
+        parse_details_page((DATA / "add" / "source.csv").read_text())
+
+
+def test_a_strided_copy_shows_where_the_time_goes_and_the_sectors_it_wastes():
+    prof = _profile("strided")
+    hot = max(prof.lines, key=lambda l: l.samples)
+    source = (KERNELS / "copy_coalesced_vs_strided.py").read_text().splitlines()
+    assert source[hot.line - 1].strip() == hot.source  # mapped back to the file, not the reproducer
+    assert "* stride" in hot.source and hot.share > 0.9
+    assert {r for r, _ in hot.stalls[:2]} == {"drain", "long_sb"}  # waiting on memory
+    assert hot.sectors == 1_179_648 and hot.ideal_sectors == 262_144  # 4.5x the sectors the bytes need
+    assert hot.sass and any("LDG" in s["text"] for s in hot.sass)
+    assert prof.figures["duration"]["unit"] == "us" and prof.figures["registers"]["value"] == 28
+    # the static model agrees with the measurement, line by line
+    assert all(c.agrees for c in prof.checks), [(c.what, c.predicted, c.measured) for c in prof.checks]
+    assert any(c.what == "L2 sectors, line 44" and c.predicted == c.measured == 1_179_648 for c in prof.checks)
+
+
+def test_lines_inside_triton_s_library_are_counted_apart_and_every_file_line_maps():
+    prof = _profile("softmax")
+    assert prof.library_samples > 0 and not prof.unmapped
+    source = (KERNELS / "softmax.py").read_text().splitlines()
+    for line in prof.lines:
+        assert source[line.line - 1].strip() == line.source
+    assert sum(l.share for l in prof.lines) == pytest.approx(1 - prof.library_samples / prof.figures["stall_samples"])
+
+
+def test_a_disagreement_is_a_fidelity_warning():
+    prof = _profile("add", registers=40)
+    bad = prof.disagreements()
+    assert [c.what for c in bad] == ["registers per thread"] and bad[0].measured == 26
+
+
+def test_a_saved_profile_opens_without_a_gpu(tmp_path):
+    prof = _profile("strided")
+    saved = tmp_path / "strided.profile.json"
+    saved.write_text(json.dumps(prof.to_dict()))
+    assert Profile.from_dict(json.loads(saved.read_text())) == prof
+    shown = _cli("profile", "show", str(saved))
+    assert shown.returncode == 0, shown.stderr
+    assert "copy_strided_kernel on NVIDIA H100" in shown.stdout and "ok   L2 sectors, line 44" in shown.stdout
+    assert "97.9%" in shown.stdout or "98.0%" in shown.stdout
+    bad = _cli("profile", "show", str(KERNELS / "add.py"))
+    assert bad.returncode == 1 and "is not a profile" in bad.stderr
+
+
+def test_without_a_gpu_the_command_says_so():
+    run = _cli("profile", str(KERNELS / "add.py"))
+    assert run.returncode == 1 and "no native GPU" in run.stderr
+
+
+@pytest.mark.gpu
+def test_profiling_a_kernel_on_the_gpu(tmp_path):
+    from inspector.profile.run_ncu import find_ncu
+
+    if find_ncu() is None:
+        pytest.skip("Nsight Compute is not installed on this GPU machine")
+    out = tmp_path / "p.json"
+    run = _cli("profile", str(KERNELS / "copy_coalesced_vs_strided.py"), "--kernel", "copy_strided_kernel",
+               "--out", str(out))
+    assert run.returncode == 0, run.stderr[-2000:]
+    prof = Profile.from_dict(json.loads(out.read_text()))
+    hot = max(prof.lines, key=lambda l: l.samples)
+    assert "* stride" in hot.source and hot.sectors > 4 * hot.ideal_sectors
+    assert not prof.disagreements(), [(c.what, c.predicted, c.measured) for c in prof.disagreements()]
