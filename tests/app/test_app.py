@@ -279,3 +279,21 @@ def test_missing_values_are_asked_in_a_form_and_compiled_with(home, monkeypatch)
     assert rec.ok, rec.error
     assert rec.stages["ptx"] and query(at)["c.BLOCK_SIZE"] == "1024"
     assert workbench_args(at)["seed"] == (src / "liger_kernel" / "ops" / "utils.py").read_text()
+
+
+def test_a_saved_profile_opens_in_the_profile_view(home):
+    from profile_data import recorded_profile
+
+    from inspector.ui.profile_panel import LOADED
+
+    at = open_app({"kernel": "copy_coalesced_vs_strided", "target": "sm_90", "view": "profile"})
+    rec = at.session_state["record"]
+    # what an upload of `profile --out P.json` puts there (AppTest cannot drive a file uploader)
+    at.session_state[LOADED] = {rec.file: recorded_profile("strided", registers=40).to_dict()}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert {m.label for m in at.metric} >= {"Duration", "DRAM throughput", "Registers / thread"}
+    table = at.dataframe[0].value
+    assert table.iloc[0]["line"] == 44 and table.iloc[0]["L2 sectors"] == 1_179_648
+    assert any("copy_strided_kernel" in i.value for i in at.info)  # another kernel of the file
+    assert any("registers per thread" in w.value and "**40**" in w.value for w in at.warning)

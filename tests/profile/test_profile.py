@@ -10,23 +10,10 @@ import sys
 
 import pytest
 from paths import KERNELS, REPO
+from profile_data import DATA, recorded_profile
 
-from inspector.profile import Profile, build_profile, parse_details_page, parse_source_page
+from inspector.profile import Profile, parse_details_page
 from inspector.profile import ncu_details as nd
-from inspector.record import Inspection
-
-DATA = REPO / "tests" / "data" / "ncu" / "profile-h100"
-
-
-def _profile(name: str, **record_changes) -> Profile:
-    d = DATA / name
-    rec = Inspection.from_json((d / "record.json").read_text())
-    for key, value in record_changes.items():
-        setattr(rec.resources, key, value)
-    return build_profile(rec, parse_source_page((d / "source.csv").read_text())[0],
-                         parse_details_page((d / "details.csv").read_text())[0], "ncu 2025.3.1",
-                         (d / "reproducer.py").read_text())
-
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "inspector", *args], capture_output=True, text=True, cwd=REPO,
@@ -43,7 +30,7 @@ def test_the_details_page_is_read_by_name_with_units():
 
 
 def test_a_strided_copy_shows_where_the_time_goes_and_the_sectors_it_wastes():
-    prof = _profile("strided")
+    prof = recorded_profile("strided")
     hot = max(prof.lines, key=lambda l: l.samples)
     source = (KERNELS / "copy_coalesced_vs_strided.py").read_text().splitlines()
     assert source[hot.line - 1].strip() == hot.source  # mapped back to the file, not the reproducer
@@ -58,7 +45,7 @@ def test_a_strided_copy_shows_where_the_time_goes_and_the_sectors_it_wastes():
 
 
 def test_lines_inside_triton_s_library_are_counted_apart_and_every_file_line_maps():
-    prof = _profile("softmax")
+    prof = recorded_profile("softmax")
     assert prof.library_samples > 0 and not prof.unmapped
     source = (KERNELS / "softmax.py").read_text().splitlines()
     for line in prof.lines:
@@ -67,13 +54,13 @@ def test_lines_inside_triton_s_library_are_counted_apart_and_every_file_line_map
 
 
 def test_a_disagreement_is_a_fidelity_warning():
-    prof = _profile("add", registers=40)
+    prof = recorded_profile("add", registers=40)
     bad = prof.disagreements()
     assert [c.what for c in bad] == ["registers per thread"] and bad[0].measured == 26
 
 
 def test_a_saved_profile_opens_without_a_gpu(tmp_path):
-    prof = _profile("strided")
+    prof = recorded_profile("strided")
     saved = tmp_path / "strided.profile.json"
     saved.write_text(json.dumps(prof.to_dict()))
     assert Profile.from_dict(json.loads(saved.read_text())) == prof

@@ -1,0 +1,102 @@
+"""Profile: what a GPU measured for the shown launch, per line of the kernel file.
+
+With an NVIDIA GPU and Nsight Compute here, a button profiles the shown record's launch (its
+reproducer under `ncu` in the benchmark jail: `inspector.profile.run_ncu`; the record must be a
+native compile). Anywhere, a profile saved by `python -m inspector profile --out P.json` opens
+from an upload: a laptop reads a teammate's H100 profile. Shown: the kernel's figures, the
+inspector's model against the measurement (a disagreement is a warning, never hidden), and a
+sortable table of the lines the warps waited on.
+"""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from inspector.profile.measured import Profile
+from inspector.record import Inspection
+from inspector.ui import target_picker
+
+LOADED = "profile.loaded"  # session state: {kernel file path: Profile as a dict}
+
+
+def _measure(rec: Inspection) -> Profile | None:
+    from inspector.profile import build_profile, parse_details_page, parse_source_page
+    from inspector.profile.run_ncu import ProfileError, profile_reproducer
+
+    try:
+        pages = profile_reproducer(rec.reproducer, rec.kernel)
+        details = parse_details_page(pages.details)
+        return build_profile(rec, parse_source_page(pages.source)[0], details[0] if details else None,
+                             f"ncu {pages.version}", pages.profiled_text)
+    except (ProfileError, ValueError) as e:
+        st.error(f"Could not profile `{rec.kernel}`: {e}")
+        return None
+
+
+def _figures(prof: Profile) -> None:
+    named = [("duration", "Duration"), ("dram_throughput", "DRAM throughput"),
+             ("achieved_occupancy", "Achieved occupancy"), ("theoretical_occupancy", "Theoretical occupancy"),
+             ("registers", "Registers / thread"), ("waves", "Waves per SM")]
+    shown = [(label, prof.figures[key]) for key, label in named if key in prof.figures]
+    cols = st.columns(max(len(shown), 1))
+    for col, (label, fig) in zip(cols, shown):
+        unit = fig["unit"].replace("register/thread", "")
+        col.metric(label, f"{fig['value']:,.3g} {unit}".strip())
+
+
+def _checks(prof: Profile) -> None:
+    bad = prof.disagreements()
+    for c in bad:
+        st.warning(f"The inspector predicted **{c.predicted:g}** for {c.what}; Nsight Compute measured "
+                   f"**{c.measured:g}**. {c.note}", icon=":material/warning:")
+    agreed = [c for c in prof.checks if c.agrees]
+    if agreed:
+        st.caption("Agrees with the measurement: " + "; ".join(
+            f"{c.what} ({c.measured:g})" for c in agreed))
+
+
+def _lines(prof: Profile) -> None:
+    rows = [{"line": l.line, "stall share %": round(l.share * 100, 1),
+             "top stalls": ", ".join(f"{r} {n * 100 / max(l.samples, 1):.0f}%" for r, n in l.stalls[:3]),
+             "instructions": l.instructions,
+             "L2 sectors": l.sectors, "ideal sectors": l.ideal_sectors, "source": l.source}
+            for l in sorted(prof.lines, key=lambda l: -l.samples)]
+    st.dataframe(rows, hide_index=True, width="stretch")
+    if prof.library_samples:
+        share = prof.library_samples / max(prof.figures.get("stall_samples", 1), 1)
+        st.caption(f"{share * 100:.1f}% of the stall samples fell in Triton's own inlined code (tl.max, tl.sum, ...).")
+
+
+def profile_panel(rec: Inspection) -> None:
+    loaded: dict = st.session_state.setdefault(LOADED, {})
+    gpu = target_picker.native()
+    c1, c2 = st.columns([1, 2])
+    if gpu.get("available") and str(gpu.get("target", "")).startswith("sm"):
+        if rec.mode != "native":
+            c1.caption("Compile for the native GPU to profile this launch here.")
+        elif c1.button("Profile on this GPU", key="w.profile.run", icon=":material/speed:"):
+            with st.spinner(f"Profiling {rec.kernel} under Nsight Compute…"):
+                prof = _measure(rec)
+            if prof is not None:
+                loaded[rec.file] = prof.to_dict()
+    else:
+        c1.caption("No NVIDIA GPU here: open a profile saved with `python -m inspector profile --out P.json`.")
+    upload = c2.file_uploader("Open a saved profile", type=["json"], key="w.profile.upload")
+    if upload is not None:
+        try:
+            loaded[rec.file] = Profile.from_dict(json.loads(upload.getvalue())).to_dict()
+        except (ValueError, TypeError, KeyError) as e:
+            st.error(f"{upload.name} is not a profile the inspector saved ({type(e).__name__}: {e}).")
+    saved = loaded.get(rec.file)
+    if saved is None:
+        return
+    prof = Profile.from_dict(saved)
+    if prof.kernel != rec.kernel:
+        st.info(f"This profile is of `{prof.kernel}`; the shown kernel is `{rec.kernel}`.")
+    st.markdown(f"**{prof.kernel}** on {prof.device or prof.target}, measured by {prof.tool} "
+                f"(Triton {prof.triton_version})")
+    _figures(prof)
+    _checks(prof)
+    _lines(prof)
