@@ -123,7 +123,9 @@ def _request(msg: dict, fds: list[int], cfg: dict, zygote: int) -> None:
         _, status = os.waitpid(child, 0)
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
         if code > 128 and code - 128 in signal.valid_signals():
-            signal.signal(code - 128, signal.SIG_DFL)
+            # die of the same signal, so the sandbox reports it; SIGKILL and SIGSTOP take no handler
+            if code - 128 not in (signal.SIGKILL, signal.SIGSTOP):
+                signal.signal(code - 128, signal.SIG_DFL)
             os.kill(os.getpid(), code - 128)
         os._exit(code)
     except BaseException:  # noqa: BLE001

@@ -68,7 +68,7 @@ def autotune_panel(rec: Inspection) -> None:
         st.caption("No GPU here: configs can be compiled and compared, not timed.")
     st.caption("Click a column to sort; tick two rows to diff them.")
     event = st.dataframe(grid_rows(records, times["times"] if times else None), hide_index=True, on_select="rerun", selection_mode="multi-row",
-                         key="w.grid.table", use_container_width=True)
+                         key="w.grid.table", width="stretch")
     chosen = list(event.selection.rows) if event is not None else []
     if len(chosen) == 2:
         a, b = sorted(chosen)

@@ -37,7 +37,7 @@ def diff_view(a: Inspection, b: Inspection, name_a: str = "A", name_b: str = "B"
     """The whole diff of two records."""
     d = diff_inspections(a, b)
     st.markdown(f"**A** = {name_a}: {_label(a)}  \n**B** = {name_b}: {_label(b)}")
-    st.dataframe(change_rows(d), hide_index=True, use_container_width=True, key=f"w.diff.table.{name_a}.{name_b}")
+    st.dataframe(change_rows(d), hide_index=True, width="stretch", key=f"w.diff.table.{name_a}.{name_b}")
     widened = [m for m in d.memory if m.a != m.b]
     for m in widened:
         st.markdown(f"- `{m.op}` at line {m.line_b or m.line_a}: **{m.a or 'absent'} → {m.b or 'absent'}** "

@@ -81,7 +81,7 @@ def memory_table(rec: Inspection, report: MemoryReport) -> None:
         "as": ", ".join(a.lowered_as), "layout": a.layout or "",
         "why": "; ".join(a.causes or a.reasons) or (a.coalescing.note if a.coalescing else a.summary),
     } for a in report.accesses]
-    event = st.dataframe(rows, hide_index=True, use_container_width=True, on_select="rerun",
+    event = st.dataframe(rows, hide_index=True, width="stretch", on_select="rerun",
                          selection_mode="single-row", key="w.memory.table",
                          column_config={"why": st.column_config.TextColumn(width="large"),
                                         "efficiency": st.column_config.NumberColumn(
@@ -133,7 +133,7 @@ def instruction_mix(rec: Inspection, mix: InstructionMix) -> None:
     per_line = sorted(sm.line_totals().items(), key=lambda kv: -kv[1])[:12]
     lines = rec.source.split("\n")
     c2.dataframe([{"line": ln, "instructions": n, "source": lines[ln - 1].strip() if 0 < ln <= len(lines) else ""}
-                  for ln, n in per_line], hide_index=True, use_container_width=True)
+                  for ln, n in per_line], hide_index=True, width="stretch")
     c2.caption(f"{sm.total} instructions; {sm.unattributed} with no source line.")
 
 
@@ -152,7 +152,7 @@ def layouts(rec: Inspection, report: LayoutReport) -> None:
         st.dataframe([{"TTGIR line": c.line, "source lines": ", ".join(map(str, c.source_lines)), "from": c.src,
                        "to": c.dst, "shape": "×".join(map(str, c.shape)), "in loop": c.in_loop,
                        "lowered through": c.lowering, "evidence": c.evidence} for c in report.conversions],
-                     hide_index=True, use_container_width=True)
+                     hide_index=True, width="stretch")
 
 
 def insight_panel(rec: Inspection) -> None:

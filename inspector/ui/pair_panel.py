@@ -106,7 +106,7 @@ def _half(rec: Inspection, half: PairHalf, recorded: str) -> None:
              "sectors/request": sector_words(a),
              "sector use": None if a.sector_efficiency is None or a.uniform else f"{100 * a.sector_efficiency:.0f} %"}
             for a in memory_report(rec).accesses]
-    st.dataframe(rows, hide_index=True, use_container_width=True)
+    st.dataframe(rows, hide_index=True, width="stretch")
     found = [f for f in advise(rec) if f.severity != "info"]
     if not found:
         st.caption("Nothing to point out.")

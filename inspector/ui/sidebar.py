@@ -104,7 +104,7 @@ def pick() -> None:
     titles = {k.id: k.title for k in kernels}
     ss["w.kernel"] = s.kernel
     st.selectbox("Kernel", ids, key="w.kernel", format_func=lambda i: titles.get(i, i), on_change=_on_kernel)
-    st.button("New kernel", key="w.new", on_click=_on_new, icon=":material/add:", use_container_width=True,
+    st.button("New kernel", key="w.new", on_click=_on_new, icon=":material/add:", width="stretch",
               help="A file of its own in your workspace (untitled-1.py, ...) with a minimal vector add to start from.")
     if not current.is_bundled:
         key = f"w.rename.{current.id}"
@@ -143,10 +143,10 @@ def pick() -> None:
     ss["w.passes"] = s.passes
     st.toggle("Record every pass", key="w.passes", on_change=state.set_setting, args=("w.passes", "passes"),
               help="The IR after each compiler pass, for the pass-by-pass pane (a slower compile).")
-    st.button("Compile", key="w.compile", type="primary", on_click=state.request_compile, use_container_width=True,
+    st.button("Compile", key="w.compile", type="primary", on_click=state.request_compile, width="stretch",
               help="Ctrl+Enter in the editor does the same.")
     if ws.is_edited(current):
-        st.button(f"Revert to bundled {current.file_name}", on_click=_on_revert, use_container_width=True,
+        st.button(f"Revert to bundled {current.file_name}", on_click=_on_revert, width="stretch",
                   help="The bundled text becomes the current one again; your edits stay in History.")
 
 
