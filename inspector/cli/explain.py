@@ -34,6 +34,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object (findings, memory, mix, layouts)")
     p.add_argument("--fail-on", choices=SEVERITIES[:3], help="exit 3 when a finding of this severity or worse exists")
     p.add_argument("--all-layouts", action="store_true", help="also explain inline encodings (dot operands, slices)")
+    p.add_argument("--profile", metavar="P.json", help="rank the findings by what this saved profile measured "
+                                                       "(python -m inspector profile --out P.json)")
     p.set_defaults(func=run)
 
 
@@ -121,9 +123,27 @@ def explanation_json(rec: Inspection) -> dict[str, Any]:
     }
 
 
+def _with_profile(rec: Inspection, path: str) -> None:
+    """Re-rank the record's findings (memoised with the record's analysis) by the saved profile."""
+    from inspector.analysis import advise
+    from inspector.profile.measured import Profile, rank_by_cost
+
+    with open(path, encoding="utf-8") as f:
+        prof = Profile.from_dict(json.load(f))
+    findings = advise(rec)
+    findings[:] = rank_by_cost(findings, prof)
+
+
 def run(ns: argparse.Namespace) -> int:
     """Handler for `explain`."""
     rec = inspect_from(ns)
+    if ns.profile and not (rec.error and not rec.stages):
+        try:
+            _with_profile(rec, ns.profile)
+        except (OSError, ValueError, TypeError, KeyError) as e:
+            print(f"error: {ns.profile} is not a profile the inspector saved ({type(e).__name__}: {e})",
+                  file=sys.stderr)
+            return 2
     if ns.json:
         print(json.dumps(explanation_json(rec), indent=1))
     elif rec.error and not rec.stages:

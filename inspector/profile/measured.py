@@ -225,3 +225,27 @@ def _checks(rec: Inspection, prof: Profile, details: nd.LaunchDetails | None) ->
         else:
             out.append(_check(f"L2 sectors, line {line.line}", guess[0], line.sectors, note))
     return out
+
+
+def rank_by_cost(findings: list[Any], prof: Profile) -> list[Any]:
+    """The advisor's findings in the order the measurement gives them: by the share of the stall
+    samples on their lines, so a harmless finding sinks and the real bottleneck leads. A finding on
+    lines that cost nothing measurable goes below every finding that costs something, whatever its
+    static severity; a whole-kernel finding (occupancy, grid) keeps its static place between them.
+    Each finding on measured lines gets the measurement in its evidence."""
+    share = {l.line: l.share for l in prof.lines}
+
+    def cost(f: Any) -> float | None:
+        lines = f.lines or ([f.line] if f.line else [])
+        return sum(share.get(n, 0.0) for n in lines) if lines else None
+
+    ranked = []
+    for i, f in enumerate(findings):
+        c = cost(f)
+        if c is not None:
+            f.evidence = [*f.evidence, f"measured: {c * 100:.1f}% of the stall samples on "
+                                       f"{'this line' if len(f.lines or [f.line]) == 1 else 'these lines'} ({prof.tool})"]
+        # groups: costly line findings, whole-kernel findings, then line findings that cost nothing
+        group = 0 if c and c >= 0.01 else 1 if c is None else 2
+        ranked.append((group, -(c or 0.0), i, f))
+    return [f for *_, f in sorted(ranked, key=lambda t: t[:3])]

@@ -91,3 +91,27 @@ def test_profiling_a_kernel_on_the_gpu(tmp_path):
     hot = max(prof.lines, key=lambda l: l.samples)
     assert "* stride" in hot.source and hot.sectors > 4 * hot.ideal_sectors
     assert not prof.disagreements(), [(c.what, c.predicted, c.measured) for c in prof.disagreements()]
+
+
+def test_findings_are_ranked_by_what_the_measurement_says_they_cost():
+    from inspector.analysis import Finding
+    from inspector.profile.measured import rank_by_cost
+
+    prof = recorded_profile("strided")  # line 44 holds 97.9% of the stall samples, line 41 0.2%
+    harmless = Finding("scalar_access", "high", 9.0, 41, "line 41: ...", lines=[41])
+    costly = Finding("uncoalesced_access", "low", 1.0, 44, "line 44: ...", lines=[44])
+    kernel_wide = Finding("grid_small", "medium", 5.0, None, "the grid ...")
+    nowhere = Finding("conversion", "high", 8.0, 12, "line 12: ...", lines=[12])  # no samples at all
+    ranked = rank_by_cost([harmless, nowhere, kernel_wide, costly], prof)
+    assert ranked == [costly, kernel_wide, harmless, nowhere]
+    assert costly.evidence[-1].startswith("measured: 97.9% of the stall samples on this line")
+
+
+def test_explain_takes_a_saved_profile(tmp_path):
+    saved = tmp_path / "strided.json"
+    saved.write_text(json.dumps(recorded_profile("strided").to_dict()))
+    run = _cli("explain", str(KERNELS / "copy_coalesced_vs_strided.py"), "--kernel", "copy_strided_kernel",
+               "--target", "sm_90", "--profile", str(saved))
+    assert run.returncode == 0, run.stderr
+    first = run.stdout.split("Findings", 1)[1].split("\n  2.", 1)[0]
+    assert "line 44" in first and "measured: 97.9% of the stall samples on this line" in first
