@@ -272,16 +272,62 @@ def highlight_lines(text: str, language: str, fast: bool | None = None) -> list[
     return lines
 
 
+# Lines a reader of a stage rarely wants, hidden by default as Compiler Explorer does (the pane's
+# "directives" toggle shows them; line numbers and the line mapping never change): debug sections,
+# line-info directives and comments, assembler bookkeeping.
+_NOISE_LINE = {
+    "ptx": re.compile(r"^\s*(?:\.loc\b|\.file\b|//|\$L__(?:tmp\d+|func_begin\d*|func_end\d*):|\.section\s+\.debug|$)"),
+    "sass": re.compile(r"^\s*(?://##|//-+|\.section\s+\.debug|\.debug|$)"),
+    "amdgcn": re.compile(r"^\s*(?:\.loc\b|\.file\b|;|\.cfi_|\.Ltmp\d+:|\.Lfunc_(?:begin|end)\d*:|\.section\s+\.debug|$)"),
+    "llir": re.compile(r"^\s*(?:!\d+ = |!llvm\.|;|$)"),
+    "ttir": re.compile(r"^#loc\d* = loc\("),
+    "ttgir": re.compile(r"^#loc\d* = loc\("),
+}
+# A debug section runs from its `.section .debug_*` line to the next `.section` (AMDGCN, SASS) or to
+# its closing brace (PTX: `.section .debug_x { ... }`).
+_DEBUG_START = re.compile(r"^\s*\.section\s+\.?debug|^\s*@@DWARF")
+
+
+def noise_lines(text: str, language: str) -> set[int]:
+    """1-based numbers of the lines a stage filter hides: directives, comments, debug sections."""
+    pattern = _NOISE_LINE.get(language)
+    if pattern is None:
+        return set()
+    out: set[int] = set()
+    in_debug = False
+    braces = 0
+    for n, line in enumerate(text.split("\n"), 1):
+        stripped = line.strip()
+        if _DEBUG_START.match(line):
+            in_debug, braces = True, 0
+        elif in_debug and stripped.startswith(".section") and language != "ptx":
+            in_debug = False
+        elif in_debug and stripped.startswith((".text", ".globl", ".visible", ".entry")):
+            in_debug = False
+        if in_debug:
+            out.add(n)
+            if language == "ptx":
+                braces += line.count("{") - line.count("}")
+                if braces <= 0 and "}" in line:
+                    in_debug = False
+            continue
+        if pattern.match(line):
+            out.add(n)
+    return out
+
+
 def render_rows(text: str, language: str, anchor: str, fast: bool | None = None,
                 chunk: int = 500) -> str:
     """Anchored rows (`id="{anchor}-L{n}"`), grouped in chunks of `chunk` rows so the browser can
     skip laying out the chunks that are off screen (CSS `content-visibility`); each chunk resets
-    the line-number counter to the line before its first row."""
+    the line-number counter to the line before its first row. Rows `noise_lines` names carry the
+    class `n` (the pane hides them unless asked)."""
     rows = highlight_lines(text, language, fast)
+    noise = noise_lines(text, language)
     out: list[str] = []
     for start in range(0, len(rows), chunk):
         out.append(f'<div class="k" style="counter-reset:ln {start}">')
-        out.extend(f'<div class="r" id="{anchor}-L{n}">{row}</div>'
+        out.extend(f'<div class="r{" n" if n in noise else ""}" id="{anchor}-L{n}">{row}</div>'
                    for n, row in enumerate(rows[start:start + chunk], start + 1))
         out.append("</div>")
     return "".join(out)

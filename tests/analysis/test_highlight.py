@@ -11,7 +11,7 @@ from paths import KERNELS
 from inspector import highlight as hl
 from inspector.compile.api import inspect_kernel
 
-ROW = re.compile(r'<div class="r" id="(\w+)-L(\d+)">(.*?)</div>')
+ROW = re.compile(r'<div class="r(?: n)?" id="(\w+)-L(\d+)">(.*?)</div>')
 CHUNK = re.compile(r'<div class="k" style="counter-reset:ln (\d+)">')
 
 
@@ -116,10 +116,39 @@ def test_large_stage_takes_fast_path(add_sm90):
     text = "\n".join((base * (20000 // len(base) + 1))[:20000])
     assert len(text) > hl.FAST_PATH_BYTES
     assert hl.highlight_lines(text, "ptx") == hl.highlight_lines(text, "ptx", fast=True)
-    assert hl.render_rows(text, "ptx", "ptx").count('class="r"') == 20000
+    assert len(ROW.findall(hl.render_rows(text, "ptx", "ptx"))) == 20000
 
 
 def test_stylesheet_covers_emitted_classes():
     css = hl.stylesheet(".hl")
     for cls in ("k", "nb", "nv", "c1", "mi", "s"):
         assert f".hl .{cls} " in css
+
+
+def test_directives_comments_and_debug_sections_are_marked_as_noise(add_sm90, add_gfx942):
+    ptx = add_sm90.stages["ptx"].split("\n")
+    noise = hl.noise_lines(add_sm90.stages["ptx"], "ptx")
+    kept = [l for n, l in enumerate(ptx, 1) if n not in noise]
+    assert len(noise) > len(ptx) / 2  # most of a small kernel's PTX is debug sections and .loc lines
+    assert not any(l.lstrip().startswith((".loc", ".file", "//", ".section")) or "debug" in l for l in kept)
+    assert any("ld.global" in l for l in kept) and any(".entry add_kernel" in l for l in kept)
+    assert any(l.lstrip().startswith("ret;") for l in kept)
+    sass = add_sm90.stages["sass"].split("\n")
+    sass_noise = hl.noise_lines(add_sm90.stages["sass"], "sass")
+    assert all(sass[n - 1].lstrip().startswith("//##") or not sass[n - 1].strip() for n in sass_noise
+               if "debug" not in sass[n - 1])
+    assert any("LDG" in l for n, l in enumerate(sass, 1) if n not in sass_noise)
+    gcn = add_gfx942.stages["amdgcn"].split("\n")
+    gcn_noise = hl.noise_lines(add_gfx942.stages["amdgcn"], "amdgcn")
+    assert any("buffer_load_dwordx4" in l for n, l in enumerate(gcn, 1) if n not in gcn_noise)
+    assert all(not gcn[n - 1].lstrip().startswith(("v_", "s_", "buffer_", "global_")) for n in gcn_noise)
+    # the rows carry the class; their numbering is the text's
+    rows = ROW.findall(hl.render_rows(add_sm90.stages["ptx"], "ptx", "ptx"))
+    assert [int(n) for _, n, _ in rows] == list(range(1, len(ptx) + 1))
+    html_rows = hl.render_rows(add_sm90.stages["ptx"], "ptx", "ptx")
+    assert html_rows.count('class="r n"') == len(noise)
+
+
+def test_a_basic_block_label_is_not_noise():
+    text = "$L__BB0_2:\n\tld.global.b32 %r1, [%rd1];\n$L__tmp3:\n\t.loc\t1 7 5\n\t@%p1 bra $L__BB0_2;"
+    assert hl.noise_lines(text, "ptx") == {3, 4}

@@ -52,7 +52,7 @@ def pane_rows(args: dict, pane: str) -> dict[int, str]:
         return {i + 1: line for i, line in enumerate(args["seed"].split("\n"))}
     html = next((p["rows"] for p in args["panes"] if p["key"] == pane), None)
     assert html is not None, f"no {pane} pane"
-    rows = re.findall(rf'<div class="r" id="{pane}-L(\d+)">(.*?)</div>', html)
+    rows = re.findall(rf'<div class="r(?: n)?" id="{pane}-L(\d+)">(.*?)</div>', html)
     return {int(n): re.sub(r"<[^>]+>", "", h).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
             for n, h in rows}
 

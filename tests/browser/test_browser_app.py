@@ -97,7 +97,7 @@ def assert_rows_numbered(page, frame, pane: str) -> None:
     rows, which must all differ ("1", "2", "3", ...), and row 1's with row 11's (same width)."""
     code = frame.locator(f".pane[data-pane={pane}] .code")
     code.evaluate("el => { el.scrollTop = 0; el.scrollLeft = 0; }")
-    rows = frame.locator(f".pane[data-pane={pane}] .r")
+    rows = frame.locator(f".pane[data-pane={pane}] .r:not(.n)")  # directives and comments are hidden
     gutters = []
     for i in (0, 1, 2, 10):
         box = rows.nth(i).bounding_box()

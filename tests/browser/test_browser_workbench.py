@@ -112,6 +112,25 @@ def test_editor_and_ptx_side_by_side_and_a_click_on_tl_load_lights_the_ptx(new_p
     page.screenshot(path=str(SHOTS / "workbench-linked.png"))
 
 
+def test_directives_and_debug_sections_hidden_until_asked_with_line_numbers_kept(new_page, server):
+    url, _ = server
+    page = new_page()
+    frame = open_compiled(page, url, "kernel=add&target=sm_90", "add.py for sm_90")
+    loc_row = frame.locator(".pane[data-pane=ptx] .r.n", has_text=".loc").first
+    load_row = frame.locator(".pane[data-pane=ptx] .r", has_text="ld.global.v4.b32").first
+    load_id = load_row.get_attribute("id")
+    assert loc_row.evaluate("el => el.getBoundingClientRect().height") == 0  # hidden by default
+    hidden = frame.locator(".pane[data-pane=ptx] .r.n").count()
+    assert hidden > frame.locator(".pane[data-pane=ptx] .r:not(.n)").count()  # most of the PTX is noise
+    frame.locator(".pane[data-pane=ptx] button.noise").click()
+    wait_for(lambda: loc_row.evaluate("el => el.getBoundingClientRect().height") > 0, "the .loc lines shown")
+    assert load_row.get_attribute("id") == load_id  # the same line number, hidden lines or not
+    # the choice is kept for the next page
+    assert frame.evaluate("() => localStorage.getItem('tki:quiet')") == "0"
+    frame.locator(".pane[data-pane=ptx] button.noise").click()
+    wait_for(lambda: loc_row.evaluate("el => el.getBoundingClientRect().height") == 0, "the .loc lines hidden again")
+
+
 def test_scalar_load_marker_on_the_editor_line_with_the_reason_on_hover(new_page, server):
     url, _ = server
     page = new_page()

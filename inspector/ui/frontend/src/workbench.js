@@ -263,6 +263,9 @@ function esc(s) { return String(s).replace(/[&<>"]/g, function (c) { return { "&
 
 function drawPanes() {
   cols.querySelectorAll(".pane.stage, .split").forEach(function (el) { el.remove(); });
+  let quiet = true;
+  try { quiet = localStorage.getItem("tki:quiet") !== "0"; } catch (e) { /* private mode: the default */ }
+  cols.classList.toggle("quiet", quiet);
   const widths = loadWidths(args.panes.length);
   paneEl("source").style.flex = widths[0] + " 1 0";
   args.panes.forEach(function (p, i) {
@@ -277,6 +280,7 @@ function drawPanes() {
     sec.style.flex = widths[i + 1] + " 1 0";
     sec.innerHTML = '<header><select class="stage-pick" title="Stage shown in this pane">' + stageOptions(p.key) +
       '</select><span class="meta">' + esc(p.meta) + '</span><span class="count"></span>' +
+      '<button class="icon noise" title="Show or hide directives, comments and debug sections">{ }</button>' +
       '<button class="icon max" title="Full width">⤢</button>' +
       (args.panes.length > 1 ? '<button class="icon close" title="Remove this pane">×</button>' : "") +
       '</header><div class="code hl">' + (p.rows || '<div class="empty">' + esc(p.empty_note) + "</div>") + "</div>";
@@ -318,7 +322,11 @@ cols.addEventListener("click", function (e) {
   const btn = e.target.closest("button.icon");
   if (!btn) return;
   const pane = btn.closest(".pane");
-  if (btn.classList.contains("max")) {
+  if (btn.classList.contains("noise")) {
+    // one switch for every pane: directives, comments and debug sections hidden (the default) or shown
+    const quiet = cols.classList.toggle("quiet");
+    try { localStorage.setItem("tki:quiet", quiet ? "1" : "0"); } catch (err) { /* private mode */ }
+  } else if (btn.classList.contains("max")) {
     const on = !pane.classList.contains("maxed");
     cols.querySelectorAll(".pane").forEach(function (p) { p.classList.remove("maxed"); });
     cols.classList.toggle("has-max", on);
