@@ -115,3 +115,26 @@ def test_explain_takes_a_saved_profile(tmp_path):
     assert run.returncode == 0, run.stderr
     first = run.stdout.split("Findings", 1)[1].split("\n  2.", 1)[0]
     assert "line 44" in first and "measured: 97.9% of the stall samples on this line" in first
+
+
+def test_without_nsight_compute_the_message_says_what_to_install(monkeypatch, tmp_path):
+    from inspector.profile import run_ncu
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("NCU", raising=False)
+    monkeypatch.setattr(run_ncu, "NCU_PATHS", ())
+    with pytest.raises(run_ncu.ProfileError, match="Nsight Compute .ncu. is not installed here"):
+        run_ncu.profile_reproducer("pass", "k")
+
+
+def test_forbidden_counters_say_what_to_change(tmp_path):
+    from inspector.profile import run_ncu
+
+    fake = tmp_path / "ncu"  # what Nsight Compute prints without the permission, and its status
+    fake.write_text("#!/bin/sh\n[ \"$1\" = --version ] && { echo 'Version 2025.3.1.0'; exit 0; }\n"
+                    "echo '==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU "
+                    "Performance Counters on the target device 0.'\nexit 1\n")
+    fake.chmod(0o755)
+    with pytest.raises(run_ncu.ProfileError) as err:
+        run_ncu.profile_reproducer("def example(device):\n    pass\n", "k", ncu=str(fake), jailed=False)
+    assert "ERR_NVGPUCTRPERM" in str(err.value) and "NVreg_RestrictProfilingToAdminUsers=0" in str(err.value)
