@@ -3,7 +3,9 @@ left edge of stage-pane rows, each with the reason shown on hover.
 
     {pane: {line: [{"severity": "error" | "performance" | "info", "kind": ..., "text": ...}]}}
 
-pane "source" is the editor (kernel-file lines); the others are stage keys (their own lines).
+pane "source" is the editor (kernel-file lines); the others are stage keys (their own lines). An
+item may carry `heat` (0-1): a measured line's share of the stall samples against the hottest's,
+drawn as a red strip beside the marker (`profile_markers`).
 Severities mean one thing each: `error` is something that stops the kernel (the compile error's
 line), `performance` a verdict or finding that costs speed (a memory access narrower than 128 bits,
 local-memory spills, a layout conversion through shared memory, the advisor's findings), `info`
@@ -28,13 +30,15 @@ FINDING_SEVERITY = {"high": "performance", "medium": "performance", "low": "perf
 
 
 def _add(out: Markers, pane: str, line: int | None, severity: str, kind: str, text: str,
-         warp: dict[str, Any] | None = None) -> None:
+         warp: dict[str, Any] | None = None, heat: float | None = None) -> None:
     if not line or line < 1:
         return
     items = out.setdefault(pane, {}).setdefault(int(line), [])
     item: dict[str, Any] = {"severity": severity, "kind": kind, "text": text}
     if warp is not None:
         item["warp"] = warp
+    if heat is not None:
+        item["heat"] = round(heat, 3)
     if item not in items:
         items.append(item)
 
@@ -150,5 +154,22 @@ def merge(*parts: Markers) -> Markers:
         for pane, lines in part.items():
             for line, items in lines.items():
                 for item in items:
-                    _add(out, pane, line, item["severity"], item["kind"], item["text"], item.get("warp"))
+                    _add(out, pane, line, item["severity"], item["kind"], item["text"], item.get("warp"),
+                         item.get("heat"))
+    return out
+
+
+def profile_markers(prof: Any) -> Markers:
+    """A heat strip on each kernel-file line a profile measured (`inspector.profile.Profile`): its
+    share of the stall samples as the strip's strength, the top reasons on hover."""
+    out: Markers = {}
+    top = max((l.share for l in prof.lines), default=0.0) or 1.0
+    for l in prof.lines:
+        if not l.samples:
+            continue
+        reasons = ", ".join(f"{r} {n * 100 / max(l.samples, 1):.0f}%" for r, n in l.stalls[:3])
+        sectors = "" if not l.sectors else f"; L2 sectors {l.sectors:,} (ideal {l.ideal_sectors or 0:,})"
+        _add(out, "source", l.line, "info", "profile-heat",
+             f"measured ({prof.tool}, {prof.device}): {l.share * 100:.1f}% of the stall samples ({reasons}); "
+             f"{l.instructions:,} instructions{sectors}", heat=l.share / top)
     return out

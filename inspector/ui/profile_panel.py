@@ -69,6 +69,14 @@ def _lines(prof: Profile) -> None:
         st.caption(f"{share * 100:.1f}% of the stall samples fell in Triton's own inlined code (tl.max, tl.sum, ...).")
 
 
+def _open(loaded: dict, rec: Inspection, prof: dict) -> None:
+    """Keep `prof` for the shown file; a new one reruns the page, so the workbench (drawn above this
+    view) shows its heat strip."""
+    if loaded.get(rec.file) != prof:
+        loaded[rec.file] = prof
+        st.rerun()
+
+
 def profile_panel(rec: Inspection) -> None:
     loaded: dict = st.session_state.setdefault(LOADED, {})
     gpu = target_picker.native()
@@ -80,13 +88,13 @@ def profile_panel(rec: Inspection) -> None:
             with st.spinner(f"Profiling {rec.kernel} under Nsight Compute…"):
                 prof = _measure(rec)
             if prof is not None:
-                loaded[rec.file] = prof.to_dict()
+                _open(loaded, rec, prof.to_dict())
     else:
         c1.caption("No NVIDIA GPU here: open a profile saved with `python -m inspector profile --out P.json`.")
     upload = c2.file_uploader("Open a saved profile", type=["json"], key="w.profile.upload")
     if upload is not None:
         try:
-            loaded[rec.file] = Profile.from_dict(json.loads(upload.getvalue())).to_dict()
+            _open(loaded, rec, Profile.from_dict(json.loads(upload.getvalue())).to_dict())
         except (ValueError, TypeError, KeyError) as e:
             st.error(f"{upload.name} is not a profile the inspector saved ({type(e).__name__}: {e}).")
     saved = loaded.get(rec.file)

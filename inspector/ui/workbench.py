@@ -24,7 +24,7 @@ import streamlit.components.v1 as components
 
 from inspector.record import Inspection
 from inspector.ui import state
-from inspector.ui.markers import Markers, error_markers, merge, record_markers
+from inspector.ui.markers import Markers, error_markers, merge, profile_markers, record_markers
 from inspector.ui.settings import MAX_PANES
 from inspector.ui.stages_panel import PANE_TITLES, available_panes, effective_panes, pane_of
 
@@ -103,6 +103,19 @@ def _stage_panes(rec: Inspection | None) -> tuple[list[dict], dict, list[dict], 
     return panes, maps, [{"key": p, "title": PANE_TITLES.get(p, p)} for p in available], sig
 
 
+def _profile_markers(rec: Inspection | None) -> Markers:
+    """The heat strip of the profile opened for this kernel in the Profile view, if any."""
+    from inspector.ui.profile_panel import LOADED
+
+    saved = (st.session_state.get(LOADED) or {}).get(rec.file) if rec is not None else None
+    if not saved:
+        return {}
+    from inspector.profile.measured import Profile
+
+    prof = Profile.from_dict(saved)
+    return profile_markers(prof) if prof.kernel == rec.kernel else {}
+
+
 def workbench(rec: Inspection | None, last: Inspection | None) -> str | None:
     """Draw the editor and the panes of `rec` (the shown record; None before the first compile),
     with the markers of `rec` and the error line of `last` (the latest record). Returns the type
@@ -111,7 +124,7 @@ def workbench(rec: Inspection | None, last: Inspection | None) -> str | None:
     kf = state.current_kernel()
     panes, maps, available, sig = _stage_panes(rec)
     markers = merge(_record_markers(view_key(rec), rec) if rec is not None else {},
-                    error_markers(last))
+                    error_markers(last), _profile_markers(rec))
     share = {k: v for k, v in state.settings().to_query().items() if k != "kernel"}
     initial = ss.pop(state.FOCUS, None)
     text = ss[state.EDITOR_SEED]

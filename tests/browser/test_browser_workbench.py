@@ -10,6 +10,8 @@ hold on a loaded machine.
 
 from __future__ import annotations
 
+import json
+
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -265,3 +267,24 @@ def _frame_with(page, ptx_snippet: str):
     except TimeoutError:
         return None
     return frame if ptx_snippet in ptx_text(frame) else None
+
+
+def test_a_shipped_profile_opens_in_the_profile_tab_with_a_heat_strip_in_the_gutter(new_page, server):
+    url, _ = server
+    page = new_page()
+    frame = open_compiled(page, url, "kernel=copy_coalesced_vs_strided&target=sm_90&view=profile",
+                          "copy_coalesced_vs_strided.py for sm_90")
+    shipped = REPO / "assets" / "profiles" / "copy_coalesced_kernel-h100.json"
+    page.get_by_test_id("stMainBlockContainer").locator("input[type=file]").set_input_files(str(shipped))
+    wait_for(lambda: page.get_by_text("measured by ncu 2025.3.1").count(), "the profile's heading")
+    assert page.get_by_text("Agrees with the measurement").count() == 1
+    frame = workbench_frame(page)
+    heat = frame.locator(".pane.source .mk.heat")
+    wait_for(lambda: heat.count(), "a heat strip in the editor's gutter")
+    tips = [heat.nth(i).get_attribute("data-tip") for i in range(heat.count())]
+    assert any("of the stall samples" in t and "long_sb" in t for t in tips), tips
+    strengths = [float(heat.nth(i).evaluate("el => getComputedStyle(el).getPropertyValue('--heat')"))
+                 for i in range(heat.count())]
+    hottest = max(json.loads(shipped.read_text())["lines"], key=lambda l: l["samples"])
+    strongest = tips[strengths.index(max(strengths))]
+    assert max(strengths) == 1.0 and f"{hottest['share'] * 100:.1f}% of the stall samples" in strongest

@@ -68,6 +68,9 @@ class Mark extends GutterMarker {
 function setWarp(el, items) {
   const w = items.find(function (i) { return i.warp; });
   if (w) el.dataset.warp = JSON.stringify(w.warp);
+  // a measured line: a strip whose strength is its share of the stall samples (profile_markers)
+  const heat = Math.max.apply(null, items.map(function (i) { return i.heat || 0; }));
+  if (heat > 0) { el.classList.add("heat"); el.style.setProperty("--heat", String(0.15 + 0.85 * heat)); }
 }
 function warpDrawing(w) {
   const NS = "http://www.w3.org/2000/svg";
