@@ -17,6 +17,8 @@ import csv
 import io
 from dataclasses import dataclass, field
 
+from .ncu_source import parse_number
+
 # (section, metric) pairs the profile's kernel figures read; names as Nsight Compute 2023-2025 print them.
 DURATION = ("GPU Speed Of Light Throughput", "Duration")
 DRAM_THROUGHPUT = ("GPU Speed Of Light Throughput", "DRAM Throughput")
@@ -55,16 +57,11 @@ class LaunchDetails:
 
 
 def _value(text: str) -> float | int | str | None:
-    t = text.strip().replace(",", "")
-    if t in ("", "n/a", "-", "no data"):
+    """A number as printed ("4,361", "2.57"), else the text; "n/a", "no data", "-", "" are None."""
+    if text.strip() in ("n/a", "no data"):
         return None
-    try:
-        return int(t)
-    except ValueError:
-        try:
-            return float(t)
-        except ValueError:
-            return text.strip()
+    number = parse_number(text)
+    return number if number is not None or not text.strip() or text.strip() == "-" else text.strip()
 
 
 def parse_details_page(text: str) -> list[LaunchDetails]:

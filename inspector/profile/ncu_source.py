@@ -50,7 +50,8 @@ class LaunchSource:
         return next((l for l in self.lines if l.line == no and (file is None or l.file == file)), None)
 
 
-def _number(text: str) -> float | int | None:
+def parse_number(text: str) -> float | int | None:
+    """A number as Nsight Compute prints it ("4,361", "2.57"); None for "", "-", "..." or text."""
     t = text.strip().replace(",", "")
     if t in ("", "-", "..."):
         return None
@@ -92,7 +93,7 @@ def parse_source_page(text: str) -> list[LaunchSource]:
             continue
         if header is None or pending_function is None or len(row) != len(header):
             continue
-        metrics = {h: _number(v) for h, v in zip(header[4:], row[4:])}
+        metrics = {h: parse_number(v) for h, v in zip(header[4:], row[4:])}
         if row[0].strip().isdigit():
             current = LineCounters(file, int(row[0]), row[1], metrics)
             launches[-1].lines.append(current)
