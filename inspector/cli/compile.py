@@ -43,7 +43,7 @@ def cmd_compile(ns: argparse.Namespace) -> int:
         for s in rec.passes:
             print(f"{s.index:4d}  {s.dialect:4s}  {'changed' if s.changed else '       '}  {s.name}  [{s.scope}]")
     else:
-        if not write_stage(rec, ns.stage):
+        if not write_stage(rec, ns.stage, raw=ns.raw):
             return 2
     print(summary_line(rec), file=sys.stderr)
     if rec.stopped and not rec.error:
@@ -78,6 +78,8 @@ def register(sub: Any) -> None:
     p.add_argument("--stage", choices=[s for s in STAGE_TITLES if s != "source"],
                    help="which stage to print (default: ptx on NVIDIA, amdgcn on AMD)")
     p.add_argument("--passes", action="store_true", help="capture the IR after every compiler pass")
+    p.add_argument("--raw", action="store_true", help="print the stage whole: directives, comments and debug "
+                                                     "sections too (left out by default, as the page hides them)")
     p.add_argument("--json", action="store_true", help="print the inspection record as one JSON object")
     p.add_argument("--compact", action="store_true", help="with --json: no indentation")
     p.add_argument("--out", metavar="DIR", help="also write every stage (and passes) to DIR")

@@ -10,9 +10,10 @@ import sys
 from ..record import Inspection
 
 
-def write_stage(rec: Inspection, stage: str | None) -> bool:
+def write_stage(rec: Inspection, stage: str | None, raw: bool = True) -> bool:
     """Print a stage's text (the target's assembly by default) to stdout; False, with an error on
-    stderr naming the stages there are, when the record has no such stage."""
+    stderr naming the stages there are, when the record has no such stage. `raw=False` leaves out
+    the lines the page hides too (directives, comments, debug sections: `highlight.noise_lines`)."""
     stage = stage or ("amdgcn" if rec.backend == "hip" else "ptx")
     if stage in rec.deferred:
         from ..compile.api import complete
@@ -21,7 +22,13 @@ def write_stage(rec: Inspection, stage: str | None) -> bool:
     if stage not in rec.stages:
         print(f"error: no {stage} stage for {rec.target}; stages: {', '.join([*rec.stages, *rec.deferred])}", file=sys.stderr)
         return False
-    sys.stdout.write(rec.stages[stage])
+    text = rec.stages[stage]
+    if not raw:
+        from ..highlight import noise_lines
+
+        noise = noise_lines(text, stage)
+        text = "\n".join(line for n, line in enumerate(text.split("\n"), 1) if n not in noise) + "\n"
+    sys.stdout.write(text)
     return True
 
 

@@ -660,3 +660,12 @@ def test_a_command_that_cannot_load_says_so(monkeypatch, capsys):
     ns = parser.parse_args(["pool", "status"])
     assert ns.func(ns) == 2
     assert "the pool command cannot load (ImportError: No module named 'somedep')" in capsys.readouterr().err
+
+
+def test_the_command_line_prints_stages_without_directives_unless_raw():
+    quiet = run_cli("compile", str(ADD), "--stage", "ptx", check=True).stdout
+    raw = run_cli("compile", str(ADD), "--stage", "ptx", "--raw", check=True).stdout
+    assert ".loc" in raw and ".section\t.debug" in raw
+    assert ".loc" not in quiet and "debug" not in quiet and "//" not in quiet
+    assert "ld.global.v4.b32" in quiet and ".entry add_kernel" in quiet
+    assert len(quiet.splitlines()) < len(raw.splitlines()) / 2
