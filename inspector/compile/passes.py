@@ -61,13 +61,16 @@ def _header(line: str) -> dict | None:
 def split_pass_dump(text: str, max_snapshots: int = 2000) -> list[PassSnapshot]:
     """Snapshots in dump order. Unchanged snapshots keep `ir=""` and `changed=False` to save space.
 
-    A snapshot's `name` says where it stands relative to its pass: "before X" (MLIR dumps) or
-    "after X" (LLVM and machine-IR dumps).
+    A snapshot's `name` is the pass whose result it shows: "after X". MLIR dumps the IR *before*
+    each pass, so the IR under "Before Y" is what the pass dumped just ahead of it (X) made of it,
+    and is named "after X" (the first MLIR snapshot: "input to Y"); LLVM and machine-IR dumps are
+    already "after".
     """
     snapshots: list[PassSnapshot] = []
     current: dict | None = None
     body: list[str] = []
     last_ir: dict[tuple[str, str], str] = {}
+    previous_mlir: list[str] = []  # the MLIR pass dumped last
 
     def close() -> None:
         if current is None or len(snapshots) >= max_snapshots:
@@ -76,10 +79,15 @@ def split_pass_dump(text: str, max_snapshots: int = 2000) -> list[PassSnapshot]:
         key = (current["dialect"], current["scope"])
         changed = last_ir.get(key) != ir
         last_ir[key] = ir
+        if current["dialect"] == "mlir" and current["when"] == "before":
+            name = f"after {previous_mlir[-1]}" if previous_mlir else f"input to {current['name']}"
+            previous_mlir.append(current["name"])
+        else:
+            name = f"{current['when']} {current['name']}"
         snapshots.append(
             PassSnapshot(
                 index=len(snapshots),
-                name=f"{current['when']} {current['name']}",
+                name=name,
                 argument=current["argument"],
                 dialect=current["dialect"],
                 scope=current["scope"],

@@ -87,12 +87,12 @@ def _pass_pane(rec: Inspection, key: str) -> Pane:
     snap = next(p for p in snaps if p.index == idx)
     if as_diff:
         text = "\n".join(difflib.unified_diff(_previous_ir(rec, snap).splitlines(), snap.ir.splitlines(),
-                                              "before", f"after {snap.name}", lineterm="", n=3))
+                                              "before", snap.name, lineterm="", n=3))
         language = "diff"
     else:
         text, language = snap.ir, language_of(snap.dialect)
     rows = _rows(f"{key}:pass:{idx}:{as_diff}", language, "passes", text) if text else ""
-    return Pane("passes", PANE_TITLES["passes"], f"after {snap.name} · {snap.scope}", "passes", rows,
+    return Pane("passes", PANE_TITLES["passes"], f"{snap.name} · {snap.scope}", "passes", rows,
                 "The pass left the text unchanged.")
 
 

@@ -438,6 +438,10 @@ def test_passes_are_captured_by_name(sandbox):
     assert any(n.startswith("InstCombine") for n in names)
     assert {s.dialect for s in rec.passes} >= {"mlir", "llvm"}
     coalesce_after = [i for i, s in enumerate(rec.passes) if "TritonGPUCoalesce" in s.name]
+    # each snapshot is named for the pass that made it: the layout change is the coalescing pass's
+    assert all(s.name.startswith(("after ", "input to ")) for s in rec.passes)
+    coalesced = next(s for s in rec.passes if s.changed and "ttg.convert_layout" in s.ir)
+    assert coalesced.name == "after TritonGPUCoalesce", coalesced.name
     changed = [s for s in rec.passes if s.changed]
     assert changed and all(s.ir for s in changed) and all(not s.ir for s in rec.passes if not s.changed)
     assert coalesce_after
