@@ -65,6 +65,7 @@ def importers(loc: ModuleLocation, limit: int = MAX_FILES) -> list[str]:
     here = os.path.dirname(os.path.join(loc.import_root, *loc.name.split(".")))
     found: list[tuple[int, str]] = []
     seen = 0
+    leaf = loc.name.rsplit(".", 1)[-1].encode()
     for folder, dirs, files in os.walk(top_dir):
         dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__pycache__")))
         for f in sorted(files):
@@ -79,7 +80,10 @@ def importers(loc: ModuleLocation, limit: int = MAX_FILES) -> list[str]:
                 continue
             try:
                 with open(path, "rb") as fh:
-                    tree = ast.parse(fh.read())
+                    data = fh.read()
+                if leaf not in data:  # cheap: a module that never names it cannot import it
+                    continue
+                tree = ast.parse(data)
             except (OSError, SyntaxError, ValueError):
                 continue
             if loc.name in _imported_modules(tree, name, is_package):
