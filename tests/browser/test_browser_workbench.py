@@ -146,7 +146,15 @@ def test_scalar_load_marker_on_the_editor_line_with_the_reason_on_hover(new_page
     tip = frame.locator(".tip")
     tip.wait_for(state="visible")
     text = tip.inner_text()
-    assert "scalar load" in text and "`n` (= 4095)" in text and "multiple of 16" in text, text
+    assert "scalar load" in text and "n (= 4095)" in text and "multiple of 16" in text, text
+    assert "`" not in text and tip.locator("code", has_text="n").count() >= 1  # code set as code
+    assert len(text.splitlines()) == len(set(text.splitlines()))  # no reason twice
+    # below the line or above it, never over it
+    t, m = tip.bounding_box(), marker.bounding_box()
+    assert t["y"] >= m["y"] + m["height"] - 1 or t["y"] + t["height"] <= m["y"] + 1, (t, m)
+    # the mouse leaving the workbench takes the box away
+    page.mouse.move(5, 5)
+    tip.wait_for(state="hidden")
     # The same verdict marks the scalar PTX loads, and a 128-bit compile shows none.
     assert frame.locator(".pane[data-pane=ptx] .r .mk.sev-performance").count() >= 2
     page.screenshot(path=str(SHOTS / "workbench-scalar-marker.png"))

@@ -105,7 +105,9 @@ function worst(items) {
   return best;
 }
 function tipText(items) {
-  return items.map(function (i) { return "[" + i.severity + "] " + i.text; }).join("\n");
+  const seen = new Set();  // one reason once, whichever verdicts give it
+  return items.filter(function (i) { const fresh = !seen.has(i.text); seen.add(i.text); return fresh; })
+    .map(function (i) { return "[" + i.severity + "] " + i.text; }).join("\n");
 }
 const setMarks = StateEffect.define();
 const marksField = StateField.define({
@@ -375,18 +377,30 @@ cols.addEventListener("mousedown", function (e) {
 });
 
 // ---- hover reasons -------------------------------------------------------------------------------
+// The reason's text, `code` in backticks set as code (never as markup: the text is the tool's).
+function setTipText(text) {
+  tip.textContent = "";
+  text.split("`").forEach(function (part, i) {
+    if (i % 2) { const c = document.createElement("code"); c.textContent = part; tip.appendChild(c); }
+    else tip.appendChild(document.createTextNode(part));
+  });
+}
 document.addEventListener("mouseover", function (e) {
   const el = e.target.closest("[data-tip]");
   if (!el) { tip.hidden = true; return; }
-  tip.textContent = el.dataset.tip;
+  setTipText(el.dataset.tip);
   if (el.dataset.warp) {
     try { tip.appendChild(warpDrawing(JSON.parse(el.dataset.warp))); } catch (err) { /* text alone */ }
   }
   tip.hidden = false;
+  // below the line it explains (above it near the bottom), never over it
   const box = el.getBoundingClientRect();
-  tip.style.left = Math.min(box.right + 6, window.innerWidth - 420) + "px";
-  tip.style.top = Math.min(box.top, window.innerHeight - tip.offsetHeight - 4) + "px";
+  const below = box.bottom + 4;
+  tip.style.left = Math.max(0, Math.min(box.left, window.innerWidth - 420)) + "px";
+  tip.style.top = (below + tip.offsetHeight <= window.innerHeight ? below : Math.max(0, box.top - tip.offsetHeight - 4)) + "px";
 });
+// The mouse leaving the workbench (it is an iframe: no mouseover comes from outside) hides the box.
+document.addEventListener("mouseout", function (e) { if (!e.relatedTarget) tip.hidden = true; });
 
 // ---- share ---------------------------------------------------------------------------------------
 async function deflate(text) {
@@ -424,6 +438,7 @@ root.querySelector(".sharebox .close").addEventListener("click", function () {
 // ---- render --------------------------------------------------------------------------------------
 function render(a) {
   args = a;
+  tip.hidden = true;  // a redraw (a compile, a new kernel) leaves no reason standing
   root.style.height = a.height + "px";
   if (!document.body.dataset.firstRenderAt) document.body.dataset.firstRenderAt = String(performance.timeOrigin + performance.now());
   root.querySelector(".file").textContent = a.file_name;
