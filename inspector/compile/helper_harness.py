@@ -167,8 +167,7 @@ def harness_for(info: KernelInfo, workdir: str) -> KernelInfo:
     spec = importlib.util.spec_from_file_location(f"_inspector_harness_{kernel}", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
-    setattr(module, info.jit.__name__, info.jit)
+    setattr(module, info.jit.__name__, info.jit)  # the file's own helper, which the harness calls by name
     spec.loader.exec_module(module)
-    setattr(module, info.jit.__name__, info.jit)  # the file's helper, whatever the harness module holds
     harness = getattr(module, kernel)
     return KernelInfo(info.name, harness, info.line)

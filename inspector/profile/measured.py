@@ -14,7 +14,7 @@ without a GPU (`python -m inspector profile show P.json`).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..record import Inspection
@@ -232,7 +232,7 @@ def rank_by_cost(findings: list[Any], prof: Profile) -> list[Any]:
     samples on their lines, so a harmless finding sinks and the real bottleneck leads. A finding on
     lines that cost nothing measurable goes below every finding that costs something, whatever its
     static severity; a whole-kernel finding (occupancy, grid) keeps its static place between them.
-    Each finding on measured lines gets the measurement in its evidence."""
+    Each finding on measured lines comes back as a copy with the measurement in its evidence."""
     share = {l.line: l.share for l in prof.lines}
 
     def cost(f: Any) -> float | None:
@@ -242,9 +242,9 @@ def rank_by_cost(findings: list[Any], prof: Profile) -> list[Any]:
     ranked = []
     for i, f in enumerate(findings):
         c = cost(f)
-        if c is not None:
-            f.evidence = [*f.evidence, f"measured: {c * 100:.1f}% of the stall samples on "
-                                       f"{'this line' if len(f.lines or [f.line]) == 1 else 'these lines'} ({prof.tool})"]
+        if c is not None:  # a copy: the advisor's own findings (memoised per record) stay as they were
+            f = replace(f, evidence=[*f.evidence, f"measured: {c * 100:.1f}% of the stall samples on "
+                                     f"{'this line' if len(f.lines or [f.line]) == 1 else 'these lines'} ({prof.tool})"])
         # groups: costly line findings, whole-kernel findings, then line findings that cost nothing
         group = 0 if c and c >= 0.01 else 1 if c is None else 2
         ranked.append((group, -(c or 0.0), i, f))
