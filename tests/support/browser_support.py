@@ -159,6 +159,22 @@ def wait_for(check, what: str, timeout: float = 180):
         time.sleep(0.1)
 
 
+@contextmanager
+def diagnosed(page, log: Path | None = None) -> Iterator[None]:
+    """Run a browser test's steps; when one fails, say what the page showed and what the server
+    logged (CI keeps no screenshots, so the failure message is the only record)."""
+    try:
+        yield
+    except Exception as e:
+        try:
+            shown = page.locator("[data-testid=stApp]").inner_text(timeout=5000)
+        except Exception as inner:  # the page itself may be gone
+            shown = f"(could not read the page: {inner})"
+        logged = log.read_text(errors="replace")[-3000:] if log and log.exists() else "(no log)"
+        raise AssertionError(f"{e}\n--- the page showed (end) ---\n{shown[-3000:]}\n"
+                             f"--- the server logged (end) ---\n{logged}") from e
+
+
 def wait_idle(page, settle: float = 0.3, timeout: float = 120) -> None:
     """Wait until the app's script has stopped running (and stays stopped for `settle` s)."""
     deadline = time.monotonic() + timeout
