@@ -16,7 +16,7 @@ from . import compile as compile_command
 
 # Each module here has `register(subparsers)`, which adds its subparser and sets `func` to a
 # handler taking the parsed namespace and returning the exit status.
-COMMANDS = ["occupancy", "bench", "explain", "diff", "profile", "versions", "guard", "capture", "pool"]
+COMMANDS = ["occupancy", "bench", "explain", "fix", "fits", "diff", "profile", "versions", "guard", "capture", "pool"]
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:

@@ -14,12 +14,12 @@ compile, 2 on usage errors, 3 with --fail-on when a finding at or above that sev
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from typing import Any
 
 from inspector.analysis import explain
+from inspector.analysis.report import explanation_json
 from inspector.analysis.advisor import SEVERITIES
 from .options import add_compile_options, inspect_from
 from .output import report_error, summary_line
@@ -110,17 +110,6 @@ def format_explanation(rec: Inspection, all_layouts: bool = False) -> list[str]:
             top = ", ".join(f"{k} {v}" for k, v in list(sm.counts.items())[:10])
             out.append(f"  {STAGE_TITLES.get(stage, stage)}: {sm.total} ({top})")
     return out
-
-
-def explanation_json(rec: Inspection) -> dict[str, Any]:
-    """The `--json` object: the inspection's identity, resources and occupancy, and every analysis."""
-    ex = dataclasses.asdict(explain(rec))
-    return {
-        "kernel": rec.kernel, "file": rec.file, "target": rec.target, "options": rec.options,
-        "triton_version": rec.triton_version, "resources": dataclasses.asdict(rec.resources),
-        "occupancy": rec.occupancy, "error": dataclasses.asdict(rec.error) if rec.error else None,
-        "findings": ex["findings"], "memory": ex["memory"], "mix": ex["mix"], "layouts": ex["layouts"],
-    }
 
 
 def _with_profile(rec: Inspection, path: str) -> None:

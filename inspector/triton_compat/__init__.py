@@ -35,6 +35,9 @@ The contacts, by module:
 - `launch_hooks` (capturing a real run): `JITFunction.run`, `InterpretedFunction.run`,
   `Autotuner.run`/`_bench`, `knobs.compilation.listener`, `knobs.runtime.launch_enter_hook` /
   `kernel_load_end_hook`; its docstring has the details per release.
+- `interpreter_checks.watching`: checking a candidate fix under TRITON_INTERPRET=1 (the tensors
+  each launch left, and whether each `tl.multiple_of` promise held): `GridExecutor.__call__` and
+  `_patch_lang` of `triton.runtime.interpreter` are wrapped; its docstring has the details.
 - `version`: the running release, refused when older than `releases.OLDEST`.
 - `releases`: which releases were tried (no Triton import: `versions add` reads it first).
 
@@ -58,6 +61,7 @@ _EXPORTS = {
                  "signature_params", "specialization", "metadata_dict", "load_native", "heuristic_names",
                  "autotune_configs", "pruned_configs", "autotuners_in", "first_jit_call"),
     "side_channels": ("ptxas_log", "compiler_stderr", "MLIR_DIAGNOSTIC", "mlir_error", "use_cache_dir"),
+    "interpreter_checks": ("watching", "Watch", "Broken"),
     "errors": ("compilation_error_location", "compilation_error_text", "out_of_resources_error",
                "is_out_of_resources", "is_compilation_error", "ptxas_error_type"),
 }

@@ -191,7 +191,7 @@ def test_gfx942_wavefronts_and_cache_lines(case):
 
 
 def test_explain_json_answers_both_questions(case):
-    from inspector.cli.explain import explanation_json
+    from inspector.analysis.report import explanation_json
 
     data = explanation_json(case("copy_fp32_stride2"))
     a = next(x for x in data["memory"]["accesses"] if x["pointer"] == "x")

@@ -1,0 +1,138 @@
+"""`python -m inspector fix FILE ...`: for every finding, edits of the file that the tool compiled,
+checked and ranked, best first.
+
+    fix kernels/jagged.py --target sm_90               each finding, its candidates, their diffs
+    fix kernels/jagged.py --json                       findings[].candidates[] (title, diff, assumptions,
+                                                       assumptions_hold, checked, after = explain --json)
+    fix kernels/jagged.py --apply 1 --out fixed.py     write the file as candidate 1 edits it
+
+Takes the same options as `compile`. Candidates are numbered across findings in the order
+printed. A candidate's assumptions are promises about the data; `holds` says whether the example's
+values kept them (checked by running the example under Triton's interpreter, GPU-free), `outputs`
+whether its launches left the same tensors as the original's. Exit status: 0, 1 when the kernel
+did not compile, 2 on usage errors (--apply N with no candidate N).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .options import add_compile_options, compile_request
+from .output import report_error, summary_line
+
+
+def register(subparsers: Any) -> None:
+    """Add the `fix` subcommand."""
+    p = subparsers.add_parser("fix", help="candidate fixes for every finding, compiled, checked and ranked",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_compile_options(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object: findings[].candidates[]")
+    p.add_argument("--apply", type=int, metavar="N", help="write the file as candidate N edits it (to --out)")
+    p.add_argument("--out", metavar="FILE", help="where --apply writes (default: stdout)")
+    p.add_argument("--no-check", action="store_true",
+                   help="compile the candidates but do not run the example under the interpreter")
+    p.set_defaults(func=run)
+
+
+def _mark(value: bool | None) -> str:
+    return {True: "yes", False: "NO", None: "unknown"}[value]
+
+
+def _figure(name: str, v: Any) -> str:
+    if v is None:
+        return "-"
+    if name in ("sector_efficiency", "occupancy"):
+        return f"{v * 100:.0f}%"
+    if name == "width_bits":
+        return f"{v}-bit"
+    if name in ("spill_bytes", "shared_bytes"):
+        return f"{v} B"
+    return str(v)
+
+
+_NAMES = {"width_bits": "access width", "sector_efficiency": "sector efficiency", "registers": "registers",
+          "spill_bytes": "spills", "shared_bytes": "shared memory", "occupancy": "occupancy",
+          "conversions": "layout conversions through shared memory"}
+
+
+def format_report(report: Any) -> list[str]:
+    """The human-readable report, candidates numbered for --apply."""
+    out = [summary_line(report.original), ""]
+    n = 0
+    if not report.findings:
+        out.append("No findings: nothing to fix.")
+    for ff in report.findings:
+        f = ff.finding
+        out.append(f"[{f.severity}] {f.title}")
+        if not ff.candidates:
+            out.append(f"  no candidate: {ff.note}")
+        for t in ff.candidates:
+            n += 1
+            head = f"  {n}. {t.title}"
+            if t.after is not None and not t.after.ok:
+                out.append(head + f"  (does not compile: {t.after.error.short() if t.after.error else '?'})")
+                continue
+            out.append(head)
+            verdict = "finding gone" if t.finding_gone else "finding stays"
+            moved = "; ".join(f"{_NAMES[k]} {_figure(k, a)} -> {_figure(k, b)}" for k, (a, b) in t.changes.items())
+            out.append(f"     {verdict}" + (f"; {moved}" if moved else "; nothing else changes"))
+            for code, line, sev in t.new_findings:
+                out.append(f"     new [{sev}] {code}" + (f" at line {line}" if line else ""))
+            for a in t.candidate.assumptions:
+                out.append(f"     assumes: {a}")
+            if t.candidate.assumptions and t.candidate.kind == "hint":
+                out.append(f"     holds: {_mark(t.assumptions_hold)}" + (f" ({t.assumptions_note})" if t.assumptions_note else ""))
+            out.append(f"     outputs equal: {_mark(t.checked)}" + (f" ({t.checked_note})" if t.checked_note else ""))
+            out += ["     " + line for line in t.diff.rstrip("\n").splitlines()]
+    out += ["", f"{n} candidate{'s' if n != 1 else ''}, compiled and checked in {report.seconds:.1f} s"]
+    return out
+
+
+def report_json(report: Any) -> dict[str, Any]:
+    """The --json object."""
+    import dataclasses
+
+    return {
+        "kernel": report.original.kernel, "file": report.original.file, "target": report.original.target,
+        "seconds": round(report.seconds, 2),
+        "findings": [dict(dataclasses.asdict(ff.finding), note=ff.note,
+                          candidates=[t.to_json() for t in ff.candidates]) for ff in report.findings],
+    }
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Handler for `fix`."""
+    from ..fixes import fix
+    from .options import inspect_from
+
+    rec = inspect_from(ns)
+    if rec.error and not rec.stages:
+        report_error(rec)
+        return 1
+    req = compile_request(ns)
+    for key in ("file", "kernel", "target", "autotune_index"):
+        req.pop(key, None)
+    report = fix(rec.file, kernel=rec.kernel, target=ns.target, check=not ns.no_check, record=rec,
+                 autotune_index=ns.autotune_config, **req)
+    if ns.apply is not None:
+        flat = [t for ff in report.findings for t in ff.candidates]
+        if not 1 <= ns.apply <= len(flat):
+            print(f"error: --apply {ns.apply}: there are {len(flat)} candidates (numbered from 1 as printed)",
+                  file=sys.stderr)
+            return 2
+        text = flat[ns.apply - 1].candidate.source
+        if ns.out:
+            with open(ns.out, "w", encoding="utf-8") as f:
+                f.write(text)
+            print(f"wrote {ns.out}: {flat[ns.apply - 1].title}", file=sys.stderr)
+        else:
+            sys.stdout.write(text)
+        return 0
+    if ns.json:
+        print(json.dumps(report_json(report), indent=1, default=str))
+    else:
+        print("\n".join(format_report(report)))
+    return 0

@@ -1,0 +1,204 @@
+"""From why to what to change: for every finding, candidate edits of the user's file that the tool
+has compiled, checked and ranked.
+
+    report = fix("kernels/jagged.py", target="sm_90")
+    for ff in report.findings:
+        best = ff.candidates[0]          # ranked: finding gone, widths, spills, occupancy ...
+        print(best.title, best.assumptions_hold, best.checked)
+        print(best.diff)
+
+How (each step in its own module):
+1. `candidates.for_finding`: the edits each finding's cause calls for (a `tl.multiple_of` hint on
+   the value the IR names, a launch option or constexpr, `input_precision`), as text edits that
+   add no line (`edits`).
+2. Every candidate compiles in the sandbox, several at once through the warm pool, with the same
+   kernel, target and overrides as the original; SASS is left for later (`defer`).
+3. `check.check_candidates`: the file's example runs, as written and as each candidate edits it,
+   under Triton's interpreter (GPU-free); outputs are compared launch by launch, and every promise
+   a hint makes is checked against the values that reached it (`assumptions_hold`). A scalar
+   argument's promise is also checked against the recorded launch's value.
+4. `evaluate.score` ranks: the finding gone first, then what improved; a candidate whose promise
+   the data breaks, or whose outputs differ, is never ranked above one that holds.
+
+`on_result(finding_index, candidate)` is called as each candidate's compile lands, before checks,
+so a page can show results as they come.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..analysis.advisor import Finding, advise
+from ..analysis.memory import memory_report
+from ..record import Inspection
+from .candidates import Candidate, for_finding
+from .check import Check, check_candidates
+from .evaluate import Measures, changes, finding_gone, measures, new_findings, score
+
+
+@dataclass
+class Tried:
+    """One candidate, compiled and checked."""
+
+    candidate: Candidate
+    after: Inspection | None = None  # None until compiled
+    measures: Measures | None = None
+    finding_gone: bool | None = None
+    changes: dict[str, list[Any]] = field(default_factory=dict)
+    new_findings: list[tuple[str, int | None, str]] = field(default_factory=list)
+    assumptions_hold: bool | None = None  # None: not checked
+    assumptions_note: str = ""
+    checked: bool | None = None  # outputs equal to the original's; None: could not check
+    checked_note: str = ""
+    score: float = 0.0
+
+    @property
+    def title(self) -> str:
+        return self.candidate.title
+
+    @property
+    def diff(self) -> str:
+        return self.candidate.diff
+
+    def to_json(self) -> dict[str, Any]:
+        """The CLI's `findings[].candidates[]` object."""
+        from ..analysis.report import explanation_json
+
+        return {
+            "title": self.title, "diff": self.diff, "kind": self.candidate.kind,
+            "assumptions": self.candidate.assumptions, "assumptions_hold": self.assumptions_hold,
+            "assumptions_note": self.assumptions_note, "checked": self.checked, "checked_note": self.checked_note,
+            "finding_gone": self.finding_gone, "changes": self.changes,
+            "new_findings": [{"code": c, "line": l, "severity": s} for c, l, s in self.new_findings],
+            "score": round(self.score, 2),
+            "after": explanation_json(self.after) if self.after is not None else None,
+        }
+
+
+@dataclass
+class FindingFixes:
+    """A finding and its candidates, best first."""
+
+    finding: Finding
+    candidates: list[Tried] = field(default_factory=list)
+    note: str = ""  # why there is none, when there is none
+
+
+@dataclass
+class FixReport:
+    original: Inspection
+    findings: list[FindingFixes] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _no_candidate_note(f: Finding) -> str:
+    if f.severity == "info":
+        return "information only: nothing in the kernel's code changes it"
+    if f.code == "gather":
+        return "the addresses come from the data"
+    return "no edit the tool can make and check for this cause; the suggestion says what to change"
+
+
+def _assumption_verdict(t: Tried, check: Check, rec: Inspection) -> None:
+    """assumptions_hold from the run's promise checks, or from the launch's scalar values."""
+    c = t.candidate
+    if c.kind != "hint":
+        return
+    mine = sorted((b for b in check.broken if b["line"] in c.promises), key=lambda b: b["line"])
+    if mine:
+        t.assumptions_hold = False
+        t.assumptions_note = "the example breaks it: " + "; ".join(
+            f"line {b['line']} saw {b['value']}, not a multiple of {b['multiple']} "
+            f"(in {b['programs']} program{'s' if b['programs'] != 1 else ''})" for b in mine)
+        return
+    values = {p.name: p.value for p in rec.parameters}
+    for name, m in c.promise_values.items():
+        v = values.get(name)
+        if isinstance(v, int) and v % m:
+            t.assumptions_hold = False
+            t.assumptions_note = f"the launch passes {name} = {v}, not a multiple of {m}"
+            return
+    if check.promises and check.checked is not None:
+        t.assumptions_hold = True
+        t.assumptions_note = f"held for every value the example's launches gave: {check.promises} checks"
+    elif c.promise_values and all(isinstance(values.get(n), int) for n in c.promise_values):
+        t.assumptions_hold = True
+        t.assumptions_note = "held for the launch's values"
+    else:
+        t.assumptions_note = check.why or "the example did not reach the promise"
+
+
+def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90", *, check: bool = True,
+        workers: int | None = None, on_result: Callable[[int, Tried], None] | None = None,
+        record: Inspection | None = None, **inspect_kwargs: Any) -> FixReport:
+    """Compile, check and rank candidate fixes for every finding of `kernel` in `file` (see the
+    module docstring). `inspect_kwargs` (args, consts, options, autotune_index, triton, sandbox,
+    timeout) go to every compile, the original's and each candidate's; `record` is the original's
+    record when the caller has it already."""
+    import time
+
+    from ..compile.api import inspect_kernel
+
+    t0 = time.monotonic()
+    rec = record or inspect_kernel(file, kernel=kernel, target=target, **inspect_kwargs)
+    report = FixReport(rec)
+    if not rec.ok:
+        return report
+    accesses = memory_report(rec).accesses
+    for f in advise(rec):
+        cands = for_finding(rec, f, accesses)
+        report.findings.append(FindingFixes(f, [Tried(c) for c in cands], "" if cands else _no_candidate_note(f)))
+    tries = [(i, t) for i, ff in enumerate(report.findings) for t in ff.candidates]
+    if not tries:
+        report.seconds = time.monotonic() - t0
+        return report
+    before = {i: measures(rec, ff.finding.line) for i, ff in enumerate(report.findings)}
+    sources = list(dict.fromkeys(t.candidate.source for _, t in tries))
+    kw = dict(inspect_kwargs, kernel=rec.kernel, target=rec.target if target != "native" else target,
+              defer=("sass",))
+    compiled: dict[str, Inspection] = {}
+    lock = threading.Lock()
+    checks: dict[str, Check] = {}
+
+    def run_checks() -> None:
+        got = check_candidates(rec, sources) if check else [Check(None, "not checked (--no-check)")] * len(sources)
+        checks.update(zip(sources, got))
+
+    checker = threading.Thread(target=run_checks, daemon=True)
+    checker.start()
+    with ThreadPoolExecutor(max_workers=workers or max(2, os.cpu_count() or 2)) as pool:
+        futures = {pool.submit(inspect_kernel, rec.file, source=s, **kw): s for s in sources}
+        for fut in as_completed(futures):
+            s = futures[fut]
+            after = fut.result()
+            with lock:
+                compiled[s] = after
+            for i, t in tries:
+                if t.candidate.source == s:
+                    t.after = after
+                    if after.ok:
+                        t.measures = measures(after, report.findings[i].finding.line)
+                        t.finding_gone = finding_gone(report.findings[i].finding, t.measures)
+                        t.changes = changes(before[i], t.measures)
+                        t.new_findings = new_findings(before[i], t.measures)
+                    if on_result:
+                        on_result(i, t)
+    checker.join()
+    for i, t in tries:
+        c = checks.get(t.candidate.source, Check(None, "not checked"))
+        t.checked, t.checked_note = c.checked, c.why
+        _assumption_verdict(t, c, rec)
+        ok = t.after is not None and t.after.ok
+        t.score = score(report.findings[i].finding, before[i], t.measures if ok else None, t.assumptions_hold,
+                        t.checked)
+    for ff in report.findings:
+        ff.candidates.sort(key=lambda t: -t.score)
+    report.seconds = time.monotonic() - t0
+    return report
+
+
+__all__ = ["Candidate", "FindingFixes", "FixReport", "Tried", "fix"]

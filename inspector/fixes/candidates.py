@@ -1,0 +1,359 @@
+"""Candidate fixes for one finding, as minimal edits of the user's file (`edits`): the change the
+finding's cause calls for, never a guess the IR does not support. Nothing is compiled here
+(`evaluate` does that); each candidate says what it promises about the data (`promises`: checked
+when the example runs under the interpreter) and what else it assumes.
+
+What each cause gets (the IR's cause, from `analysis.memory`, decides; see `for_finding`):
+- an offset loaded from memory (`loaded_offset`), a mask bound loaded from memory (`mask_loaded`),
+  a scalar argument in the address or the mask bound not known to be a multiple of 16
+  (`offset_divisibility`, `mask_divisibility`): `tl.multiple_of(x, m)` on that value, where m is
+  the elements of one 128-bit access (4 for fp32, 8 for fp16): the weakest promise that lets the
+  compiler vectorise; for a masked access also on the mask's bound, and both together;
+- a layout that gives each thread fewer than 16 bytes (`layout` alone): a larger block (the
+  constexprs `tl.arange` is sized by) or fewer warps;
+- spills, register- or shared-memory-limited occupancy, a kernel that cannot launch: fewer
+  pipeline stages, a smaller tile (each tile constexpr halved), more warps (spills), `maxnreg`
+  (register-limited occupancy);
+- tf32 `tl.dot`: `input_precision="ieee"`;
+- a small grid or an empty tail wave: a smaller block (more programs).
+A launch option or constexpr is edited where the compiled call takes it: the autotune config
+compiled (`triton.Config({...}, num_stages=3)` listed in the decorator), else the launch in the
+file (the example, a wrapper). Configs made by a comprehension are not edited.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..analysis.advisor import Finding
+from ..analysis.memory import MemoryAccess
+from ..record import Inspection
+from . import edits
+
+# tl.load / tl.store and their relatives, whose first argument is the address
+_ACCESS_CALLS = ("load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas",
+                 "atomic_and", "atomic_or", "atomic_xor")
+_OPTIONS = ("num_warps", "num_stages", "maxnreg", "num_ctas")
+_CITED = re.compile(r"`(\w+)`")  # a variable a reason names: "`start` is loaded from memory at line 9"
+_COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+@dataclass
+class Candidate:
+    """One edit of the file, for one finding."""
+
+    title: str
+    source: str  # the whole edited file
+    diff: str  # unified diff against the original
+    assumptions: list[str] = field(default_factory=list)
+    promises: list[int] = field(default_factory=list)  # lines holding a `tl.multiple_of` this edit added
+    promise_values: dict[str, Any] = field(default_factory=dict)  # a scalar argument's promise, checked from the launch
+    kind: str = "hint"  # hint | launch | precision
+
+
+@dataclass
+class _Ctx:
+    rec: Inspection
+    tree: ast.Module
+    kernel: ast.FunctionDef
+    path: str
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {p.name: p for p in self.rec.parameters}
+
+
+def _context(rec: Inspection) -> _Ctx | None:
+    try:
+        tree = ast.parse(rec.source)
+    except SyntaxError:
+        return None
+    fn = edits.function(tree, rec.kernel)
+    if fn is None:
+        return None
+    return _Ctx(rec, tree, fn, rec.file.rsplit("/", 1)[-1] or "kernel.py")
+
+
+def _candidate(ctx: _Ctx, title: str, source: str, **kw: Any) -> Candidate | None:
+    if source == ctx.rec.source:
+        return None
+    try:
+        ast.parse(source)
+    except SyntaxError:
+        return None
+    return Candidate(title, source, edits.unified_diff(ctx.rec.source, source, ctx.path), **kw)
+
+
+def _access_call(ctx: _Ctx, line: int) -> ast.Call | None:
+    return next(iter(edits.calls_on_line(ctx.kernel, line, _ACCESS_CALLS)), None)
+
+
+def _reached(ctx: _Ctx, node: ast.AST, line: int) -> dict[str, ast.expr | None]:
+    """Names the expression depends on, through the kernel's assignments before `line`: name ->
+    its assigned value (None for a kernel parameter or a loop variable)."""
+    out: dict[str, ast.expr | None] = {}
+    todo = list(edits.names_in(node))
+    while todo:
+        name = todo.pop()
+        if name in out:
+            continue
+        value = edits.assignment_value(ctx.kernel, name, line)
+        out[name] = value
+        if value is not None:
+            todo += list(edits.names_in(value))
+    return out
+
+
+def _is_load(value: ast.AST | None) -> bool:
+    return value is not None and any(
+        isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name))
+        and (n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id) == "load" for n in ast.walk(value))
+
+
+def _scalar_params(ctx: _Ctx) -> set[str]:
+    return {p.name for p in ctx.rec.parameters if p.kind not in ("pointer", "constexpr", "tensor_descriptor")}
+
+
+def _mask_bounds(ctx: _Ctx, call: ast.Call, line: int) -> list[ast.expr]:
+    """The bound of each comparison in the access's mask (`idx < end - start` -> `end - start`),
+    through an assignment of the mask to a name."""
+    mask = edits.keyword(call, "mask")
+    expr: ast.AST | None = mask.value if mask else (call.args[1] if len(call.args) > 1 and
+                                                    call.func.attr == "load" else None)  # type: ignore[union-attr]
+    if isinstance(expr, ast.Name):
+        expr = edits.assignment_value(ctx.kernel, expr.id, line) or expr
+    if expr is None:
+        return []
+    out = []
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], _COMPARISONS):
+            # `idx < bound`: the bound is the side without tl.arange-derived names; we take the right
+            out.append(n.comparators[0])
+    return out
+
+
+def _hint_candidates(ctx: _Ctx, f: Finding, a: MemoryAccess) -> list[Candidate]:
+    call = _access_call(ctx, a.line)
+    if call is None or not call.args:
+        return []
+    codes = set(a.reason_codes)
+    m = max(1, 128 // (a.element_bits or 32))
+    wrap = f"tl.multiple_of({{}}, {m})"
+    offset_edits: list[tuple[ast.expr, str, bool]] = []  # (node, what, is_a_scalar_argument)
+    reached = _reached(ctx, call.args[0], a.line)
+    scalars = _scalar_params(ctx)
+    if "loaded_offset" in codes:
+        # the values the IR names as loaded offsets (a gather's block index is not one)
+        cited = {n for r, c in zip(a.reasons, a.reason_codes) if c == "loaded_offset" for n in _CITED.findall(r)}
+        for name, value in sorted(reached.items()):
+            if value is not None and _is_load(value) and (name in cited or not cited):
+                offset_edits.append((value, f"`{name}`", False))
+    if "offset_divisibility" in codes:
+        for name in sorted(n for n, v in reached.items() if v is None and n in scalars):
+            node = _first_use(ctx, name, call.args[0], reached, a.line)
+            if node is not None:
+                offset_edits.append((node, f"`{name}`", True))
+    mask_edits: list[tuple[ast.expr, str, bool]] = []
+    if codes & {"mask_loaded", "mask_divisibility"} and a.masked:
+        for bound in _mask_bounds(ctx, call, a.line):
+            names = edits.names_in(bound)
+            if names & scalars or any(_is_load(edits.assignment_value(ctx.kernel, n, a.line)) for n in names):
+                mask_edits.append((bound, f"the mask bound `{ast.unparse(bound)}`", bool(names & scalars)))
+    out: list[Candidate] = []
+    bits = a.element_bits or 32
+    for chosen in ([offset_edits] if offset_edits else []) + ([mask_edits] if mask_edits else []) + \
+            ([offset_edits + mask_edits] if offset_edits and mask_edits else []):
+        src = ctx.rec.source
+        # edit from the end of the file backwards so earlier offsets stay valid
+        for node, _, _ in sorted(chosen, key=lambda t: edits.span(ctx.rec.source, t[0])[0], reverse=True):
+            src = edits.wrap(src, node, wrap)
+        lines = sorted({n.lineno for n, _, _ in chosen})
+        what = " and ".join(w for _, w, _ in chosen)
+        is_ = "are multiples" if len(chosen) > 1 else "is a multiple"
+        assumptions = [f"{w} is a multiple of {m} (elements: {m * bits // 8} bytes) at every launch" for _, w, _ in chosen]
+        assumptions.append("the tensor's data starts 16-byte aligned (Triton specialises the pointer only then)")
+        values = {w.strip("`"): m for _, w, scalar in chosen if scalar and w.startswith("`")}
+        c = _candidate(ctx, f"promise {what} {is_} of {m}: tl.multiple_of on line{'s' if len(lines) > 1 else ''} "
+                            f"{', '.join(map(str, lines))}", src, assumptions=assumptions, promises=lines,
+                       promise_values=values, kind="hint")
+        if c:
+            out.append(c)
+    return out
+
+
+def _first_use(ctx: _Ctx, name: str, expr: ast.AST, reached: dict[str, ast.expr | None],
+               line: int) -> ast.Name | None:
+    """The first occurrence of `name` in the address expression or the assignments it reads."""
+    for scope in [expr, *[v for v in reached.values() if v is not None]]:
+        for n in ast.walk(scope):
+            if isinstance(n, ast.Name) and n.id == name:
+                return n
+    return None
+
+
+def _launch(ctx: _Ctx) -> ast.Call | None:
+    """The launch the inspection compiled: in the function it came from when that is in the file."""
+    origin = ctx.rec.call_origin if ctx.rec.call_origin not in ("file", "signature", "") else None
+    found = edits.launches(ctx.tree, ctx.rec.kernel, inside=origin) if origin else []
+    found = found or edits.launches(ctx.tree, ctx.rec.kernel)
+    return found[0] if found else None
+
+
+def _config(ctx: _Ctx) -> ast.Call | None:
+    """The `triton.Config(...)` the inspection compiled, when the decorator lists them literally."""
+    index = ctx.rec.autotune_index or 0
+    for deco in ctx.kernel.decorator_list:
+        if not isinstance(deco, ast.Call):
+            continue
+        listed = edits.keyword(deco, "configs")
+        value = listed.value if listed else (deco.args[0] if deco.args else None)
+        if isinstance(value, ast.Name):  # configs=CONFIGS, a list the module assigns
+            value = edits.assignment_value(ctx.tree, value.id)
+        if isinstance(value, (ast.List, ast.Tuple)):
+            calls = [e for e in value.elts if isinstance(e, ast.Call)]
+            if len(calls) == len(value.elts) and index < len(calls):
+                return calls[index]
+    return None
+
+
+def _launch_edit(ctx: _Ctx, title: str, key: str, value: Any, assumptions: list[str] | None = None) -> Candidate | None:
+    """`key=value` where the compiled call gets it: the autotune config compiled (its dict for a
+    constexpr, a keyword for an option), else the launch."""
+    if ctx.rec.autotune_configs:
+        call = _config(ctx)
+        if call is None:
+            return None
+        meta = call.args[0] if call.args and isinstance(call.args[0], ast.Dict) else None
+        entry = next((v for k, v in zip(meta.keys, meta.values) if edits.literal(k) == key), None) if meta else None
+        if entry is not None:
+            src = edits.replace(ctx.rec.source, entry, repr(value))
+        elif key in _OPTIONS:
+            src = edits.set_keyword(ctx.rec.source, call, key, repr(value))
+        else:
+            return None
+        title += f" in autotune config {ctx.rec.autotune_index or 0}"
+    else:
+        call = _launch(ctx)
+        if call is None:
+            return None
+        src = edits.set_keyword(ctx.rec.source, call, key, repr(value))
+    return _candidate(ctx, title, src, assumptions=list(assumptions or []), kind="launch")
+
+
+def _constexpr_value(ctx: _Ctx, name: str) -> int | None:
+    p = ctx.params.get(name)
+    v = getattr(p, "value", None)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _tile_constexprs(ctx: _Ctx) -> list[str]:
+    """Constexprs that size a block: those `tl.arange` or a block shape is built from."""
+    consts = {p.name for p in ctx.rec.parameters if p.kind == "constexpr"}
+    used: list[str] = []
+    for n in ast.walk(ctx.kernel):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("arange", "zeros", "full",
+                                                                                          "make_block_ptr"):
+            for name in sorted(edits.names_in(n)):
+                if name in consts and name not in used and _constexpr_value(ctx, name):
+                    used.append(name)
+    return used
+
+
+def _scaled(ctx: _Ctx, names: list[str], factor: float, why: str, low: int = 16) -> list[Candidate]:
+    out = []
+    for name in names:
+        v = _constexpr_value(ctx, name)
+        if not v:
+            continue
+        new = int(v * factor)
+        if new < low or new == v:
+            continue
+        c = _launch_edit(ctx, f"{name} {v} -> {new} ({why})", name, new,
+                         [f"the launch's grid follows {name} (the outputs check says whether it does)"])
+        if c:
+            out.append(c)
+    return out
+
+
+def _option(ctx: _Ctx, key: str) -> int | None:
+    v = ctx.rec.options.get(key)
+    return v if isinstance(v, int) else None
+
+
+def _stages(ctx: _Ctx) -> list[Candidate]:
+    s = _option(ctx, "num_stages")
+    if s and s > 1:
+        c = _launch_edit(ctx, f"num_stages {s} -> {s - 1} (one buffer fewer in shared memory)", "num_stages", s - 1)
+        return [c] if c else []
+    return []
+
+
+def _warps(ctx: _Ctx, factor: float, why: str) -> list[Candidate]:
+    w = _option(ctx, "num_warps") or ctx.rec.resources.num_warps
+    new = int(w * factor) if w else 0
+    if not w or new < 1 or new > 32:
+        return []
+    c = _launch_edit(ctx, f"num_warps {w} -> {new} ({why})", "num_warps", new)
+    return [c] if c else []
+
+
+def _maxnreg(ctx: _Ctx) -> list[Candidate]:
+    occ = ctx.rec.occupancy or {}
+    threads, blocks = occ.get("threads"), occ.get("blocks_per_sm")
+    regs_per_sm = 65536
+    if not threads or blocks is None or ctx.rec.backend != "cuda":
+        return []
+    target = (regs_per_sm // (threads * (blocks + 1))) // 8 * 8
+    if target < 24 or target >= (ctx.rec.resources.registers or 0):
+        return []
+    c = _launch_edit(ctx, f"maxnreg={target} (registers capped so {blocks + 1} blocks fit an SM)", "maxnreg", target,
+                     ["ptxas may spill to fit the cap: the spills column says whether it did"])
+    return [c] if c else []
+
+
+def _precision(ctx: _Ctx, f: Finding) -> list[Candidate]:
+    out = []
+    for line in ([f.line] if f.line else []) + f.lines:
+        for call in edits.calls_on_line(ctx.kernel, line, ("dot",)):
+            key = "allow_tf32" if edits.keyword(call, "allow_tf32") else "input_precision"
+            value = "False" if key == "allow_tf32" else '"ieee"'
+            src = edits.set_keyword(ctx.rec.source, call, key, value)
+            c = _candidate(ctx, f"tl.dot on line {call.lineno} in full fp32 ({key}={value})", src, kind="precision",
+                           assumptions=["full-precision fp32 products are wanted (3x-6x slower on tensor cores than tf32)"])
+            if c:
+                out.append(c)
+        if out:
+            break
+    return out
+
+
+def for_finding(rec: Inspection, f: Finding, accesses: list[MemoryAccess]) -> list[Candidate]:
+    """The candidate edits for one finding (none when the cause has no edit the tool can make)."""
+    ctx = _context(rec)
+    if ctx is None:
+        return []
+    out: list[Candidate] = []
+    if f.code in ("scalar_access", "partial_access", "uncoalesced_access"):
+        a = next((x for x in accesses if x.line == f.line and not x.uniform), None)
+        if a is None:
+            return []
+        out += _hint_candidates(ctx, f, a)
+        if set(a.reason_codes) <= {"layout", "unknown"} and "layout" in a.reason_codes:
+            out += _scaled(ctx, _tile_constexprs(ctx), 2, "more contiguous elements per thread")
+            out += _warps(ctx, 0.5, "more elements per thread for the same block")
+    elif f.code == "spills":
+        out += _stages(ctx) + _scaled(ctx, _tile_constexprs(ctx), 0.5, "a smaller tile holds fewer values per thread") \
+            + _warps(ctx, 2, "the tile spread over more threads")
+    elif f.code in ("occupancy", "cannot_launch"):
+        out += _stages(ctx) + _scaled(ctx, _tile_constexprs(ctx), 0.5, "a smaller tile")
+        if f.code == "occupancy" and "register" in f.title:
+            out += _maxnreg(ctx)
+    elif f.code == "tf32":
+        out += _precision(ctx, f)
+    elif f.code in ("small_grid", "tail_wave"):
+        out += _scaled(ctx, _tile_constexprs(ctx), 0.5, "more, smaller programs")
+    seen: set[str] = set()
+    return [c for c in out if not (c.source in seen or seen.add(c.source))]  # type: ignore[func-returns-value]

@@ -1,0 +1,103 @@
+"""What a candidate changes, measured on its own compile: is the finding gone, the access's width
+and sector efficiency, registers, spills, shared memory, occupancy, layout conversions, findings
+it adds; and the score that ranks candidates (`score`). A candidate whose promise the example
+breaks, or whose outputs differ, is never ranked above one that holds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..analysis.advisor import Finding, advise
+from ..analysis.layouts import layout_report
+from ..analysis.memory import memory_report
+from ..record import Inspection
+
+_ACCESS_CODES = ("scalar_access", "partial_access", "uncoalesced_access")
+
+
+@dataclass
+class Measures:
+    """The figures a fix is judged by, for one compile and one finding's line."""
+
+    width_bits: int | None = None
+    sector_efficiency: float | None = None
+    registers: int | None = None
+    spill_bytes: int = 0
+    shared_bytes: int = 0
+    occupancy: float | None = None
+    conversions: int = 0
+    findings: list[tuple[str, int | None, str]] = field(default_factory=list)  # (code, line, severity)
+
+
+def measures(rec: Inspection, line: int | None) -> Measures:
+    """The figures of `rec`, the access ones at `line`."""
+    m = Measures()
+    if not rec.ok:
+        return m
+    accesses = [a for a in memory_report(rec).accesses if line is not None and a.line == line and not a.uniform]
+    if accesses:
+        m.width_bits = min((a.width_bits for a in accesses if a.width_bits), default=None)
+        effs = [a.sector_efficiency for a in accesses if a.sector_efficiency is not None]
+        m.sector_efficiency = min(effs) if effs else None
+    r = rec.resources
+    m.registers = r.registers if r.registers is not None else r.vgprs
+    m.spill_bytes = (r.spill_store_bytes or 0) + (r.spill_load_bytes or 0) + (r.scratch_bytes or 0)
+    m.shared_bytes = r.shared_bytes
+    m.occupancy = (rec.occupancy or {}).get("occupancy")
+    m.conversions = layout_report(rec).through_shared
+    m.findings = [(f.code, f.line, f.severity) for f in advise(rec)]
+    return m
+
+
+def finding_gone(f: Finding, after: Measures) -> bool:
+    """The finding's code (any access finding, for an access) no longer reported at its line."""
+    codes = _ACCESS_CODES if f.code in _ACCESS_CODES else (f.code,)
+    return not any(c in codes and (l == f.line) for c, l, _ in after.findings)
+
+
+def changes(before: Measures, after: Measures) -> dict[str, list[Any]]:
+    """Every figure that moved: name -> [before, after]."""
+    out: dict[str, list[Any]] = {}
+    for name in ("width_bits", "sector_efficiency", "registers", "spill_bytes", "shared_bytes", "occupancy",
+                 "conversions"):
+        a, b = getattr(before, name), getattr(after, name)
+        if a != b:
+            out[name] = [a, b]
+    return out
+
+
+def new_findings(before: Measures, after: Measures) -> list[tuple[str, int | None, str]]:
+    """High or medium findings the candidate brings that the original did not have."""
+    had = {(c, l) for c, l, _ in before.findings}
+    return [x for x in after.findings if (x[0], x[1]) not in had and x[2] in ("high", "medium")]
+
+
+def score(f: Finding, before: Measures, after: Measures | None, assumptions_hold: bool | None,
+          checked: bool | None) -> float:
+    """Higher first. The finding gone counts most; then each figure's improvement; a broken promise
+    or different outputs sink a candidate below every one that holds, a failed compile below all."""
+    if after is None:
+        return -1000.0
+    s = 0.0
+    if finding_gone(f, after):
+        s += 100
+    if before.width_bits and after.width_bits:
+        s += 20 * math.log2(after.width_bits / before.width_bits)
+    if before.sector_efficiency is not None and after.sector_efficiency is not None:
+        s += 50 * (after.sector_efficiency - before.sector_efficiency)
+    if before.spill_bytes:
+        s += 40 * (before.spill_bytes - after.spill_bytes) / before.spill_bytes
+    elif after.spill_bytes:
+        s -= 40
+    if before.occupancy is not None and after.occupancy is not None:
+        s += 30 * (after.occupancy - before.occupancy)
+    s += 5 * (before.conversions - after.conversions)
+    s -= 15 * len(new_findings(before, after))
+    if assumptions_hold is False:
+        s -= 500
+    if checked is False:
+        s -= 400
+    return s

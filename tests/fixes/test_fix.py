@@ -1,0 +1,145 @@
+"""Candidate fixes, compiled, checked and ranked, on real Triton output: a jagged row sum gets the
+alignment hint with its promise checked against its real offsets; offsets that break the promise
+sink it; a wrong launch change is caught by comparing outputs under the interpreter; the CLI's
+JSON and --apply; the pre-flight matrix finds a config that cannot launch and the change that fits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from paths import REPO
+
+from inspector.fixes import fix
+
+JAGGED = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def jagged_sum(values, offsets, out, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    start = tl.load(offsets + row)
+    end = tl.load(offsets + row + 1)
+    idx = tl.arange(0, BLOCK)
+    x = tl.load(values + start + idx, mask=idx < end - start, other=0.0)
+    tl.store(out + row, tl.sum(x, axis=0))
+
+
+def example(device):
+    lengths = torch.tensor(LENGTHS)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)]).to(torch.int32).to(device)
+    values = torch.randn(int(lengths.sum()), device=device)
+    out = torch.empty(len(lengths), device=device)
+    jagged_sum[(len(lengths),)](values, offsets, out, BLOCK=1024, num_warps=4)
+'''
+PADDED = "[96, 1008, 32, 512, 1024, 16, 784, 64] * 4"  # every row a multiple of 16 elements
+RAGGED = "[100, 1000, 37, 512, 1024, 3, 777, 64] * 4"  # as real data comes
+
+
+def _jagged(tmp_path, lengths):
+    path = tmp_path / "jagged.py"
+    path.write_text(JAGGED.replace("LENGTHS", lengths))
+    return path
+
+
+def _access_fixes(report):
+    return next(ff for ff in report.findings if ff.finding.code in ("scalar_access", "partial_access"))
+
+
+def test_a_jagged_sum_gets_the_alignment_hint_its_offsets_keep(sandbox, tmp_path):
+    report = fix(_jagged(tmp_path, PADDED), target="sm_90", sandbox=sandbox, timeout=300)
+    ff = _access_fixes(report)
+    assert ff.finding.line == 12
+    best = ff.candidates[0]
+    # both promises (the row start and the mask's bound): each alone leaves the loads scalar, or
+    # makes them worse (the offset alone splits each thread's group at the mask)
+    assert "tl.multiple_of(tl.load(offsets + row), 4)" in best.candidate.source
+    assert "mask=idx < tl.multiple_of(end - start, 4)" in best.candidate.source
+    assert best.finding_gone and best.changes["width_bits"] == [32, 128]
+    assert best.assumptions_hold is True and best.checked is True
+    assert any("`start` is a multiple of 4" in a for a in best.candidate.assumptions)
+    assert best.diff.startswith("--- a/jagged.py") and "+    start = tl.multiple_of(" in best.diff
+    alone = next(t for t in ff.candidates if "mask" not in t.title)
+    assert alone.changes.get("sector_efficiency") == [1.0, 0.25] and not alone.finding_gone
+    assert alone.score < best.score
+    # the small-grid finding's smaller block: the grid does not follow BLOCK, so rows are cut short
+    grid = next(ff for ff in report.findings if ff.finding.code == "small_grid")
+    smaller = next(t for t in grid.candidates if "BLOCK 1024 -> 512" in t.title)
+    assert smaller.checked is False and "values differ" in smaller.checked_note
+
+
+def test_offsets_that_break_the_promise_sink_the_hint(sandbox, tmp_path):
+    report = fix(_jagged(tmp_path, RAGGED), target="sm_90", sandbox=sandbox, timeout=300)
+    ff = _access_fixes(report)
+    hinted = [t for t in ff.candidates if "tl.multiple_of(tl.load(offsets" in t.candidate.source]
+    assert hinted and all(t.assumptions_hold is False for t in hinted)
+    assert "not a multiple of 4" in hinted[0].assumptions_note and "line 9 saw 1137" in hinted[0].assumptions_note  # 100 + 1000 + 37
+    # never first while anything else holds; with nothing else, every candidate is marked broken
+    first = ff.candidates[0]
+    assert first.assumptions_hold is not False or all(t.assumptions_hold is False for t in ff.candidates)
+    assert all(t.score < 0 for t in hinted)
+
+
+def test_the_cli_json_and_apply(sandbox, tmp_path):
+    path = _jagged(tmp_path, PADDED)
+    env_py = [sys.executable, "-m", "inspector", "fix", str(path), "--target", "sm_90"]
+    out = subprocess.run(env_py + ["--json"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    cand = data["findings"][0]["candidates"][0]
+    assert set(cand) >= {"title", "diff", "assumptions", "assumptions_hold", "checked", "after"}
+    assert cand["after"]["findings"] is not None and cand["after"]["kernel"] == "jagged_sum"
+    assert cand["assumptions_hold"] is True and cand["checked"] is True
+    fixed = tmp_path / "fixed.py"
+    done = subprocess.run(env_py + ["--apply", "1", "--out", str(fixed)], cwd=REPO, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert fixed.read_text() == path.read_text().replace(
+        "tl.load(offsets + row)\n", "tl.multiple_of(tl.load(offsets + row), 4)\n").replace(
+        "mask=idx < end - start", "mask=idx < tl.multiple_of(end - start, 4)")
+    bad = subprocess.run(env_py + ["--apply", "99"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert bad.returncode == 2 and "there are" in bad.stderr
+
+
+TILE = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def tile_dot(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, 1024, BK):
+        x = tl.load(a + rm[:, None] * 1024 + (k + rk)[None, :])
+        y = tl.load(b + (k + rk)[:, None] * BN + rn[None, :])
+        acc += tl.dot(x, y)
+    tl.store(c + rm[:, None] * BN + rn[None, :], acc)
+
+
+def example(device):
+    a = torch.randn(128, 1024, device=device, dtype=torch.float16)
+    b = torch.randn(1024, 128, device=device, dtype=torch.float16)
+    c = torch.empty(128, 128, device=device)
+    tile_dot[(1,)](a, b, c, BM=128, BN=128, BK=64, num_stages=5, num_warps=4)
+'''
+
+
+def test_the_preflight_matrix_finds_where_it_cannot_launch_and_what_fits(tmp_path):
+    from inspector.fixes.fits import fits
+
+    path = tmp_path / "tile.py"
+    path.write_text(TILE)
+    # (128x64 + 64x128) x 2 B = 32 KiB a stage. Hopper's pipeline keeps 5 buffers (160 KiB, of 227
+    # KiB a block), Ada's num_stages - 1 (128 KiB, of 99 KiB): one stage fewer fits (96 KiB)
+    report = fits(path, gpus=["H100", "RTX 4090"], timeout=300)
+    by = {c.gpu: c for c in report.cells}
+    assert by["H100"].launchable and by["H100"].shared_bytes >= 160 * 1024
+    small = by["RTX 4090"]
+    assert not small.launchable and "shared memory" in small.problem
+    assert small.fix == "num_stages 5 -> 4 (one buffer fewer in shared memory)"
+    assert "-    tile_dot[(1,)](a, b, c, BM=128, BN=128, BK=64, num_stages=5, num_warps=4)" in small.fix_diff
