@@ -37,7 +37,10 @@ def _line_button(line: int | None, key: str) -> None:
 
 
 def findings(rec: Inspection, items) -> None:
+    from inspector.ui.fix_panel import applied_notice, try_fixes_button
+
     st.markdown("##### Advisor")
+    applied_notice()
     if not items:
         st.caption("Nothing to point out for this kernel on this target.")
     for i, f in enumerate(items):
@@ -50,6 +53,8 @@ def findings(rec: Inspection, items) -> None:
                 c1.caption(" · ".join(f.evidence))
             if f.suggestion:
                 c1.markdown(f.suggestion)
+            if f.severity != "info" and rec.cache_key:
+                try_fixes_button(rec, i)
 
 
 def sector_words(a) -> str:

@@ -22,6 +22,7 @@ from inspector.ui import workspace
 from inspector.ui.settings import Settings, shared_text
 
 RESTORED = "history_restored"  # session state: the version number restored last (the History message)
+FIX_APPLIED = "fix_applied"  # session state: the title of the candidate fix applied last (its notice)
 SETTINGS = "settings"
 RECORD = "record"
 WANT_COMPILE = "want_compile"

@@ -50,6 +50,7 @@ def handle(event: dict | None) -> str | None:
     if kind in ("change", "submit", "blur") and isinstance(event.get("text"), str):
         text = event["text"]
         ss.pop(state.RESTORED, None)  # a "restored" message is old news once the text changes
+        ss.pop(state.FIX_APPLIED, None)  # so is "applied" (inspector.ui.fix_panel)
         result = state.workspace_of_session().save_source(state.current_kernel(), text,
                                                          base=ss.get(state.EDITOR_BASE))
         state.saved(text, result)

@@ -1,0 +1,124 @@
+"""Try fixes, under a finding in the Insight tab: the candidates `inspector.fixes` compiled,
+checked and ranked for the shown record, each with what it changes, its promises and whether the
+example kept them, whether its outputs match, and its diff. "Apply" saves the edited text as a new
+version of the file (History lists it; the Diff tab compares it with any other) and compiles it.
+
+The candidates are made once per record (keyed by its cache key) and kept in the session; each
+compile's result is shown as it lands.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from inspector.record import Inspection
+from inspector.ui import state
+
+REPORT = "fix.report"  # session: {"key": record cache key, "report": FixReport}
+OPEN = "fix.open"  # session: (record cache key, finding index) whose candidates are shown
+MARKS = {True: ":green[yes]", False: ":red[no]", None: "not checked"}
+FIGURES = {"width_bits": ("access width", lambda v: f"{v}-bit"),
+           "sector_efficiency": ("sector efficiency", lambda v: f"{v * 100:.0f} %"),
+           "registers": ("registers", str), "spill_bytes": ("spills", lambda v: f"{v} B"),
+           "shared_bytes": ("shared memory", lambda v: f"{v / 1024:.1f} KiB"),
+           "occupancy": ("occupancy", lambda v: f"{v * 100:.1f} %"),
+           "conversions": ("layout conversions through shared memory", str)}
+
+
+def _open(key: str, index: int) -> None:
+    st.session_state[OPEN] = (key, index)
+
+
+def _apply(kernel_id: str, source: str, title: str) -> None:
+    """on_click: the candidate's text becomes a new version of the open file, then compiles."""
+    from inspector.ui.editor import save_pending
+
+    ss = st.session_state
+    save_pending()
+    kf = state.current_kernel()
+    if kf.id != kernel_id:
+        return
+    state.workspace_of_session().save_source(kf, source, base=ss.get(state.EDITOR_BASE))
+    state.load_editor()
+    state.request_compile()
+    ss[state.FIX_APPLIED] = title
+    ss.pop(OPEN, None)
+
+
+def _changes(t: Any) -> str:
+    parts = []
+    for name, (a, b) in t.changes.items():
+        label, fmt = FIGURES[name]
+        parts.append(f"{label} {'–' if a is None else fmt(a)} → {'–' if b is None else fmt(b)}")
+    head = "**the finding is gone**" if t.finding_gone else "the finding stays"
+    return head + ("; " + "; ".join(parts) if parts else "; nothing else changes")
+
+
+def _report(rec: Inspection) -> Any:
+    """The FixReport of this record: made here (results shown as they land) or from the session."""
+    from inspector.fixes import fix
+
+    ss = st.session_state
+    kept = ss.get(REPORT)
+    if kept and kept["key"] == rec.cache_key:
+        return kept["report"]
+    request = {k: v for k, v in state.settings().request().items() if k not in ("kernel", "target", "passes")}
+    with st.status("Compiling the candidates…", expanded=True) as status:
+        def landed(_i: int, t: Any) -> None:
+            ok = t.after is not None and t.after.ok
+            status.write(f"compiled: {t.title}" if ok else f"does not compile: {t.title}")
+
+        report = fix(rec.file, kernel=rec.kernel, target=rec.target, record=rec, on_result=landed, **request)
+        status.update(label=f"{sum(len(ff.candidates) for ff in report.findings)} candidates compiled and "
+                            f"checked in {report.seconds:.1f} s", state="complete", expanded=False)
+    ss[REPORT] = {"key": rec.cache_key, "report": report}
+    return report
+
+
+def try_fixes_button(rec: Inspection, index: int) -> None:
+    """The "Try fixes" button of finding `index`; its candidates below it once pressed."""
+    ss = st.session_state
+    if ss.get(OPEN) != (rec.cache_key, index):
+        st.button("Try fixes", key=f"w.fix.try.{index}", on_click=_open, args=(rec.cache_key, index),
+                  icon=":material/build:", help="edits of your file for this finding, compiled and checked "
+                  "(outputs compared under Triton's interpreter), best first")
+        return
+    report = _report(rec)
+    if index >= len(report.findings):
+        return
+    ff = report.findings[index]
+    if not ff.candidates:
+        st.caption(f"No candidate: {ff.note}.")
+        return
+    kf = state.current_kernel()
+    for n, t in enumerate(ff.candidates):
+        with st.container(border=True, key=f"w.fix.cand.{index}.{n}"):
+            if t.after is None or not t.after.ok:
+                why = t.after.error.short() if t.after is not None and t.after.error else "not compiled"
+                st.markdown(f"**{t.title}**")
+                st.caption(f"does not compile: {why}")
+                continue
+            st.markdown(f"**{t.title}**")
+            st.markdown(_changes(t))
+            for a in t.candidate.assumptions:
+                st.caption(f"assumes: {a}")
+            lines = []
+            if t.candidate.kind == "hint":
+                lines.append(f"promises kept by the example: {MARKS[t.assumptions_hold]}"
+                             + (f" ({t.assumptions_note})" if t.assumptions_note else ""))
+            lines.append(f"outputs equal to the original's: {MARKS[t.checked]}"
+                         + (f" ({t.checked_note})" if t.checked_note else ""))
+            st.markdown("  \n".join(lines))
+            st.code(t.diff, language="diff")
+            st.button("Apply", key=f"w.fix.apply.{index}.{n}", on_click=_apply, args=(kf.id, t.candidate.source, t.title),
+                      icon=":material/check:", type="primary" if n == 0 else "secondary",
+                      help="saves this text as a new version of your file (History keeps the old one) and compiles it")
+
+
+def applied_notice() -> None:
+    """After Apply: which candidate the shown text is."""
+    title = st.session_state.get(state.FIX_APPLIED)
+    if title:
+        st.success(f"Applied: {title}. The previous text is in History.")
