@@ -132,6 +132,14 @@ def _assumption_verdict(t: Tried, check: Check, rec: Inspection) -> None:
         t.assumptions_note = check.why or "the example did not reach the promise"
 
 
+def _with(kw: dict[str, Any], overrides: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """inspect_kernel's keywords with a candidate's overrides merged into options / consts."""
+    out = dict(kw)
+    for key, extra in overrides.items():
+        out[key] = {**(out.get(key) or {}), **extra}
+    return out
+
+
 def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90", *, check: bool = True,
         workers: int | None = None, on_result: Callable[[int, Tried], None] | None = None,
         record: Inspection | None = None, **inspect_kwargs: Any) -> FixReport:
@@ -157,7 +165,12 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
         report.seconds = time.monotonic() - t0
         return report
     before = {i: measures(rec, ff.finding.line) for i, ff in enumerate(report.findings)}
-    sources = list(dict.fromkeys(t.candidate.source for _, t in tries))
+    def ident(c: Candidate) -> str:  # one compile per distinct edit (text and overrides)
+        return c.source + "\0" + repr(sorted((k, sorted(v.items())) for k, v in c.overrides.items()))
+
+    by_ident = {ident(t.candidate): t.candidate for _, t in tries}
+    idents = list(by_ident)
+    edited = list(dict.fromkeys(c.source for c in by_ident.values() if not c.overrides))
     kw = dict(inspect_kwargs, kernel=rec.kernel, target=rec.target if target != "native" else target,
               defer=("sass",))
     compiled: dict[str, Inspection] = {}
@@ -165,20 +178,21 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
     checks: dict[str, Check] = {}
 
     def run_checks() -> None:
-        got = check_candidates(rec, sources) if check else [Check(None, "not checked (--no-check)")] * len(sources)
-        checks.update(zip(sources, got))
+        got = check_candidates(rec, edited) if check else [Check(None, "not checked (--no-check)")] * len(edited)
+        checks.update(zip(edited, got))
 
     checker = threading.Thread(target=run_checks, daemon=True)
     checker.start()
     with ThreadPoolExecutor(max_workers=workers or max(2, os.cpu_count() or 2)) as pool:
-        futures = {pool.submit(inspect_kernel, rec.file, source=s, **kw): s for s in sources}
+        futures = {pool.submit(inspect_kernel, rec.file, source=by_ident[s].source,
+                               **_with(kw, by_ident[s].overrides)): s for s in idents}
         for fut in as_completed(futures):
             s = futures[fut]
             after = fut.result()
             with lock:
                 compiled[s] = after
             for i, t in tries:
-                if t.candidate.source == s:
+                if ident(t.candidate) == s:
                     t.after = after
                     if after.ok:
                         t.measures = measures(after, report.findings[i].finding.line)
@@ -189,7 +203,9 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
                         on_result(i, t)
     checker.join()
     for i, t in tries:
-        c = checks.get(t.candidate.source, Check(None, "not checked"))
+        c = checks.get(t.candidate.source) if not t.candidate.overrides else \
+            Check(None, "a compile option: the example runs the file as written")
+        c = c or Check(None, "not checked")
         t.checked, t.checked_note = c.checked, c.why
         _assumption_verdict(t, c, rec)
         ok = t.after is not None and t.after.ok

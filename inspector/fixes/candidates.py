@@ -51,7 +51,10 @@ class Candidate:
     assumptions: list[str] = field(default_factory=list)
     promises: list[int] = field(default_factory=list)  # lines holding a `tl.multiple_of` this edit added
     promise_values: dict[str, Any] = field(default_factory=dict)  # a scalar argument's promise, checked from the launch
-    kind: str = "hint"  # hint | launch | precision
+    kind: str = "hint"  # hint | launch | precision | option
+    # compile overrides instead of an edit (an autotuned kernel whose configs a helper builds):
+    # {"options": {"num_stages": 2}} or {"consts": {...}}; the diff is then empty
+    overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -213,10 +216,15 @@ def _config(ctx: _Ctx) -> ast.Call | None:
         if isinstance(value, ast.Name):  # configs=CONFIGS, a list the module assigns
             value = edits.assignment_value(ctx.tree, value.id)
         if isinstance(value, (ast.List, ast.Tuple)):
-            calls = [e for e in value.elts if isinstance(e, ast.Call)]
+            calls = [e for e in value.elts if isinstance(e, ast.Call) and _is_config(e)]
             if len(calls) == len(value.elts) and index < len(calls):
                 return calls[index]
     return None
+
+
+def _is_config(call: ast.Call) -> bool:
+    f = call.func
+    return (f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "") == "Config"
 
 
 def _launch_edit(ctx: _Ctx, title: str, key: str, value: Any, assumptions: list[str] | None = None) -> Candidate | None:
@@ -224,8 +232,11 @@ def _launch_edit(ctx: _Ctx, title: str, key: str, value: Any, assumptions: list[
     constexpr, a keyword for an option), else the launch."""
     if ctx.rec.autotune_configs:
         call = _config(ctx)
-        if call is None:
-            return None
+        if call is None:  # configs a helper or a comprehension makes: the change as a compile override
+            where = "options" if key in _OPTIONS else "consts"
+            return Candidate(f"{title} for autotune config {ctx.rec.autotune_index or 0} (as a compile {where[:-1]}: "
+                             "the configs are not listed literally)", ctx.rec.source, "",
+                             list(assumptions or []), kind="option", overrides={where: {key: value}})
         meta = call.args[0] if call.args and isinstance(call.args[0], ast.Dict) else None
         entry = next((v for k, v in zip(meta.keys, meta.values) if edits.literal(k) == key), None) if meta else None
         if entry is not None:
@@ -356,4 +367,10 @@ def for_finding(rec: Inspection, f: Finding, accesses: list[MemoryAccess]) -> li
     elif f.code in ("small_grid", "tail_wave"):
         out += _scaled(ctx, _tile_constexprs(ctx), 0.5, "more, smaller programs")
     seen: set[str] = set()
-    return [c for c in out if not (c.source in seen or seen.add(c.source))]  # type: ignore[func-returns-value]
+    kept = []
+    for c in out:
+        ident = c.source + repr(c.overrides)
+        if ident not in seen:
+            seen.add(ident)
+            kept.append(c)
+    return kept
