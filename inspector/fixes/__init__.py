@@ -132,7 +132,7 @@ def _assumption_verdict(t: Tried, check: Check, rec: Inspection) -> None:
         t.assumptions_note = check.why or "the example did not reach the promise"
 
 
-def _with(kw: dict[str, Any], overrides: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def with_overrides(kw: dict[str, Any], overrides: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """inspect_kernel's keywords with a candidate's overrides merged into options / consts."""
     out = dict(kw)
     for key, extra in overrides.items():
@@ -173,8 +173,6 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
     edited = list(dict.fromkeys(c.source for c in by_ident.values() if not c.overrides))
     kw = dict(inspect_kwargs, kernel=rec.kernel, target=rec.target if target != "native" else target,
               defer=("sass",))
-    compiled: dict[str, Inspection] = {}
-    lock = threading.Lock()
     checks: dict[str, Check] = {}
 
     def run_checks() -> None:
@@ -185,12 +183,10 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
     checker.start()
     with ThreadPoolExecutor(max_workers=workers or max(2, os.cpu_count() or 2)) as pool:
         futures = {pool.submit(inspect_kernel, rec.file, source=by_ident[s].source,
-                               **_with(kw, by_ident[s].overrides)): s for s in idents}
+                               **with_overrides(kw, by_ident[s].overrides)): s for s in idents}
         for fut in as_completed(futures):
             s = futures[fut]
             after = fut.result()
-            with lock:
-                compiled[s] = after
             for i, t in tries:
                 if ident(t.candidate) == s:
                     t.after = after

@@ -102,11 +102,10 @@ def fits(file: str | os.PathLike, kernel: str | None = None, *, gpus: list[str] 
     configs = [None] if not first.autotune_configs else list(range(len(first.autotune_configs)))
 
     def compile_one(source: str | None, target: str, config: int | None = None, **override: Any) -> Inspection:
-        kw = dict(inspect_kwargs)
-        for key, extra in override.items():
-            kw[key] = {**(kw.get(key) or {}), **extra}
+        from . import with_overrides
+
         return inspect_kernel(file, kernel=name, target=target, source=source, autotune_index=config,
-                              defer=("sass",), **kw)
+                              defer=("sass",), **with_overrides(inspect_kwargs, override))
 
     jobs = [(arch, cfg) for arch in archs for cfg in configs]
     with ThreadPoolExecutor(max_workers=workers or max(2, os.cpu_count() or 2)) as pool:
