@@ -133,9 +133,20 @@ def _mask_bounds(ctx: _Ctx, call: ast.Call, line: int) -> list[ast.expr]:
     out = []
     for n in ast.walk(expr):
         if isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], _COMPARISONS):
-            # `idx < bound`: the bound is the side without tl.arange-derived names; we take the right
-            out.append(n.comparators[0])
+            # `idx < bound` or `bound > idx`: the bound is the side no tl.arange reaches
+            left, right = n.left, n.comparators[0]
+            if _ranges_over(ctx, left, line) and not _ranges_over(ctx, right, line):
+                out.append(right)
+            elif _ranges_over(ctx, right, line) and not _ranges_over(ctx, left, line):
+                out.append(left)
     return out
+
+
+def _ranges_over(ctx: _Ctx, node: ast.AST, line: int) -> bool:
+    """Whether a `tl.arange` reaches the expression (directly or through the kernel's assignments)."""
+    values = [node, *[v for v in _reached(ctx, node, line).values() if v is not None]]
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "arange"
+               for v in values for n in ast.walk(v))
 
 
 def _hint_candidates(ctx: _Ctx, f: Finding, a: MemoryAccess) -> list[Candidate]:
@@ -156,7 +167,7 @@ def _hint_candidates(ctx: _Ctx, f: Finding, a: MemoryAccess) -> list[Candidate]:
                 offset_edits.append((value, f"`{name}`", False))
     if "offset_divisibility" in codes:
         for name in sorted(n for n, v in reached.items() if v is None and n in scalars):
-            node = _first_use(ctx, name, call.args[0], reached, a.line)
+            node = _first_use(name, call.args[0], reached)
             if node is not None:
                 offset_edits.append((node, f"`{name}`", True))
     mask_edits: list[tuple[ast.expr, str, bool]] = []
@@ -187,8 +198,7 @@ def _hint_candidates(ctx: _Ctx, f: Finding, a: MemoryAccess) -> list[Candidate]:
     return out
 
 
-def _first_use(ctx: _Ctx, name: str, expr: ast.AST, reached: dict[str, ast.expr | None],
-               line: int) -> ast.Name | None:
+def _first_use(name: str, expr: ast.AST, reached: dict[str, ast.expr | None]) -> ast.Name | None:
     """The first occurrence of `name` in the address expression or the assignments it reads."""
     for scope in [expr, *[v for v in reached.values() if v is not None]]:
         for n in ast.walk(scope):
@@ -312,17 +322,21 @@ def _warps(ctx: _Ctx, factor: float, why: str) -> list[Candidate]:
 
 
 def _maxnreg(ctx: _Ctx) -> list[Candidate]:
-    occ = ctx.rec.occupancy or {}
-    threads, blocks = occ.get("threads"), occ.get("blocks_per_sm")
-    regs_per_sm = 65536
-    if not threads or blocks is None or ctx.rec.backend != "cuda":
+    """The largest register cap (a multiple of 8) under which the occupancy calculator fits one
+    more block on an SM (NVIDIA)."""
+    from ..occupancy import triton_occupancy
+
+    r = ctx.rec.resources
+    blocks = (ctx.rec.occupancy or {}).get("blocks_per_sm")
+    if ctx.rec.backend != "cuda" or not r.registers or not r.num_warps or blocks is None:
         return []
-    target = (regs_per_sm // (threads * (blocks + 1))) // 8 * 8
-    if target < 24 or target >= (ctx.rec.resources.registers or 0):
-        return []
-    c = _launch_edit(ctx, f"maxnreg={target} (registers capped so {blocks + 1} blocks fit an SM)", "maxnreg", target,
-                     ["ptxas may spill to fit the cap: the spills column says whether it did"])
-    return [c] if c else []
+    for cap in range(r.registers // 8 * 8, 23, -8):
+        occ = triton_occupancy(ctx.rec.target, r.num_warps, cap, r.shared_bytes, num_ctas=r.num_ctas)
+        if occ.blocks_per_sm > blocks:
+            c = _launch_edit(ctx, f"maxnreg={cap} (registers capped so {occ.blocks_per_sm} blocks fit an SM)",
+                             "maxnreg", cap, ["ptxas may spill to fit the cap: the spills figure says whether it did"])
+            return [c] if c else []
+    return []
 
 
 def _precision(ctx: _Ctx, f: Finding) -> list[Candidate]:
@@ -360,7 +374,7 @@ def for_finding(rec: Inspection, f: Finding, accesses: list[MemoryAccess]) -> li
             + _warps(ctx, 2, "the tile spread over more threads")
     elif f.code in ("occupancy", "cannot_launch"):
         out += _stages(ctx) + _scaled(ctx, _tile_constexprs(ctx), 0.5, "a smaller tile")
-        if f.code == "occupancy" and "register" in f.title:
+        if f.code == "occupancy" and "registers" in ((rec.occupancy or {}).get("limiters") or []):
             out += _maxnreg(ctx)
     elif f.code == "tf32":
         out += _precision(ctx, f)

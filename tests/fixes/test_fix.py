@@ -143,3 +143,38 @@ def test_the_preflight_matrix_finds_where_it_cannot_launch_and_what_fits(tmp_pat
     assert not small.launchable and "shared memory" in small.problem
     assert small.fix == "num_stages 5 -> 4 (one buffer fewer in shared memory)"
     assert "-    tile_dot[(1,)](a, b, c, BM=128, BN=128, BK=64, num_stages=5, num_warps=4)" in small.fix_diff
+
+
+SCALE = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out + offs, 2 * tl.load(x + offs, mask=n > offs), mask=n > offs)
+
+
+def example(device):
+    x = torch.randn(N, device=device)
+    scale[(triton.cdiv(N, 1024),)](x, torch.empty_like(x), N, BLOCK=1024)
+'''
+
+
+@pytest.mark.parametrize("n, holds", [(4095, False), (1 << 20, None)])
+def test_a_size_argument_in_the_mask_is_promised_only_where_the_launch_keeps_it(sandbox, tmp_path, n, holds):
+    path = tmp_path / "scale.py"
+    path.write_text(SCALE.replace("(N", f"({n}").replace(" N,", f" {n},").replace("(N,", f"({n},"))
+    report = fix(path, target="sm_90", sandbox=sandbox, timeout=300)
+    access = [ff for ff in report.findings if ff.finding.code.endswith("_access")]
+    if holds is None:
+        # n = 2^20 is specialised as a multiple of 16: the loads are 128-bit, nothing to fix
+        assert not access
+        return
+    ff = access[0]
+    hinted = [t for t in ff.candidates if "tl.multiple_of(n, 4) > offs" in t.candidate.source]
+    # the bound is the side no tl.arange reaches, written on the left here
+    assert hinted, [t.title for t in ff.candidates]
+    assert all(t.assumptions_hold is False for t in hinted)
+    assert "n = 4095, not a multiple of 4" in hinted[0].assumptions_note or "saw 4095" in hinted[0].assumptions_note
