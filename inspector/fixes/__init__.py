@@ -142,11 +142,14 @@ def with_overrides(kw: dict[str, Any], overrides: dict[str, dict[str, Any]]) -> 
 
 def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90", *, check: bool = True,
         workers: int | None = None, on_result: Callable[[int, Tried], None] | None = None,
-        record: Inspection | None = None, **inspect_kwargs: Any) -> FixReport:
+        on_start: Callable[[FixReport], None] | None = None, record: Inspection | None = None,
+        **inspect_kwargs: Any) -> FixReport:
     """Compile, check and rank candidate fixes for every finding of `kernel` in `file` (see the
     module docstring). `inspect_kwargs` (args, consts, options, autotune_index, triton, sandbox,
     timeout) go to every compile, the original's and each candidate's; `record` is the original's
-    record when the caller has it already."""
+    record when the caller has it already. `on_start(report)` receives the report as soon as the
+    candidates are listed: its entries fill in as compiles and checks land (a page shows it while
+    this runs on another thread); the returned report is the same object, ranked."""
     import time
 
     from ..compile.api import inspect_kernel
@@ -161,6 +164,8 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
         cands = for_finding(rec, f, accesses)
         report.findings.append(FindingFixes(f, [Tried(c) for c in cands], "" if cands else _no_candidate_note(f)))
     tries = [(i, t) for i, ff in enumerate(report.findings) for t in ff.candidates]
+    if on_start:
+        on_start(report)
     if not tries:
         report.seconds = time.monotonic() - t0
         return report

@@ -3,12 +3,16 @@ checked and ranked for the shown record, each with what it changes, its promises
 example kept them, whether its outputs match, and its diff. "Apply" saves the edited text as a new
 version of the file (History lists it; the Diff tab compares it with any other) and compiles it.
 
-The candidates are made once per record (keyed by its cache key) and kept in the session; each
-compile's result is shown as it lands.
+The candidates are made on a thread of the server's own (`_JOBS`, keyed by the record's cache key,
+so the same text asked for twice is made once), never in the page's script: the section polls
+(a fragment rerunning every half second) and shows each compile as it lands, the outputs checks
+when they are done, then the page redraws once with the ranked list.
 """
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import streamlit as st
@@ -16,7 +20,6 @@ import streamlit as st
 from inspector.record import Inspection
 from inspector.ui import state
 
-REPORT = "fix.report"  # session: {"key": record cache key, "report": FixReport}
 OPEN = "fix.open"  # session: (record cache key, finding index) whose candidates are shown
 MARKS = {True: ":green[yes]", False: ":red[no]", None: "not checked"}
 FIGURES = {"width_bits": ("access width", lambda v: f"{v}-bit"),
@@ -56,25 +59,60 @@ def _changes(t: Any) -> str:
     return head + ("; " + "; ".join(parts) if parts else "; nothing else changes")
 
 
-def _report(rec: Inspection) -> Any:
-    """The FixReport of this record: made here (results shown as they land) or from the session."""
+class _Job:
+    """One record's fixes being made: the report as it fills in, and the future of the whole."""
+
+    def __init__(self) -> None:
+        self.report: Any = None
+        self.future: Future | None = None
+
+
+_JOBS: dict[str, _Job] = {}  # record cache key -> job (the newest KEEP_JOBS kept)
+_LOCK = threading.Lock()
+_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fixes")
+KEEP_JOBS = 32
+
+
+def _job(rec: Inspection) -> _Job:
+    """The job of this record's fixes, started when there is none."""
     from inspector.fixes import fix
 
-    ss = st.session_state
-    kept = ss.get(REPORT)
-    if kept and kept["key"] == rec.cache_key:
-        return kept["report"]
-    request = {k: v for k, v in state.settings().request().items() if k not in ("kernel", "target", "passes")}
-    with st.status("Compiling the candidates…", expanded=True) as status:
-        def landed(_i: int, t: Any) -> None:
-            ok = t.after is not None and t.after.ok
-            status.write(f"compiled: {t.title}" if ok else f"does not compile: {t.title}")
+    with _LOCK:
+        job = _JOBS.get(rec.cache_key)
+        if job is None or (job.future is not None and job.future.done() and job.future.exception() is not None):
+            job = _Job()
+            request = {k: v for k, v in state.settings().request().items() if k not in ("kernel", "target", "passes")}
 
-        report = fix(rec.file, kernel=rec.kernel, target=rec.target, record=rec, on_result=landed, **request)
-        status.update(label=f"{sum(len(ff.candidates) for ff in report.findings)} candidates compiled and "
-                            f"checked in {report.seconds:.1f} s", state="complete", expanded=False)
-    ss[REPORT] = {"key": rec.cache_key, "report": report}
-    return report
+            def started(report: Any, j: _Job = job) -> None:
+                j.report = report
+
+            job.future = _POOL.submit(fix, rec.file, kernel=rec.kernel, target=rec.target, record=rec,
+                                      on_start=started, **request)
+            _JOBS[rec.cache_key] = job
+            while len(_JOBS) > KEEP_JOBS:
+                _JOBS.pop(next(iter(_JOBS)))
+    return job
+
+
+@st.fragment(run_every=0.5)
+def _progress(key: str, index: int) -> None:
+    """While the job runs: each candidate of finding `index` as its compile lands; when the job is
+    done, the page redraws with the ranked list."""
+    job = _JOBS.get(key)
+    if job is None or job.future is None or job.future.done():
+        st.rerun(scope="app")
+        return
+    report = job.report
+    if report is None:
+        st.caption("Listing the candidates…")
+        return
+    cands = report.findings[index].candidates if index < len(report.findings) else []
+    landed = sum(1 for t in cands if t.after is not None)
+    st.caption(f"{landed} of {len(cands)} candidates compiled" +
+               ("; running the example under the interpreter to check their outputs…" if landed == len(cands) else "…"))
+    for t in cands:
+        if t.after is not None:
+            st.markdown(f"- {t.title}: " + (_changes(t) if t.after.ok else "does not compile"))
 
 
 def try_fixes_button(rec: Inspection, index: int) -> None:
@@ -85,7 +123,16 @@ def try_fixes_button(rec: Inspection, index: int) -> None:
                   icon=":material/build:", help="edits of your file for this finding, compiled and checked "
                   "(outputs compared under Triton's interpreter), best first")
         return
-    report = _report(rec)
+    job = _job(rec)
+    if not job.future.done():
+        _progress(rec.cache_key, index)
+        return
+    if job.future.exception() is not None:
+        st.error(f"The fixes could not be made: {job.future.exception()}")
+        return
+    report = job.future.result()
+    st.caption(f"{sum(len(ff.candidates) for ff in report.findings)} candidates compiled and checked in "
+               f"{report.seconds:.1f} s")
     if index >= len(report.findings):
         return
     ff = report.findings[index]
