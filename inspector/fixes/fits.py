@@ -11,9 +11,9 @@ compile per architecture serves them all.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..analysis.advisor import Finding
 from ..hardware.catalogue import GPUS
@@ -86,10 +86,12 @@ def _fitting_change(rec: Inspection, compile_one: Any) -> tuple[str, str]:
 
 
 def fits(file: str | os.PathLike, kernel: str | None = None, *, gpus: list[str] | None = None,
-         workers: int | None = None, **inspect_kwargs: Any) -> FitsReport:
+         workers: int | None = None, source: str | None = None,
+         on_progress: Callable[[int, int], None] | None = None, **inspect_kwargs: Any) -> FitsReport:
     """The matrix for `kernel` of `file` (see the module docstring) on every catalogue GPU, or on
-    `gpus` (names as the catalogue knows them: "H100", "RTX 4090", "MI300X"); inspect_kwargs
-    (args, consts, options, triton, timeout) go to every compile."""
+    `gpus` (names as the catalogue knows them: "H100", "RTX 4090", "MI300X"); `source` compiles
+    in place of the file's text (the app's edited copy); inspect_kwargs (args, consts, options,
+    triton, timeout) go to every compile. `on_progress(done, total)` follows the compiles."""
     from ..compile.api import inspect_kernel
     from ..hardware.catalogue import find_gpu
 
@@ -97,19 +99,24 @@ def fits(file: str | os.PathLike, kernel: str | None = None, *, gpus: list[str] 
     inspect_kwargs.pop("autotune_index", None)
     chosen = [find_gpu(g) for g in gpus] if gpus else list(GPUS.values())
     archs = list(dict.fromkeys(g.arch for g in chosen))
-    first = inspect_kernel(file, kernel=kernel, target=archs[0], **inspect_kwargs)
+    first = inspect_kernel(file, kernel=kernel, target=archs[0], source=source, **inspect_kwargs)
     name = first.kernel or kernel or ""
     configs = [None] if not first.autotune_configs else list(range(len(first.autotune_configs)))
 
-    def compile_one(source: str | None, target: str, config: int | None = None, **override: Any) -> Inspection:
+    def compile_one(text: str | None, target: str, config: int | None = None, **override: Any) -> Inspection:
         from . import with_overrides
 
-        return inspect_kernel(file, kernel=name, target=target, source=source, autotune_index=config,
+        return inspect_kernel(file, kernel=name, target=target, source=text or source, autotune_index=config,
                               defer=("sass",), **with_overrides(inspect_kwargs, override))
 
     jobs = [(arch, cfg) for arch in archs for cfg in configs]
+    recs: dict[tuple[str, int | None], Inspection] = {}
     with ThreadPoolExecutor(max_workers=workers or max(2, os.cpu_count() or 2)) as pool:
-        recs = dict(zip(jobs, pool.map(lambda j: compile_one(None, j[0], j[1]), jobs)))
+        futures = {pool.submit(compile_one, None, arch, cfg): (arch, cfg) for arch, cfg in jobs}
+        for fut in as_completed(futures):
+            recs[futures[fut]] = fut.result()
+            if on_progress:
+                on_progress(len(recs), len(jobs))
     report = FitsReport(name, str(file), first.autotune_configs)
     fixes: dict[tuple[str, int | None], tuple[str, str]] = {}
     for gpu in chosen:

@@ -3,7 +3,7 @@ checked and ranked for the shown record, each with what it changes, its promises
 example kept them, whether its outputs match, and its diff. "Apply" saves the edited text as a new
 version of the file (History lists it; the Diff tab compares it with any other) and compiles it.
 
-The candidates are made on a thread of the server's own (`_JOBS`, keyed by the record's cache key,
+The candidates are made on a server thread (`inspector.ui.jobs`, keyed by the record's cache key,
 so the same text asked for twice is made once), never in the page's script: the section polls
 (a fragment rerunning every half second) and shows each compile as it lands, the outputs checks
 when they are done, then the page redraws once with the ranked list.
@@ -11,14 +11,12 @@ when they are done, then the page redraws once with the ranked list.
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import streamlit as st
 
 from inspector.record import Inspection
-from inspector.ui import state
+from inspector.ui import jobs, state
 
 OPEN = "fix.open"  # session: (record cache key, finding index) whose candidates are shown
 MARKS = {True: ":green[yes]", False: ":red[no]", None: "not checked"}
@@ -59,50 +57,28 @@ def _changes(t: Any) -> str:
     return head + ("; " + "; ".join(parts) if parts else "; nothing else changes")
 
 
-class _Job:
-    """One record's fixes being made: the report as it fills in, and the future of the whole."""
-
-    def __init__(self) -> None:
-        self.report: Any = None
-        self.future: Future | None = None
-
-
-_JOBS: dict[str, _Job] = {}  # record cache key -> job (the newest KEEP_JOBS kept)
-_LOCK = threading.Lock()
-_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fixes")
-KEEP_JOBS = 32
-
-
-def _job(rec: Inspection) -> _Job:
-    """The job of this record's fixes, started when there is none."""
+def _job(rec: Inspection) -> jobs.Job:
+    """The job making this record's fixes (started when there is none)."""
     from inspector.fixes import fix
 
-    with _LOCK:
-        job = _JOBS.get(rec.cache_key)
-        if job is None or (job.future is not None and job.future.done() and job.future.exception() is not None):
-            job = _Job()
-            request = {k: v for k, v in state.settings().request().items() if k not in ("kernel", "target", "passes")}
+    request = {k: v for k, v in state.settings().request().items() if k not in ("kernel", "target", "passes")}
 
-            def started(report: Any, j: _Job = job) -> None:
-                j.report = report
+    def work(j: jobs.Job) -> Any:
+        return fix(rec.file, kernel=rec.kernel, target=rec.target, record=rec,
+                   on_start=lambda report: setattr(j, "partial", report), **request)
 
-            job.future = _POOL.submit(fix, rec.file, kernel=rec.kernel, target=rec.target, record=rec,
-                                      on_start=started, **request)
-            _JOBS[rec.cache_key] = job
-            while len(_JOBS) > KEEP_JOBS:
-                _JOBS.pop(next(iter(_JOBS)))
-    return job
+    return jobs.job(f"fix:{rec.cache_key}", work)
 
 
 @st.fragment(run_every=0.5)
 def _progress(key: str, index: int) -> None:
     """While the job runs: each candidate of finding `index` as its compile lands; when the job is
     done, the page redraws with the ranked list."""
-    job = _JOBS.get(key)
-    if job is None or job.future is None or job.future.done():
+    job = jobs.find(f"fix:{key}")
+    if job is None or job.done:
         st.rerun(scope="app")
         return
-    report = job.report
+    report = job.partial
     if report is None:
         st.caption("Listing the candidates…")
         return
@@ -124,13 +100,13 @@ def try_fixes_button(rec: Inspection, index: int) -> None:
                   "(outputs compared under Triton's interpreter), best first")
         return
     job = _job(rec)
-    if not job.future.done():
+    if not job.done:
         _progress(rec.cache_key, index)
         return
-    if job.future.exception() is not None:
-        st.error(f"The fixes could not be made: {job.future.exception()}")
+    if job.failed is not None:
+        st.error(f"The fixes could not be made: {job.failed}")
         return
-    report = job.future.result()
+    report = job.future.result()  # type: ignore[union-attr]
     st.caption(f"{sum(len(ff.candidates) for ff in report.findings)} candidates compiled and checked in "
                f"{report.seconds:.1f} s")
     if index >= len(report.findings):

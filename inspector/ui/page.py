@@ -29,7 +29,7 @@ from inspector.ui.stages_panel import deferred_wanted
 from inspector.ui.workbench import workbench
 
 VIEW_TITLES = {"insight": "Insight", "occupancy": "Occupancy", "autotune": "Autotune grid", "diff": "Diff",
-               "benchmarks": "Benchmarks", "profile": "Profile"}
+               "benchmarks": "Benchmarks", "profile": "Profile", "fits": "Every GPU"}
 # The page's own spacing: Streamlit's default top padding would push the panes down by 6 rem.
 PAGE_CSS = """<style>
 .block-container { padding-top: 2.6rem; padding-bottom: 2rem; }
@@ -49,6 +49,8 @@ def panel(view: str):
         from inspector.ui.bench_panel import bench_panel as fn
     elif view == "profile":
         from inspector.ui.profile_panel import profile_panel as fn
+    elif view == "fits":
+        from inspector.ui.fits_panel import fits_panel as fn
     else:
         from inspector.ui.insight_panel import insight_panel
         from inspector.ui.pair_panel import pair_panel

@@ -25,7 +25,7 @@ from inspector.hardware.targets import DEFAULT_TARGET
 
 STAGE_PANES = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn", "passes")
 DEFAULT_PANES = ("ptx",)
-VIEWS = ("insight", "occupancy", "autotune", "diff", "benchmarks", "profile")
+VIEWS = ("insight", "occupancy", "autotune", "diff", "benchmarks", "profile", "fits")
 MIN_PANES, MAX_PANES = 1, 3
 MAX_SHARED_BYTES = 1024 * 1024  # the most text a shared link may unpack to
 WARPS_CHOICES = (1, 2, 4, 8, 16, 32)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 from browser_support import SHOTS, app_server, diagnosed, editor_text, kernel_upload, wait_idle, workbench_frame
 
+from inspector.hardware.catalogue import GPUS
+
 pytestmark = pytest.mark.browser
 WAIT_MS = 240_000
 
@@ -77,4 +79,31 @@ def test_try_and_apply_a_fix(browser, tmp_path):
             saved.wait_for()
             # the uploaded text and the applied one: Restore brings the first back
             assert saved.inner_text().startswith("2 saved versions of jagged.py"), saved.inner_text()
+        ctx.close()
+
+
+def test_every_gpu_view(browser, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    log = tmp_path / "streamlit.log"
+    with app_server(home, log=log) as url:
+        ctx = browser.new_context(viewport={"width": 1600, "height": 1200})
+        page = ctx.new_page()
+        page.set_default_timeout(WAIT_MS)
+        with diagnosed(page, log):
+            page.goto(f"{url}/?kernel=add&target=sm_90")
+            page.get_by_text("Compiled add.py for sm_90").first.wait_for()
+            wait_idle(page)
+            page.get_by_text("Every GPU", exact=True).click()
+            page.get_by_role("button", name="Check every GPU").click()
+            # vector add launches everywhere: one row per catalogue GPU, NVIDIA and AMD
+            page.get_by_text(f"{len(GPUS)} of {len(GPUS)}").first.wait_for()
+            wait_idle(page)
+            table = page.get_by_test_id("stMainBlockContainer").get_by_test_id("stDataFrame")
+            table.wait_for()
+            # the grid draws its cells on a canvas: its height says it holds a row per GPU (35 px each)
+            assert table.bounding_box()["height"] > 35 * len(GPUS)
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / "every-gpu.png"))
+            assert "view=fits" in page.url  # the view is part of the share link
         ctx.close()
