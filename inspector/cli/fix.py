@@ -20,6 +20,7 @@ import json
 import sys
 from typing import Any
 
+from ..fixes.evaluate import judged
 from .options import add_compile_options, compile_request
 from .output import report_error, summary_line
 
@@ -72,7 +73,7 @@ def format_report(report: Any) -> list[str]:
         for t in ff.candidates:
             n += 1
             head = f"  {n}. {t.title}"
-            if t.after is not None and not t.after.ok:
+            if t.after is not None and not judged(t.after):
                 out.append(head + f"  (does not compile: {t.after.error.short() if t.after.error else '?'})")
                 continue
             out.append(head)

@@ -37,7 +37,7 @@ from ..analysis.memory import memory_report
 from ..record import Inspection
 from .candidates import Candidate, for_finding
 from .check import Check, check_candidates
-from .evaluate import Measures, changes, finding_gone, measures, new_findings, score
+from .evaluate import Measures, changes, finding_gone, judged, measures, new_findings, score
 
 
 @dataclass
@@ -157,7 +157,7 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
     t0 = time.monotonic()
     rec = record or inspect_kernel(file, kernel=kernel, target=target, **inspect_kwargs)
     report = FixReport(rec)
-    if not rec.ok:
+    if not judged(rec):
         return report
     accesses = memory_report(rec).accesses
     for f in advise(rec):
@@ -195,7 +195,7 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
             for i, t in tries:
                 if ident(t.candidate) == s:
                     t.after = after
-                    if after.ok:
+                    if judged(after):
                         t.measures = measures(after, report.findings[i].finding.line)
                         t.finding_gone = finding_gone(report.findings[i].finding, t.measures)
                         t.changes = changes(before[i], t.measures)
@@ -209,7 +209,7 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
         c = c or Check(None, "not checked")
         t.checked, t.checked_note = c.checked, c.why
         _assumption_verdict(t, c, rec)
-        ok = t.after is not None and t.after.ok
+        ok = judged(t.after)
         t.score = score(report.findings[i].finding, before[i], t.measures if ok else None, t.assumptions_hold,
                         t.checked)
     for ff in report.findings:

@@ -32,10 +32,16 @@ class Measures:
     findings: list[tuple[str, int | None, str]] = field(default_factory=list)  # (code, line, severity)
 
 
+def judged(rec: Inspection | None) -> bool:
+    """Whether a compile can be judged: it compiled, or compiled but cannot launch on its target
+    (Triton's OutOfResources: the stages are there, and the advisor says `cannot_launch`)."""
+    return rec is not None and bool(rec.stages) and (rec.ok or rec.error.kind == "out_of_resources")
+
+
 def measures(rec: Inspection, line: int | None) -> Measures:
     """The figures of `rec`, the access ones at `line`."""
     m = Measures()
-    if not rec.ok:
+    if not judged(rec):
         return m
     accesses = [a for a in memory_report(rec).accesses if line is not None and a.line == line and not a.uniform]
     if accesses:
@@ -70,8 +76,11 @@ def changes(before: Measures, after: Measures) -> dict[str, list[Any]]:
 
 
 def new_findings(before: Measures, after: Measures) -> list[tuple[str, int | None, str]]:
-    """High or medium findings the candidate brings that the original did not have."""
+    """High or medium findings the candidate brings that the original did not have. A kernel that
+    could not launch had no occupancy to judge: its occupancy finding once it fits is not new."""
     had = {(c, l) for c, l, _ in before.findings}
+    if any(c == "cannot_launch" for c, _, _ in before.findings):
+        had.add(("occupancy", None))
     return [x for x in after.findings if (x[0], x[1]) not in had and x[2] in ("high", "medium")]
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import streamlit as st
 
+from inspector.fixes.evaluate import judged
 from inspector.record import Inspection
 from inspector.ui import jobs, state
 
@@ -88,7 +89,7 @@ def _progress(key: str, index: int) -> None:
                ("; running the example under the interpreter to check their outputs…" if landed == len(cands) else "…"))
     for t in cands:
         if t.after is not None:
-            st.markdown(f"- {t.title}: " + (_changes(t) if t.after.ok else "does not compile"))
+            st.markdown(f"- {t.title}: " + (_changes(t) if judged(t.after) else "does not compile"))
 
 
 def try_fixes_button(rec: Inspection, index: int) -> None:
@@ -118,7 +119,7 @@ def try_fixes_button(rec: Inspection, index: int) -> None:
     kf = state.current_kernel()
     for n, t in enumerate(ff.candidates):
         with st.container(border=True, key=f"w.fix.cand.{index}.{n}"):
-            if t.after is None or not t.after.ok:
+            if not judged(t.after):
                 why = t.after.error.short() if t.after is not None and t.after.error else "not compiled"
                 st.markdown(f"**{t.title}**")
                 st.caption(f"does not compile: {why}")

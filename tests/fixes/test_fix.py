@@ -178,3 +178,20 @@ def test_a_size_argument_in_the_mask_is_promised_only_where_the_launch_keeps_it(
     assert hinted, [t.title for t in ff.candidates]
     assert all(t.assumptions_hold is False for t in hinted)
     assert "n = 4095, not a multiple of 4" in hinted[0].assumptions_note or "saw 4095" in hinted[0].assumptions_note
+
+
+def test_a_kernel_that_cannot_launch_on_a_smaller_gpu_gets_the_stage_that_fits(sandbox, tmp_path):
+    path = tmp_path / "tile.py"
+    path.write_text(TILE)
+    # sm_89: 128 KiB of shared memory against 99 KiB; Triton's OutOfResources is a finding, not the end
+    report = fix(path, target="sm_89", sandbox=sandbox, timeout=300)
+    ff = next(ff for ff in report.findings if ff.finding.code == "cannot_launch")
+    best = ff.candidates[0]
+    assert best.title.startswith("num_stages 5 -> 4") and best.finding_gone and best.checked is True
+    assert best.changes["shared_bytes"] == [131072, 98304] and not best.new_findings
+    # a smaller K tile fits too, and sums in another order: equal within rounding, not flagged
+    bk = next(t for t in ff.candidates if t.title.startswith("BK 64 -> 32"))
+    assert bk.finding_gone and bk.checked is True
+    # the grid is one program: halving BM leaves half the output unwritten
+    bm = next(t for t in ff.candidates if t.title.startswith("BM 128 -> 64"))
+    assert bm.checked is False and bm.score < best.score
