@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..hardware.architectures import max_threads_per_block
 from ..record import Inspection
 from .context import context
 from .layouts import layout_report
@@ -238,6 +239,17 @@ def _occupancy_findings(rec: Inspection) -> list[Finding]:
     blocks = occ.get("blocks_per_sm")
     limiters = [x for x in occ.get("limiters", []) if x not in ("warps", "waves", "blocks")]
     unit = "CU" if rec.backend == "hip" else "SM"
+    most = max_threads_per_block(rec.backend, rec.arch)
+    threads = rec.resources.threads
+    if most and threads > most:
+        width = rec.warp_size or 32
+        return [Finding("cannot_launch", "high", 100, None,
+                        f"a block of {threads} threads ({rec.resources.num_warps} warps of {width}) is over the "
+                        f"{most} one block may have on {rec.target}: the launch would fail",
+                        [f"num_warps {rec.resources.num_warps} x {width} = {threads} > {most}"],
+                        f"num_warps at most {most // width} on this target" +
+                        (" (AMD's wavefronts are 64 wide: the num_warps an NVIDIA GPU takes is twice too many)"
+                         if width == 64 else ""))]
     gpu = occ.get("gpu")
     if blocks == 0 and rec.backend == "hip" and rec.resources.amd_occupancy:
         # the two disagree: say so rather than predict a failed launch

@@ -321,6 +321,21 @@ def _warps(ctx: _Ctx, factor: float, why: str) -> list[Candidate]:
     return [c] if c else []
 
 
+def _fewer_threads(ctx: _Ctx) -> list[Candidate]:
+    """num_warps down to what a block may hold, when the block has more threads than that."""
+    from ..hardware.architectures import max_threads_per_block
+
+    r, rec = ctx.rec.resources, ctx.rec
+    most = max_threads_per_block(rec.backend, rec.arch)
+    width = rec.warp_size or 32
+    if not most or r.threads <= most or not r.num_warps:
+        return []
+    new = most // width
+    c = _launch_edit(ctx, f"num_warps {r.num_warps} -> {new} (a block of {new * width} threads, the most "
+                          f"{rec.target} allows)", "num_warps", new)
+    return [c] if c else []
+
+
 def _maxnreg(ctx: _Ctx) -> list[Candidate]:
     """The largest register cap (a multiple of 8) under which the occupancy calculator fits one
     more block on an SM (NVIDIA)."""
@@ -373,6 +388,7 @@ def for_finding(rec: Inspection, f: Finding, accesses: list[MemoryAccess]) -> li
         out += _stages(ctx) + _scaled(ctx, _tile_constexprs(ctx), 0.5, "a smaller tile holds fewer values per thread") \
             + _warps(ctx, 2, "the tile spread over more threads")
     elif f.code in ("occupancy", "cannot_launch"):
+        out += _fewer_threads(ctx)
         out += _stages(ctx) + _scaled(ctx, _tile_constexprs(ctx), 0.5, "a smaller tile")
         if f.code == "occupancy" and "registers" in ((rec.occupancy or {}).get("limiters") or []):
             out += _maxnreg(ctx)

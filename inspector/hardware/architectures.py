@@ -159,6 +159,20 @@ def max_shared_per_block(backend: str, arch: str | int) -> int | None:
     return None
 
 
+def max_threads_per_block(backend: str, arch: str | int) -> int | None:
+    """Most threads (work-items) one block (workgroup) may have on the target; None if unknown.
+    1024 on every NVIDIA GPU since Fermi and on AMD: num_warps=32 is 1024 threads on NVIDIA but
+    2048 work-items on a 64-wide AMD wavefront, a launch that fails."""
+    try:
+        if backend == "cuda":
+            return nvidia_limits(int(arch)).max_threads_per_block
+        if backend == "hip":
+            return amd_limits(str(arch)).max_workgroup_size
+    except (KeyError, ValueError):
+        return None
+    return None
+
+
 # The memory system's granularity, for judging coalescing (inspector/analysis/coalescing.py):
 # (sector bytes, line bytes) of one warp's (wavefront's) request.
 # - NVIDIA: L1 and L2 move 32-byte sectors, four to a 128-byte line (CUDA C++ Best Practices
