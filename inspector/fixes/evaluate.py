@@ -79,9 +79,15 @@ def new_findings(before: Measures, after: Measures) -> list[tuple[str, int | Non
     """High or medium findings the candidate brings that the original did not have. A kernel that
     could not launch had no occupancy to judge: its occupancy finding once it fits is not new."""
     had = {(c, l) for c, l, _ in before.findings}
-    if any(c == "cannot_launch" for c, _, _ in before.findings):
-        had.add(("occupancy", None))
-    return [x for x in after.findings if (x[0], x[1]) not in had and x[2] in ("high", "medium")]
+    codes = {c for c, _, _ in before.findings}
+    if "cannot_launch" in codes:
+        codes.add("occupancy")
+
+    def known(code: str, line: int | None) -> bool:
+        # a memory access is itself at a line; spills and the like move between lines with the code
+        return (code, line) in had if code in _ACCESS_CODES else code in codes
+
+    return [x for x in after.findings if not known(x[0], x[1]) and x[2] in ("high", "medium")]
 
 
 def score(f: Finding, before: Measures, after: Measures | None, assumptions_hold: bool | None,
