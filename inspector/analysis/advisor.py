@@ -353,7 +353,11 @@ def _dot_findings(rec: Inspection) -> list[Finding]:
         shape_b = [int(x) for x in operands.group(3).split("x") if x] if operands else []
         # the TTIR printer omits the default precision, IEEE
         precision = prec.group(1) if prec else "ieee"
-        if a_elem == "f32" and precision in ("tf32", "tf32x3"):
+        found = {s: sorted({n for ln in lines for n in tc_by_line.get(s, {}).get(ln, [])}) for s in tc_by_line}
+        main_found = found.get(machine, []) if machine is not None else []
+        # tf32 is a tensor-core format: where no tensor-core instruction carries the dot (Turing and
+        # older, a dot too small) it runs in full fp32 on the FMA units whatever the TTIR asked
+        if a_elem == "f32" and precision in ("tf32", "tf32x3") and (machine is None or main_found):
             out.append(Finding("tf32", "low", 30, line,
                                f"line {line}: tl.dot on fp32 inputs runs as {precision} "
                                f"({'10-bit mantissa' if precision == 'tf32' else 'three tf32 products'})",
@@ -362,8 +366,9 @@ def _dot_findings(rec: Inspection) -> list[Finding]:
                                "\"tf32x3\" for near-fp32 accuracy on tensor cores.", lines))
         if machine is None:
             continue
-        found = {s: sorted({n for ln in lines for n in tc_by_line.get(s, {}).get(ln, [])}) for s in tc_by_line}
-        main_found = found.get(machine, [])
+        # asked for tf32 on an NVIDIA GPU older than Ampere, which has none
+        tf32_less = a_elem == "f32" and precision != "ieee" and rec.backend == "cuda" \
+            and isinstance(rec.arch, int) and rec.arch < 80
         if not main_found:
             why = []
             if shape_a and shape_b and (min(shape_a[0], shape_b[-1]) < 16 or shape_a[-1] < 16):
@@ -371,12 +376,16 @@ def _dot_findings(rec: Inspection) -> list[Finding]:
                            f"M, N >= 16 and K >= 16 (8 for tf32)")
             if a_elem == "f32" and precision == "ieee":
                 why.append("input_precision=\"ieee\" on fp32 inputs runs on the FMA units")
+            elif tf32_less:
+                why.append(f"fp32 inputs: {rec.target} has no tf32 tensor cores (sm_80 and newer do), so the dot "
+                           "runs in full fp32 on the FMA units")
             if a_elem in ("f64",):
                 why.append("fp64 dots run on the FMA units")
             out.append(Finding("no_tensor_cores", "high", 75, line,
                                f"line {line}: tl.dot runs on the FMA units: no tensor-core instructions on {rec.target}",
                                why or ["no mma / wgmma / MFMA instruction carries this line"],
-                               "Use 16-bit (or tf32) inputs and tiles of at least 16 x 16 x 16.", lines))
+                               f"Use 16-bit {'' if tf32_less else '(or tf32) '}inputs and tiles of at least "
+                               "16 x 16 x 16.", lines))
             continue
         names = ", ".join(main_found)
         sass = found.get("sass")

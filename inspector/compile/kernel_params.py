@@ -26,6 +26,8 @@ ADDRESS_KEYWORDS = ("pointer", "ptr", "base")
 # Calls that pass their first argument's pointer-ness through (`tl.multiple_of(X + offs, 16)`).
 PASS_THROUGH = {"multiple_of", "max_contiguous", "max_constancy", "where", "broadcast_to", "reshape", "view",
                 "expand_dims", "advance", "cast", "to", "permute", "trans"}
+# Compiler hints: their value is their first argument's.
+HINTS = {"multiple_of", "max_contiguous", "max_constancy"}
 MODULE_NAMES = {"tl", "triton", "language", "libdevice", "math", "core", "tle"}
 # Builtins whose result is computed from their arguments (an integer of integers).
 PASS_THROUGH_CALLS = {"int", "float", "abs", "len", "round"}
@@ -70,8 +72,12 @@ class _Flow(ast.NodeVisitor):
     def _assign(self, target: ast.expr, value: ast.expr) -> None:
         if isinstance(target, ast.Name):
             self.assigned.setdefault(target.id, []).append(value)
-            if isinstance(value, ast.Call) and _call_name(value) == "load" and value.args:
-                self.loads.setdefault(target.id, []).append(value.args[0])
+            loaded = value
+            # `start = tl.multiple_of(tl.load(Starts + b), 4)`: a hint leaves what was loaded
+            while isinstance(loaded, ast.Call) and _call_name(loaded) in HINTS and loaded.args:
+                loaded = loaded.args[0]
+            if isinstance(loaded, ast.Call) and _call_name(loaded) == "load" and loaded.args:
+                self.loads.setdefault(target.id, []).append(loaded.args[0])
         elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
             for t, v in zip(target.elts, value.elts):
                 self._assign(t, v)

@@ -35,9 +35,9 @@ from typing import Any, Callable
 from ..analysis.advisor import Finding, advise
 from ..analysis.memory import memory_report
 from ..record import Inspection
-from .candidates import Candidate, for_finding
+from .candidates import Candidate, for_finding, further, reached
 from .check import Check, check_candidates
-from .evaluate import Measures, changes, finding_gone, judged, measures, new_findings, score
+from .evaluate import Measures, changes, finding_gone, helped, judged, measures, new_findings, score
 
 
 @dataclass
@@ -173,36 +173,69 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
     def ident(c: Candidate) -> str:  # one compile per distinct edit (text and overrides)
         return c.source + "\0" + repr(sorted((k, sorted(v.items())) for k, v in c.overrides.items()))
 
-    by_ident = {ident(t.candidate): t.candidate for _, t in tries}
-    idents = list(by_ident)
-    edited = list(dict.fromkeys(c.source for c in by_ident.values() if not c.overrides))
     kw = dict(inspect_kwargs, kernel=rec.kernel, target=rec.target if target != "native" else target,
               defer=("sass",))
+    if rec.autotune_configs and rec.autotune_index is not None:
+        # the config the original compiled, not the first one the candidate's edit lets launch
+        kw["autotune_index"] = rec.autotune_index
     checks: dict[str, Check] = {}
 
-    def run_checks() -> None:
+    def run_checks(edited: list[str]) -> None:
         got = check_candidates(rec, edited) if check else [Check(None, "not checked (--no-check)")] * len(edited)
         checks.update(zip(edited, got))
 
-    checker = threading.Thread(target=run_checks, daemon=True)
-    checker.start()
-    with ThreadPoolExecutor(max_workers=workers or max(2, os.cpu_count() or 2)) as pool:
-        futures = {pool.submit(inspect_kernel, rec.file, source=by_ident[s].source,
-                               **with_overrides(kw, by_ident[s].overrides)): s for s in idents}
-        for fut in as_completed(futures):
-            s = futures[fut]
-            after = fut.result()
-            for i, t in tries:
-                if ident(t.candidate) == s:
-                    t.after = after
-                    if judged(after):
-                        t.measures = measures(after, report.findings[i].finding.line)
-                        t.finding_gone = finding_gone(report.findings[i].finding, t.measures)
-                        t.changes = changes(before[i], t.measures)
-                        t.new_findings = new_findings(before[i], t.measures)
-                    if on_result:
-                        on_result(i, t)
-    checker.join()
+    def compile_round(tries: list[tuple[int, Tried]]) -> None:
+        """Compile each distinct candidate of `tries` (its checks on a thread alongside)."""
+        by_ident = {ident(t.candidate): t.candidate for _, t in tries}
+        edited = list(dict.fromkeys(c.source for c in by_ident.values() if not c.overrides))
+        checker = threading.Thread(target=run_checks, args=(edited,), daemon=True)
+        checker.start()
+        with ThreadPoolExecutor(max_workers=workers or max(2, os.cpu_count() or 2)) as pool:
+            futures = {pool.submit(inspect_kernel, rec.file, source=c.source, **with_overrides(kw, c.overrides)): s
+                       for s, c in by_ident.items()}
+            for fut in as_completed(futures):
+                s = futures[fut]
+                after = fut.result()
+                for i, t in tries:
+                    if ident(t.candidate) == s:
+                        t.after = after
+                        if judged(after):
+                            t.measures = measures(after, report.findings[i].finding.line)
+                            t.finding_gone = finding_gone(report.findings[i].finding, t.measures)
+                            t.changes = changes(before[i], t.measures)
+                            t.new_findings = new_findings(before[i], t.measures)
+                        if on_result:
+                            on_result(i, t)
+        checker.join()
+
+    def drop_unreached(tries: list[tuple[int, Tried]]) -> list[tuple[int, Tried]]:
+        """An edit whose value did not reach the launch (a branch not taken) is no candidate."""
+        gone = {id(t) for _, t in tries if t.after is not None and not reached(t.candidate, t.after)}
+        for ff in report.findings:
+            ff.candidates = [t for t in ff.candidates if id(t) not in gone]
+        return [(i, t) for i, t in tries if id(t) not in gone]
+
+    compile_round(tries)
+    tries = drop_unreached(tries)
+    # A limit no single step cleared: the knobs that helped, stepped further (stages down to 1).
+    more: list[tuple[int, Tried]] = []
+    for i, ff in enumerate(report.findings):
+        if any(t.finding_gone for t in ff.candidates):
+            continue
+        seen = {ident(t.candidate) for t in ff.candidates}
+        steps = further(rec, ff.finding, [(t.candidate, helped(ff.finding, before[i], t.measures))
+                                          for t in ff.candidates])
+        for c in steps:
+            if ident(c) not in seen:
+                seen.add(ident(c))
+                t = Tried(c)
+                ff.candidates.append(t)
+                more.append((i, t))
+    if more:
+        if on_start:
+            on_start(report)
+        compile_round(more)
+        tries += drop_unreached(more)
     for i, t in tries:
         c = checks.get(t.candidate.source) if not t.candidate.overrides else \
             Check(None, "a compile option: the example runs the file as written")

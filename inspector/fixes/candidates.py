@@ -55,6 +55,7 @@ class Candidate:
     # compile overrides instead of an edit (an autotuned kernel whose configs a helper builds):
     # {"options": {"num_stages": 2}} or {"consts": {...}}; the diff is then empty
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    knob: tuple[str, Any] | None = None  # (name, new value) of the one option or constexpr it sets
 
 
 @dataclass
@@ -237,16 +238,28 @@ def _is_config(call: ast.Call) -> bool:
     return (f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "") == "Config"
 
 
-def _launch_edit(ctx: _Ctx, title: str, key: str, value: Any, assumptions: list[str] | None = None) -> Candidate | None:
+def _launch_edit(ctx: _Ctx, title: str, key: str, value: Any, assumptions: list[str] | None = None) -> list[Candidate]:
     """`key=value` where the compiled call gets it: the autotune config compiled (its dict for a
-    constexpr, a keyword for an option), else the launch."""
-    if ctx.rec.autotune_configs:
+    constexpr, a keyword for an option), else the caller's variable that the launch passes (one
+    candidate per assignment that may be the one taken), else the launch's keyword."""
+    made = _launch_edit_text(ctx, title, key, value, assumptions)
+    for c in made:
+        c.knob = (key, value)
+    return made
+
+
+def _launch_edit_text(ctx: _Ctx, title: str, key: str, value: Any,
+                      assumptions: list[str] | None = None) -> list[Candidate]:
+    configs = ctx.rec.autotune_configs
+    index = ctx.rec.autotune_index or 0
+    # a constexpr the configs do not set comes from the launch, autotuned or not
+    if configs and (key in _OPTIONS or index < len(configs) and key in configs[index]):
         call = _config(ctx)
         if call is None:  # configs a helper or a comprehension makes: the change as a compile override
             where = "options" if key in _OPTIONS else "consts"
-            return Candidate(f"{title} for autotune config {ctx.rec.autotune_index or 0} (as a compile {where[:-1]}: "
-                             "the configs are not listed literally)", ctx.rec.source, "",
-                             list(assumptions or []), kind="option", overrides={where: {key: value}})
+            return [Candidate(f"{title} for autotune config {ctx.rec.autotune_index or 0} (as a compile "
+                              f"{where[:-1]}: the configs are not listed literally)", ctx.rec.source, "",
+                              list(assumptions or []), kind="option", overrides={where: {key: value}})]
         meta = call.args[0] if call.args and isinstance(call.args[0], ast.Dict) else None
         entry = next((v for k, v in zip(meta.keys, meta.values) if edits.literal(k) == key), None) if meta else None
         if entry is not None:
@@ -254,14 +267,71 @@ def _launch_edit(ctx: _Ctx, title: str, key: str, value: Any, assumptions: list[
         elif key in _OPTIONS:
             src = edits.set_keyword(ctx.rec.source, call, key, repr(value))
         else:
-            return None
+            return []
         title += f" in autotune config {ctx.rec.autotune_index or 0}"
     else:
         call = _launch(ctx)
         if call is None:
-            return None
+            return []
+        variable = _launch_variable(ctx, call, key, value)
+        if variable:
+            return variable
+        given = edits.keyword(call, key)
+        if key not in _OPTIONS and given is not None and edits.literal(given.value) is None:
+            # `BK=triton.next_power_of_2(K)`: a block the caller derives from the problem; a literal
+            # in its place leaves what else the caller derives (the grid, NK) as it was
+            return []
         src = edits.set_keyword(ctx.rec.source, call, key, repr(value))
-    return _candidate(ctx, title, src, assumptions=list(assumptions or []), kind="launch")
+    c = _candidate(ctx, title, src, assumptions=list(assumptions or []), kind="launch")
+    return [c] if c else []
+
+
+def _launch_variable(ctx: _Ctx, call: ast.Call, key: str, value: Any) -> list[Candidate]:
+    """`BLOCK = 128` -> `BLOCK = 64` where the launch passes `BLOCK_M=BLOCK` and the function that
+    launches sets BLOCK from a literal of the compiled value: the caller's own variable, so that
+    whatever else follows it (the grid, BLOCK_N=BLOCK) changes with it, as a hand edit would. Where
+    several assignments give that value (a branch per GPU), each is a candidate of its own: the
+    one the compile shows reached the launch is kept (`reached`), the others are dropped."""
+    params = [p.name for p in ctx.rec.parameters]
+    kw = edits.keyword(call, key)
+    arg = kw.value if kw is not None else (call.args[params.index(key)] if key in params
+                                           and params.index(key) < len(call.args) else None)
+    old = _constexpr_value(ctx, key) if key not in _OPTIONS else _option(ctx, key)
+    if not isinstance(arg, ast.Name) or old is None:
+        return []
+    scope = next((f for f in ast.walk(ctx.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  and f.lineno <= call.lineno <= (f.end_lineno or f.lineno) and f is not ctx.kernel), ctx.tree)
+    sites: list[ast.expr] = []
+    for node in ast.walk(scope):
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target, val = node.targets[0], node.value
+        pairs = list(zip(target.elts, val.elts)) if isinstance(target, ast.Tuple) and isinstance(
+            val, (ast.Tuple, ast.List)) and len(target.elts) == len(val.elts) else [(target, val)]
+        for t, v in pairs:
+            if isinstance(t, ast.Name) and t.id == arg.id:
+                # `BC = 64 if K <= 128 else 32`: the branch that gives the compiled value
+                while isinstance(v, ast.IfExp) and edits.literal(v) is None:
+                    v = v.body if edits.literal(v.body) == old or isinstance(v.body, ast.IfExp) \
+                        and edits.literal(v.orelse) != old else v.orelse
+                if edits.literal(v) == old and not isinstance(edits.literal(v), bool):
+                    sites.append(v)
+    passed = sorted({k.arg for k in call.keywords if k.arg and isinstance(k.value, ast.Name) and k.value.id == arg.id}
+                    | {key})
+    grid = call.func.slice if isinstance(call.func, ast.Subscript) else None
+    grid_names = edits.names_in(grid) if grid is not None else set()
+    for g in list(grid_names):  # `grid = (batch, head, triton.cdiv(n, BLOCK))` assigned before the launch
+        value_of = edits.assignment_value(scope, g, call.lineno)
+        grid_names |= edits.names_in(value_of) if value_of is not None else set()
+    follows = f"passed as {', '.join(passed)}" + ("; the grid is computed from it" if arg.id in grid_names else "")
+    where = scope.name if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else "the file"
+    out = []
+    for site in sorted(sites, key=lambda n: (n.lineno, n.col_offset)):
+        c = _candidate(ctx, f"{arg.id} {old} -> {value} in {where} (line {site.lineno}, {follows})",
+                       edits.replace(ctx.rec.source, site, repr(value)), kind="launch")
+        if c:
+            out.append(c)
+    return out
 
 
 def _constexpr_value(ctx: _Ctx, name: str) -> int | None:
@@ -275,12 +345,52 @@ def _tile_constexprs(ctx: _Ctx) -> list[str]:
     consts = {p.name for p in ctx.rec.parameters if p.kind == "constexpr"}
     used: list[str] = []
     for n in ast.walk(ctx.kernel):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("arange", "zeros", "full",
-                                                                                          "make_block_ptr"):
-            for name in sorted(edits.names_in(n)):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
+            continue
+        # the extent itself, not the shape, strides and offsets beside it
+        kw = edits.keyword(n, "block_shape") or edits.keyword(n, "shape") or edits.keyword(n, "end")
+        sized = {"arange": 1, "zeros": 0, "full": 0, "make_block_ptr": 4}.get(n.func.attr)
+        if sized is None:
+            continue
+        extent = kw.value if kw is not None else n.args[sized] if sized < len(n.args) else None
+        if extent is not None:
+            for name in sorted(edits.names_in(extent)):
                 if name in consts and name not in used and _constexpr_value(ctx, name):
                     used.append(name)
     return used
+
+
+# Calls (and keywords) whose arguments only shape a block: an extent used nowhere else spans its
+# whole dimension.
+_SHAPING = {"arange", "zeros", "full", "reshape", "view", "broadcast_to", "static_assert", "zeros_like", "full_like"}
+
+
+def _spans_whole_dimension(ctx: _Ctx, name: str) -> bool:
+    """Whether constexpr `name` only shapes blocks (`tl.arange(0, BLOCK_DMODEL)`, `tl.zeros([BLOCK_M,
+    BLOCK_DMODEL])`, `block_shape=`) and is compared, never stepping through a dimension (`pid *
+    BLOCK_M`, `range(0, n, BLOCK_N)`, `tl.advance(p, (0, BLOCK_K))`): the block spans the whole
+    dimension (a head dim, a row), and halving it would drop elements instead of tiling them."""
+    def uses(node: ast.AST) -> bool:
+        called = node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else \
+            node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else ""
+        if called in _SHAPING:
+            return False
+        if called == "make_block_ptr":  # only its offsets step through the tensor
+            kw = edits.keyword(node, "offsets")  # type: ignore[arg-type]
+            offsets = kw.value if kw is not None else node.args[3] if len(node.args) > 3 else None  # type: ignore[attr-defined]
+            return offsets is not None and uses(offsets)
+        if isinstance(node, (ast.Compare, ast.arguments)) or isinstance(node, ast.keyword) and node.arg in (
+                "block_shape", "shape"):
+            return False
+        if isinstance(node, ast.Name):
+            return node.id == name
+        return any(uses(child) for child in ast.iter_child_nodes(node))
+    return not any(uses(stmt) for stmt in ctx.kernel.body)
+
+
+def _tiles(ctx: _Ctx) -> list[str]:
+    """Tile constexprs a smaller value tiles more finely (not those spanning a whole dimension)."""
+    return [n for n in _tile_constexprs(ctx) if not _spans_whole_dimension(ctx, n)]
 
 
 def _scaled(ctx: _Ctx, names: list[str], factor: float, why: str, low: int = 16) -> list[Candidate]:
@@ -292,10 +402,8 @@ def _scaled(ctx: _Ctx, names: list[str], factor: float, why: str, low: int = 16)
         new = int(v * factor)
         if new < low or new == v:
             continue
-        c = _launch_edit(ctx, f"{name} {v} -> {new} ({why})", name, new,
-                         [f"the launch's grid follows {name} (the outputs check says whether it does)"])
-        if c:
-            out.append(c)
+        out += _launch_edit(ctx, f"{name} {v} -> {new} ({why})", name, new,
+                            [f"the launch's grid follows {name} (the outputs check says whether it does)"])
     return out
 
 
@@ -307,8 +415,7 @@ def _option(ctx: _Ctx, key: str) -> int | None:
 def _stages(ctx: _Ctx) -> list[Candidate]:
     s = _option(ctx, "num_stages")
     if s and s > 1:
-        c = _launch_edit(ctx, f"num_stages {s} -> {s - 1} (one buffer fewer in shared memory)", "num_stages", s - 1)
-        return [c] if c else []
+        return _launch_edit(ctx, f"num_stages {s} -> {s - 1} (one buffer fewer in shared memory)", "num_stages", s - 1)
     return []
 
 
@@ -317,8 +424,7 @@ def _warps(ctx: _Ctx, factor: float, why: str) -> list[Candidate]:
     new = int(w * factor) if w else 0
     if not w or new < 1 or new > 32:
         return []
-    c = _launch_edit(ctx, f"num_warps {w} -> {new} ({why})", "num_warps", new)
-    return [c] if c else []
+    return _launch_edit(ctx, f"num_warps {w} -> {new} ({why})", "num_warps", new)
 
 
 def _fewer_threads(ctx: _Ctx) -> list[Candidate]:
@@ -331,9 +437,8 @@ def _fewer_threads(ctx: _Ctx) -> list[Candidate]:
     if not most or r.threads <= most or not r.num_warps:
         return []
     new = most // width
-    c = _launch_edit(ctx, f"num_warps {r.num_warps} -> {new} (a block of {new * width} threads, the most "
-                          f"{rec.target} allows)", "num_warps", new)
-    return [c] if c else []
+    return _launch_edit(ctx, f"num_warps {r.num_warps} -> {new} (a block of {new * width} threads, the most "
+                             f"{rec.target} allows)", "num_warps", new)
 
 
 def _maxnreg(ctx: _Ctx) -> list[Candidate]:
@@ -348,9 +453,8 @@ def _maxnreg(ctx: _Ctx) -> list[Candidate]:
     for cap in range(r.registers // 8 * 8, 23, -8):
         occ = triton_occupancy(ctx.rec.target, r.num_warps, cap, r.shared_bytes, num_ctas=r.num_ctas)
         if occ.blocks_per_sm > blocks:
-            c = _launch_edit(ctx, f"maxnreg={cap} (registers capped so {occ.blocks_per_sm} blocks fit an SM)",
-                             "maxnreg", cap, ["ptxas may spill to fit the cap: the spills figure says whether it did"])
-            return [c] if c else []
+            return _launch_edit(ctx, f"maxnreg={cap} (registers capped so {occ.blocks_per_sm} blocks fit an SM)",
+                                "maxnreg", cap, ["ptxas may spill to fit the cap: the spills figure says whether it did"])
     return []
 
 
@@ -370,6 +474,50 @@ def _precision(ctx: _Ctx, f: Finding) -> list[Candidate]:
     return out
 
 
+def reached(c: Candidate, after: Inspection) -> bool:
+    """Whether the value a candidate sets reached the compiled launch (an edit of a branch the
+    launch does not take changes nothing): True where it cannot tell."""
+    if c.knob is None or not after.stages:
+        return True
+    key, value = c.knob
+    if key in _OPTIONS:
+        got = after.options.get(key, getattr(after.resources, key, None))
+    else:
+        got = next((p.value for p in after.parameters if p.name == key), value)
+    return got is None or got == value
+
+
+# Findings about a limit (shared memory, registers) that one step may not clear.
+STEPPED = ("cannot_launch", "spills", "occupancy")
+
+
+def further(rec: Inspection, f: Finding, tried: list[tuple[Candidate, bool]]) -> list[Candidate]:
+    """When no first-round candidate cleared a limit (`tried`: each with whether it compiled and
+    moved the figure the right way), the same knobs stepped further: num_stages down to 1, a tile
+    halved again (to 16). Only knobs that helped are followed; at most three steps each."""
+    ctx = _context(rec)
+    if ctx is None or f.code not in STEPPED:
+        return []
+    out: list[Candidate] = []
+    for c, helped in tried:
+        if not helped or c.knob is None or not isinstance(c.knob[1], int) or isinstance(c.knob[1], bool):
+            continue
+        key, value = c.knob
+        old = _option(ctx, key) if key in _OPTIONS else _constexpr_value(ctx, key)
+        if old is None or key in ("num_warps", "maxnreg"):
+            continue
+        if key == "num_stages":
+            steps = list(range(value - 1, 0, -1))[:3]
+            why = "stages down until a block fits" if f.code == "cannot_launch" else "fewer stages still"
+        else:
+            steps = [v for v in (value // 2, value // 4, value // 8) if v >= 16 and v < value]
+            why = "a smaller tile still"
+        for v in steps:
+            out += _launch_edit(ctx, f"{key} {old} -> {v} ({why})", key, v,
+                                c.assumptions if key != "num_stages" else None)
+    return out
+
+
 def for_finding(rec: Inspection, f: Finding, accesses: list[MemoryAccess]) -> list[Candidate]:
     """The candidate edits for one finding (none when the cause has no edit the tool can make)."""
     ctx = _context(rec)
@@ -385,17 +533,17 @@ def for_finding(rec: Inspection, f: Finding, accesses: list[MemoryAccess]) -> li
             out += _scaled(ctx, _tile_constexprs(ctx), 2, "more contiguous elements per thread")
             out += _warps(ctx, 0.5, "more elements per thread for the same block")
     elif f.code == "spills":
-        out += _stages(ctx) + _scaled(ctx, _tile_constexprs(ctx), 0.5, "a smaller tile holds fewer values per thread") \
+        out += _stages(ctx) + _scaled(ctx, _tiles(ctx), 0.5, "a smaller tile holds fewer values per thread") \
             + _warps(ctx, 2, "the tile spread over more threads")
     elif f.code in ("occupancy", "cannot_launch"):
         out += _fewer_threads(ctx)
-        out += _stages(ctx) + _scaled(ctx, _tile_constexprs(ctx), 0.5, "a smaller tile")
+        out += _stages(ctx) + _scaled(ctx, _tiles(ctx), 0.5, "a smaller tile")
         if f.code == "occupancy" and "registers" in ((rec.occupancy or {}).get("limiters") or []):
             out += _maxnreg(ctx)
     elif f.code == "tf32":
         out += _precision(ctx, f)
     elif f.code in ("small_grid", "tail_wave"):
-        out += _scaled(ctx, _tile_constexprs(ctx), 0.5, "more, smaller programs")
+        out += _scaled(ctx, _tiles(ctx), 0.5, "more, smaller programs")
     seen: set[str] = set()
     kept = []
     for c in out:

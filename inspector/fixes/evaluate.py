@@ -64,6 +64,21 @@ def finding_gone(f: Finding, after: Measures) -> bool:
     return not any(c in codes and (l == f.line) for c, l, _ in after.findings)
 
 
+def helped(f: Finding, before: Measures, after: Measures | None) -> bool:
+    """Whether a candidate moved the figure a limit finding is about the right way, gone or not
+    (less shared memory or fewer registers for a block that does not fit, fewer spills, more
+    occupancy): worth stepping further."""
+    if after is None:
+        return False
+    if f.code == "cannot_launch":
+        return after.shared_bytes < before.shared_bytes or (after.registers or 0) < (before.registers or 0)
+    if f.code == "spills":
+        return after.spill_bytes < before.spill_bytes
+    if f.code == "occupancy":
+        return (after.occupancy or 0) > (before.occupancy or 0)
+    return False
+
+
 def changes(before: Measures, after: Measures) -> dict[str, list[Any]]:
     """Every figure that moved: name -> [before, after]."""
     out: dict[str, list[Any]] = {}

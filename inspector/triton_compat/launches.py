@@ -91,6 +91,22 @@ def recorded() -> list["Launch"]:
     return list(_recording[-1]) if _recording else []
 
 
+def take_since(count: int) -> list["Launch"]:
+    """Remove and return the launches the innermost `capture_launches` recorded after the first
+    `count` (a made-up call whose launch is set aside for a better one)."""
+    if not _recording:
+        return []
+    taken = _recording[-1][count:]
+    del _recording[-1][count:]
+    return taken
+
+
+def put_back(launches: list["Launch"]) -> None:
+    """Record `launches` again (ones `take_since` set aside), after those recorded since."""
+    if _recording:
+        _recording[-1].extend(launches)
+
+
 def launch_count() -> int:
     """Launches recorded so far by the innermost `capture_launches` (0 outside one)."""
     return len(_recording[-1]) if _recording else 0

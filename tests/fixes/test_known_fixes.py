@@ -6,27 +6,54 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 
 import pytest
 from paths import REPO
 
+from inspector import versions
 from inspector.fixes import fix
 
 CORPUS = REPO / "tests" / "fixes_corpus"
 ENTRIES = json.loads((CORPUS / "MANIFEST.json").read_text())["entries"]
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=[e["file"].split("/")[0] for e in ENTRIES])
+def _id(entry: dict) -> str:
+    return f"{entry['file'].split('/')[0]}-{entry['kernel']}"
+
+
+def _release(entry: dict) -> str | None:
+    """The Triton release the entry compiles with; skips (fails where CI requires side
+    environments) when its side environment is not there."""
+    wanted = entry.get("triton")
+    if wanted:
+        env = versions.get(wanted)
+        if env is None or not env.ready:
+            why = f"no ready Triton {wanted} side environment (`python -m inspector versions add {wanted}`)"
+            if os.environ.get("INSPECTOR_REQUIRE_VERSIONS") == "1":
+                pytest.fail(why)
+            pytest.skip(why)
+    return wanted
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[_id(e) for e in ENTRIES])
 def test_the_upstream_fix_is_among_the_first_three(sandbox, entry):
     path = CORPUS / entry["file"]
     assert hashlib.sha256(path.read_bytes()).hexdigest() == entry["sha256"], "not the published bytes"
+    release = _release(entry)
     report = fix(path, kernel=entry["kernel"], target=entry["target"], autotune_index=entry["autotune_config"],
-                 sandbox=sandbox, timeout=300, check=False)
-    assert report.original.kernel == entry["kernel"]
+                 sandbox=None if release else sandbox, triton=release, timeout=300, check=False)
+    assert report.original.kernel == entry["kernel"], report.original.error
     ff = next((ff for ff in report.findings if ff.finding.code == entry["finding"]), None)
     assert ff is not None, [f.finding.title for f in report.findings]
     first = ff.candidates[:3]
     hit = next((t for t in first if re.search(entry["expect"], t.title)), None)
     assert hit is not None, [t.title for t in first]
     assert hit.finding_gone and hit.after is not None and hit.after.launch_problem() is None
+
+
+def test_the_corpus_holds_ten_kernels_from_at_least_five_projects():
+    assert len(ENTRIES) >= 10
+    assert len({e["file"].split("/")[0] for e in ENTRIES}) >= 5
+    assert len({(e["file"], e["kernel"]) for e in ENTRIES}) == len(ENTRIES)
