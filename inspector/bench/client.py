@@ -103,12 +103,13 @@ def run_benchmark(target: str, **kwargs: Any) -> BenchResult:
 
 
 def jailed_command(command: list[str], targets: list[str], env: dict[str, str],
-                   writable: list[str] | None = None) -> list[str]:
+                   writable: list[str] | None = None, tools: list[str] | None = None) -> list[str]:
     """The benchmark worker's command, jailed like a compile where bubblewrap is there: the user's
     file runs with no network, no view of the home folder, the cache or the workspaces, its own
     /tmp, its kernel's project folder read-only; the environment is reduced to what it needs
     (`env` is updated in place). Without bubblewrap (or with the sandbox off) it runs as before, in
-    a process group of its own, and `sandbox_status()` already says so loudly."""
+    a process group of its own, and `sandbox_status()` already says so loudly. `tools`: folders of
+    programs the command runs (a profiler's installation), shown read-only."""
     from ..isolation import jail
     from ..isolation.exposure import REPO_ROOT as INSPECTOR_ROOT, clean_environment, hidden_paths, isolation, \
         request_paths
@@ -120,7 +121,7 @@ def jailed_command(command: list[str], targets: list[str], env: dict[str, str],
                   "TORCHINDUCTOR_CACHE_DIR": "/tmp/inductor"})
     env.clear()
     env.update(clean)
-    expose = [*jail.python_paths(), INSPECTOR_ROOT]
+    expose = [*jail.python_paths(), INSPECTOR_ROOT, *(tools or [])]
     for target in targets:
         if os.path.exists(target):
             expose += request_paths({"file": target})

@@ -87,6 +87,9 @@ def format_report(report: Any) -> list[str]:
             if t.candidate.assumptions and t.candidate.kind == "hint":
                 out.append(f"     holds: {_mark(t.assumptions_hold)}" + (f" ({t.assumptions_note})" if t.assumptions_note else ""))
             out.append(f"     outputs equal: {_mark(t.checked)}" + (f" ({t.checked_note})" if t.checked_note else ""))
+            if t.ms is not None and report.ms:
+                out.append(f"     measured: {report.ms * 1000:.1f} us -> {t.ms * 1000:.1f} us "
+                           f"({report.ms / t.ms:.2f}x, the example's launches replayed)")
             out += ["     " + line for line in t.diff.rstrip("\n").splitlines()]
     out += ["", f"{n} candidate{'s' if n != 1 else ''}, compiled and checked in {report.seconds:.1f} s"]
     return out
@@ -98,7 +101,7 @@ def report_json(report: Any) -> dict[str, Any]:
 
     return {
         "kernel": report.original.kernel, "file": report.original.file, "target": report.original.target,
-        "seconds": round(report.seconds, 2),
+        "seconds": round(report.seconds, 2), "ms": report.ms, "ms_note": report.ms_note,
         "findings": [dict(dataclasses.asdict(ff.finding), note=ff.note,
                           candidates=[t.to_json() for t in ff.candidates]) for ff in report.findings],
     }

@@ -5,7 +5,9 @@
     profile show p.json                         a saved profile, on any machine (no GPU needed)
 
 Takes the same options as `compile` (the target is the machine's own GPU). Compiles the kernel
-natively, runs its reproducer (the recorded launch) once under Nsight Compute in the benchmark jail,
+natively, runs its reproducer (the recorded launch) once under Nsight Compute in the benchmark jail
+(where ncu is missing or the counters are forbidden, Proton times the kernel instead: its duration
+only, and the output says why),
 and prints the kernel's figures, the lines where the warps stalled (share of the stall samples,
 the top reasons, instructions executed, L2 sectors against the ideal), and the static model checked
 against the measurement: registers, shared memory, theoretical occupancy, predicted sectors per
@@ -72,6 +74,8 @@ def format_profile(prof: Profile, top: int = 8) -> list[str]:
             mark = {True: "ok  ", False: "WARN", None: "  ? "}[c.agrees]
             out.append(f"  {mark} {c.what}: predicted {_fmt(c.predicted)}, measured {_fmt(c.measured)}"
                        + (f"  ({c.note})" if c.note and c.agrees is not True else ""))
+    if prof.note:
+        out += ["", f"  {prof.note}"]
     if prof.unmapped:
         out += ["", f"  {len(prof.unmapped)} profiled line(s) not found in the file: " + "; ".join(prof.unmapped[:3])]
     return out
@@ -97,30 +101,28 @@ def _show(ns: argparse.Namespace) -> int:
 def run(ns: argparse.Namespace) -> int:
     if ns.file == "show":  # `profile show P.json`
         return _show(ns)
-    from ..profile.measured import build_profile
-    from ..profile.ncu_details import parse_details_page
-    from ..profile.ncu_source import parse_source_page
-    from ..profile.run_ncu import ProfileError, profile_reproducer
+    from ..profile.measure import measure
+    from ..profile.run_ncu import ProfileError
 
     rec = inspect_from(ns)
     if rec.error or not rec.reproducer:
         report_error(rec)
         return 1
     try:
-        pages = profile_reproducer(rec.reproducer, rec.kernel, ns.ncu)
-        source = parse_source_page(pages.source)
-        details = parse_details_page(pages.details)
-    except (ProfileError, ValueError) as e:
+        got = measure(rec, ns.ncu)
+    except ProfileError as e:
         print(f"error: {rec.kernel}: {e}", file=sys.stderr)
         return 1
-    if ns.raw:
+    if got.fallback_reason:
+        print(f"note: Nsight Compute could not measure it ({got.fallback_reason}); Proton timed the kernel "
+              "instead (its duration only)", file=sys.stderr)
+    pages, prof = got.pages, got.profile
+    if ns.raw and pages is not None:
         os.makedirs(ns.raw, exist_ok=True)
         for name, text in (("source.csv", pages.source), ("details.csv", pages.details),
                            ("reproducer.py", pages.profiled_text), ("record.json", rec.to_json())):
             with open(os.path.join(ns.raw, name), "w") as f:
                 f.write(text)
-    prof = build_profile(rec, source[0], details[0] if details else None, f"ncu {pages.version}",
-                         pages.profiled_text)
     if ns.out:
         with open(ns.out, "w") as f:
             json.dump(prof.to_dict(), f, indent=1)

@@ -16,8 +16,8 @@ with made-up arguments, read from how the wrapper uses each parameter:
   trailing size for extents (M, N, n_cols) the kernel or only its grid takes;
 - a tensor for anything else.
 Tensors are meta tensors of one of a few shape families (the last dimension the same for every
-tensor, so shape checks between X and W hold) and dtypes (fp16 first for a kernel with `tl.dot`,
-else fp32: `_dtypes`), tried in turn until a launch of the kernel is
+tensor, so shape checks between X and W hold) and dtypes (fp32, then bf16: `_dtypes`), tried in
+turn until a launch of the kernel is
 recorded. The first launch recorded wins, unless its blocks make a tile no caller would launch
 (`BLOCK_DMODEL = q.shape[-1]` given 4096 by the first family: a 128 x 4096 attention tile whose
 compile runs for minutes and out of memory); then the next family whose tile is smaller wins.
@@ -398,6 +398,13 @@ def _tensor_sequence(param: inspect.Parameter) -> bool:
     return bool(TENSOR_SEQUENCE.match(text.replace("torch.", "")))
 
 
+def _scalar_annotation(param: inspect.Parameter) -> bool:
+    """Whether the annotation says a number (`scale: Optional[float] = None`), not a tensor."""
+    ann = param.annotation
+    text = ann if isinstance(ann, str) else "" if ann is inspect.Parameter.empty else repr(ann)
+    return bool(re.search(r"\b(float|int)\b", text)) and "Tensor" not in text
+
+
 def _scalar(param: inspect.Parameter) -> Any:
     """A value for a parameter that is not a tensor, from its annotation or name; None if neither says."""
     from .kernel_file import FLOAT_NAMES
@@ -484,7 +491,7 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
         if p.name in axes:
             args.append(axis)
         elif p.default is None and roles.get(p.name) == "scalar" and p.name not in optional \
-                and (value := _scalar(p)) is not None and not isinstance(value, bool):
+                and _scalar_annotation(p) and (value := _scalar(p)) is not None and not isinstance(value, bool):
             # `scale: Optional[float] = None` handed to the kernel as it is: real callers pass one
             args.append(value if value or not isinstance(value, float) else 1.0)
         elif p.default is not inspect.Parameter.empty and not (
@@ -597,14 +604,12 @@ def _tile(launch: Any, extents: set[str]) -> int:
 
 
 def _dtypes(jit: Any) -> tuple[Any, ...]:
-    """The made-up tensors' dtypes, in the order tried. A kernel that multiplies tiles (`tl.dot`)
-    gets 16-bit inputs first, as tensor-core code is called (and as `kernel_file` calls one from
-    its signature): fp32 tiles of the same shape need twice the shared memory, so a config that
-    fits in the dtype models run would be reported as not fitting."""
+    """The made-up tensors' dtypes, in the order tried: fp32, then bf16 where a wrapper refuses
+    fp32. Not fp16 first for `tl.dot` kernels (as `kernel_file` calls one from its signature):
+    wrappers that also take a dtype choice (gemlite's `input_dtype` enum) pair it with fp32, and
+    fp16 tensors beside it do not compile. `--arg X=fp16` gives the dtype a model runs."""
     import torch
 
-    if ".dot(" in getattr(jit, "src", ""):
-        return torch.float16, torch.float32, torch.bfloat16
     return torch.float32, torch.bfloat16
 
 

@@ -38,6 +38,7 @@ from ..record import Inspection
 from .candidates import Candidate, for_finding, further, reached
 from .check import Check, check_candidates
 from .evaluate import Measures, changes, finding_gone, helped, judged, measures, new_findings, score
+from .timing import time_candidates, timeable
 
 
 @dataclass
@@ -54,6 +55,8 @@ class Tried:
     assumptions_note: str = ""
     checked: bool | None = None  # outputs equal to the original's; None: could not check
     checked_note: str = ""
+    ms: float | None = None  # measured, natively (the report's `ms` is the original's)
+    ms_note: str = ""  # why it was not measured
     score: float = 0.0
 
     @property
@@ -72,7 +75,7 @@ class Tried:
             "title": self.title, "diff": self.diff, "kind": self.candidate.kind,
             "assumptions": self.candidate.assumptions, "assumptions_hold": self.assumptions_hold,
             "assumptions_note": self.assumptions_note, "checked": self.checked, "checked_note": self.checked_note,
-            "finding_gone": self.finding_gone, "changes": self.changes,
+            "finding_gone": self.finding_gone, "changes": self.changes, "ms": self.ms, "ms_note": self.ms_note,
             "new_findings": [{"code": c, "line": l, "severity": s} for c, l, s in self.new_findings],
             "score": round(self.score, 2),
             "after": explanation_json(self.after) if self.after is not None else None,
@@ -93,6 +96,8 @@ class FixReport:
     original: Inspection
     findings: list[FindingFixes] = field(default_factory=list)
     seconds: float = 0.0
+    ms: float | None = None  # the original's measured time, natively with an example()
+    ms_note: str = ""
 
 
 def _no_candidate_note(f: Finding) -> str:
@@ -132,6 +137,29 @@ def _assumption_verdict(t: Tried, check: Check, rec: Inspection) -> None:
         t.assumptions_note = check.why or "the example did not reach the promise"
 
 
+def _measure(rec: Inspection, report: FixReport, tries: list[tuple[int, Tried]]) -> None:
+    """Time the original and every edit that compiled and can launch (natively only)."""
+    why = timeable(rec)
+    if why:
+        report.ms_note = why
+        for _, t in tries:
+            t.ms_note = why
+        return
+    runnable = list(dict.fromkeys(t.candidate.source for _, t in tries if not t.candidate.overrides
+                                  and t.after is not None and t.after.ok and t.after.launch_problem() is None))
+    base, timed = time_candidates(rec, runnable)
+    report.ms, report.ms_note = base.ms, base.why
+    by_source = dict(zip(runnable, timed))
+    for _, t in tries:
+        got = by_source.get(t.candidate.source)
+        if t.candidate.overrides:
+            t.ms_note = "a compile option: the example runs the file as written"
+        elif got is None:
+            t.ms_note = "not run: it does not compile or cannot launch"
+        else:
+            t.ms, t.ms_note = got.ms, got.why
+
+
 def with_overrides(kw: dict[str, Any], overrides: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """inspect_kernel's keywords with a candidate's overrides merged into options / consts."""
     out = dict(kw)
@@ -141,7 +169,7 @@ def with_overrides(kw: dict[str, Any], overrides: dict[str, dict[str, Any]]) -> 
 
 
 def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90", *, check: bool = True,
-        workers: int | None = None, on_result: Callable[[int, Tried], None] | None = None,
+        measure: bool = True, workers: int | None = None, on_result: Callable[[int, Tried], None] | None = None,
         on_start: Callable[[FixReport], None] | None = None, record: Inspection | None = None,
         **inspect_kwargs: Any) -> FixReport:
     """Compile, check and rank candidate fixes for every finding of `kernel` in `file` (see the
@@ -149,7 +177,9 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
     timeout) go to every compile, the original's and each candidate's; `record` is the original's
     record when the caller has it already. `on_start(report)` receives the report as soon as the
     candidates are listed: its entries fill in as compiles and checks land (a page shows it while
-    this runs on another thread); the returned report is the same object, ranked."""
+    this runs on another thread); the returned report is the same object, ranked. On a GPU
+    (`target="native"`) with `measure`, the example is also run natively as written and as each
+    edit makes it, and the kernel's launches timed (`timing`): time saved ranks a candidate too."""
     import time
 
     from ..compile.api import inspect_kernel
@@ -236,6 +266,8 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
             on_start(report)
         compile_round(more)
         tries += drop_unreached(more)
+    if measure and check:
+        _measure(rec, report, tries)
     for i, t in tries:
         c = checks.get(t.candidate.source) if not t.candidate.overrides else \
             Check(None, "a compile option: the example runs the file as written")
@@ -244,7 +276,7 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
         _assumption_verdict(t, c, rec)
         ok = judged(t.after)
         t.score = score(report.findings[i].finding, before[i], t.measures if ok else None, t.assumptions_hold,
-                        t.checked)
+                        t.checked, (report.ms, t.ms))
     for ff in report.findings:
         ff.candidates.sort(key=lambda t: -t.score)
     report.seconds = time.monotonic() - t0

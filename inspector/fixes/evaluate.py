@@ -106,12 +106,16 @@ def new_findings(before: Measures, after: Measures) -> list[tuple[str, int | Non
 
 
 def score(f: Finding, before: Measures, after: Measures | None, assumptions_hold: bool | None,
-          checked: bool | None) -> float:
-    """Higher first. The finding gone counts most; then each figure's improvement; a broken promise
-    or different outputs sink a candidate below every one that holds, a failed compile below all."""
+          checked: bool | None, ms: tuple[float | None, float | None] = (None, None)) -> float:
+    """Higher first. The finding gone counts most; then each figure's improvement, and measured
+    time where there is a GPU (`ms`: the original's and the candidate's; twice as fast counts as
+    much as the finding gone); a broken promise or different outputs sink a candidate below every
+    one that holds, a failed compile below all."""
     if after is None:
         return -1000.0
     s = 0.0
+    if ms[0] and ms[1]:
+        s += 100 * math.log2(ms[0] / ms[1])
     if finding_gone(f, after):
         s += 100
     if before.width_bits and after.width_bits:

@@ -67,6 +67,7 @@ class Profile:
     unmapped: list[str] = field(default_factory=list)  # profiled lines not found in the file
     library_samples: int = 0  # stall samples in Triton's own inlined code (tl.max, tl.sum, ...)
     triton_version: str = ""
+    note: str = ""  # what this profile lacks and why (a Proton profile: no per-line counters)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -249,3 +250,14 @@ def rank_by_cost(findings: list[Any], prof: Profile) -> list[Any]:
         group = 0 if c and c >= 0.01 else 1 if c is None else 2
         ranked.append((group, -(c or 0.0), i, f))
     return [f for *_, f in sorted(ranked, key=lambda t: t[:3])]
+
+
+def proton_profile(rec: Inspection, launches: int, mean_ns: float, triton_version: str, why: str) -> Profile:
+    """The profile Proton gives where Nsight Compute cannot run (`why`): the kernel's duration, the
+    mean of `launches` timed launches; no per-line counters, no checks."""
+    return Profile(kernel=rec.kernel, file=rec.file, target=rec.target,
+                   tool=f"Proton (Triton {triton_version}, CUPTI kernel times)", device=rec.device_name or "",
+                   figures={"duration": {"value": mean_ns / 1000, "unit": "us"},
+                            "launches_timed": {"value": launches, "unit": ""}},
+                   triton_version=rec.triton_version,
+                   note=f"kernel time only: the per-line counters and the checks need Nsight Compute ({why})")

@@ -29,7 +29,12 @@ torch.cuda.synchronize()
 
 
 class ProfileError(Exception):
-    """Profiling could not run; the message says why and what to do."""
+    """Profiling could not run; the message says why and what to do. `fallback`: Nsight Compute
+    itself is unusable here (missing, counters forbidden), so Proton may still time the kernel."""
+
+    def __init__(self, message: str, fallback: bool = False) -> None:
+        super().__init__(message)
+        self.fallback = fallback
 
 
 @dataclass
@@ -41,8 +46,8 @@ class NcuPages:
 
 
 def find_ncu(explicit: str | None = None) -> str | None:
-    """The ncu binary: `explicit`, $NCU, on PATH, or CUDA's usual places."""
-    for candidate in (explicit, os.environ.get("NCU"), shutil.which("ncu"), *NCU_PATHS):
+    """The ncu binary: `explicit` (only it, when given), else $NCU, on PATH, or CUDA's usual places."""
+    for candidate in ((explicit,) if explicit else (os.environ.get("NCU"), shutil.which("ncu"), *NCU_PATHS)):
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None
@@ -70,8 +75,8 @@ def profile_reproducer(reproducer: str, kernel: str, ncu: str | None = None, tim
     pages of the report. Raises ProfileError saying why not."""
     binary = find_ncu(ncu)
     if binary is None:
-        raise ProfileError("Nsight Compute (ncu) is not installed here: install the CUDA toolkit's Nsight "
-                           "Compute, or pass --ncu PATH")
+        raise ProfileError(f"Nsight Compute (ncu) is not {'at ' + ncu if ncu else 'installed here'}: install the "
+                           "CUDA toolkit's Nsight Compute, or pass --ncu PATH", fallback=True)
     work = tempfile.mkdtemp(prefix="inspector-profile-")
     try:
         repro, runner, report = (os.path.join(work, n) for n in ("kernel_repro.py", "run.py", "launch"))
@@ -88,10 +93,16 @@ def profile_reproducer(reproducer: str, kernel: str, ncu: str | None = None, tim
         if jailed:
             from ..bench.client import jailed_command
 
-            command = jailed_command(command, [repro], env, writable=[work])
+            # ncu is a launcher beside its own libraries and sections (CUDA's bin/ncu starts
+            # ../nsight-compute-*/ncu): its folder, or the toolkit above a bin/, read-only
+            folder = os.path.dirname(os.path.realpath(binary))
+            tools = [os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder]
+            command = jailed_command(command, [repro], env, writable=[work], tools=tools)
         run = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env, cwd=work)
         if run.returncode != 0 or not os.path.exists(report + ".ncu-rep"):
-            raise ProfileError(f"ncu could not profile {kernel}: {_explain(run.stdout + run.stderr)}")
+            output = run.stdout + run.stderr
+            raise ProfileError(f"ncu could not profile {kernel}: {_explain(output)}",
+                               fallback="ERR_NVGPUCTRPERM" in output)
         pages = []
         for page in (["--page", "source", "--csv", "--print-source", "sass,cuda"], ["--page", "details", "--csv"]):
             out = subprocess.run([binary, "--import", report + ".ncu-rep", *page], capture_output=True, text=True,

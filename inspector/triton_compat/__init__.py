@@ -58,7 +58,7 @@ _EXPORTS = {
                 "clear_cache", "set_cache_dir"),
     "launches": ("Launch", "JITFunction", "triton_object", "innermost_jit", "is_kernel_object", "kernel_def_line",
                  "recorded", "launch_count", "take_since", "put_back", "capture_launches", "MissingArguments",
-                 "FinalCall", "compile_launch",
+                 "FinalCall", "compile_launch", "running_launches", "relaunch",
                  "signature_params", "specialization", "metadata_dict", "load_native", "heuristic_names",
                  "autotune_configs", "pruned_configs", "autotuners_in", "first_jit_call"),
     "side_channels": ("ptxas_log", "compiler_stderr", "MLIR_DIAGNOSTIC", "mlir_error", "use_cache_dir"),

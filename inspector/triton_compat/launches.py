@@ -91,6 +91,35 @@ def recorded() -> list["Launch"]:
     return list(_recording[-1]) if _recording else []
 
 
+@contextlib.contextmanager
+def running_launches() -> Iterator[list[Launch]]:
+    """Record each `kernel[grid](...)` (its outermost kernel object, grid and arguments) while it
+    runs as usual, so it can be launched again (`relaunch`): a fix's timing replays the example's
+    launches of one kernel. `KernelInterface.__getitem__` is the one door every such launch goes
+    through (JITFunction, Autotuner and Heuristics alike), on every release we support."""
+    launches: list[Launch] = []
+    real = KernelInterface.__getitem__
+
+    def getitem(self: Any, grid: Any) -> Callable[..., Any]:
+        launcher = real(self, grid)
+
+        def launch(*args: Any, **kwargs: Any) -> Any:
+            launches.append(Launch(self, args, dict(kwargs), grid))
+            return launcher(*args, **kwargs)
+        return launch
+
+    KernelInterface.__getitem__ = getitem  # type: ignore[method-assign]
+    try:
+        yield launches
+    finally:
+        KernelInterface.__getitem__ = real  # type: ignore[method-assign]
+
+
+def relaunch(launch: Launch) -> Any:
+    """Launch a recorded `kernel[grid](...)` again, as it was made."""
+    return launch.obj[launch.grid](*launch.args, **launch.kwargs)
+
+
 def take_since(count: int) -> list["Launch"]:
     """Remove and return the launches the innermost `capture_launches` recorded after the first
     `count` (a made-up call whose launch is set aside for a better one)."""

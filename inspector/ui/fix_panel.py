@@ -33,6 +33,15 @@ def _open(key: str, index: int) -> None:
     st.session_state[OPEN] = (key, index)
 
 
+def open_fixes(key: str, index: int) -> None:
+    """Show finding `index`'s candidates of the record cached under `key` (its job starts when the
+    Insight view draws them): the gutter's way in, beside the Insight view's button."""
+    _open(key, index)
+    state.settings().view = "insight"
+    st.toast("Trying fixes for this finding: they land under it in the Insight view below",
+             icon=":material/build:")
+
+
 def _apply(kernel_id: str, source: str, title: str) -> None:
     """on_click: the candidate's text becomes a new version of the open file, then compiles."""
     from inspector.ui.editor import save_pending

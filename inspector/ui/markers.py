@@ -5,7 +5,8 @@ left edge of stage-pane rows, each with the reason shown on hover.
 
 pane "source" is the editor (kernel-file lines); the others are stage keys (their own lines). An
 item may carry `heat` (0-1): a measured line's share of the stall samples against the hottest's,
-drawn as a red strip beside the marker (`profile_markers`).
+drawn as a red strip beside the marker (`profile_markers`), and `fix` (an advisor finding's index):
+clicking the marker opens that finding's "Try fixes" (`inspector/ui/fix_panel.py`).
 Severities mean one thing each: `error` is something that stops the kernel (the compile error's
 line), `performance` a verdict or finding that costs speed (a memory access narrower than 128 bits,
 local-memory spills, a layout conversion through shared memory, the advisor's findings), `info`
@@ -30,7 +31,7 @@ FINDING_SEVERITY = {"high": "performance", "medium": "performance", "low": "perf
 
 
 def _add(out: Markers, pane: str, line: int | None, severity: str, kind: str, text: str,
-         warp: dict[str, Any] | None = None, heat: float | None = None) -> None:
+         warp: dict[str, Any] | None = None, heat: float | None = None, fix: int | None = None) -> None:
     if not line or line < 1:
         return
     items = out.setdefault(pane, {}).setdefault(int(line), [])
@@ -39,6 +40,8 @@ def _add(out: Markers, pane: str, line: int | None, severity: str, kind: str, te
         item["warp"] = warp
     if heat is not None:
         item["heat"] = round(heat, 3)
+    if fix is not None:
+        item["fix"] = fix
     if item not in items:
         items.append(item)
 
@@ -138,11 +141,13 @@ def record_markers(rec: Inspection) -> Markers:
                 _add(out, "ttgir", c.line, severity, "layout-conversion", text)
                 for line in c.source_lines[:1]:
                     _add(out, "source", line, severity, "layout-conversion", text)
-        for f in ex.findings:
+        for i, f in enumerate(ex.findings):
             severity = FINDING_SEVERITY.get(f.severity, "info")
             text = f.title + (f"\n{f.suggestion}" if f.suggestion else "")
             for line in (f.lines or ([f.line] if f.line else [])):
-                _add(out, "source", line, severity, f"advisor-{f.code}", text)
+                # `fix`: the finding's place in the advisor's list, which "Try fixes" takes
+                _add(out, "source", line, severity, f"advisor-{f.code}", text,
+                     fix=i if f.severity != "info" else None)
     except Exception:  # noqa: BLE001 - markers are a convenience; the panes still show
         log.exception("markers failed for %s", rec.kernel)
     return out
@@ -155,7 +160,7 @@ def merge(*parts: Markers) -> Markers:
             for line, items in lines.items():
                 for item in items:
                     _add(out, pane, line, item["severity"], item["kind"], item["text"], item.get("warp"),
-                         item.get("heat"))
+                         item.get("heat"), item.get("fix"))
     return out
 
 

@@ -66,7 +66,7 @@ def workbench_fragment() -> None:
     """The workbench reruns alone on a save (a pause in typing); a compile, a new choice of
     panes or a save over another tab's text (the page says so) reruns the page."""
     kind = workbench(state.shown_record(), state.record())
-    if kind in ("submit", "panes", "conflict"):
+    if kind in ("submit", "panes", "conflict", "fix"):
         st.rerun(scope="app")
 
 

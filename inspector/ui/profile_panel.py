@@ -22,17 +22,18 @@ LOADED = "profile.loaded"  # session state: {kernel file path: Profile as a dict
 
 
 def _measure(rec: Inspection) -> Profile | None:
-    from inspector.profile import build_profile, parse_details_page, parse_source_page
-    from inspector.profile.run_ncu import ProfileError, profile_reproducer
+    from inspector.profile.measure import measure
+    from inspector.profile.run_ncu import ProfileError
 
     try:
-        pages = profile_reproducer(rec.reproducer, rec.kernel)
-        details = parse_details_page(pages.details)
-        return build_profile(rec, parse_source_page(pages.source)[0], details[0] if details else None,
-                             f"ncu {pages.version}", pages.profiled_text)
-    except (ProfileError, ValueError) as e:
+        got = measure(rec)
+    except ProfileError as e:
         st.error(f"Could not profile `{rec.kernel}`: {e}")
         return None
+    if got.fallback_reason:
+        st.info(f"Nsight Compute could not measure it ({got.fallback_reason}); Proton timed the kernel instead: "
+                "its duration only, no per-line counters.", icon=":material/info:")
+    return got.profile
 
 
 def _figures(prof: Profile) -> None:
@@ -106,5 +107,7 @@ def profile_panel(rec: Inspection) -> None:
     st.markdown(f"**{prof.kernel}** on {prof.device or prof.target}, measured by {prof.tool} "
                 f"(Triton {prof.triton_version})")
     _figures(prof)
+    if prof.note:
+        st.caption(prof.note[:1].upper() + prof.note[1:] + ".")
     _checks(prof)
     _lines(prof)

@@ -7,7 +7,9 @@ highlighted rows, the line maps, the markers) and acts on what it sends back:
 
 - "change" (a pause in typing) and "blur": save the text to the workspace (a new version);
 - "submit" (Ctrl+Enter or the Compile button): save, then compile;
-- "panes": the stage panes chosen in the pane headers.
+- "panes": the stage panes chosen in the pane headers;
+- "fix": a click on a gutter mark whose advisor finding has fixes to try: the Insight view opens
+  with that finding's "Try fixes" started.
 
 A mounted editor keeps its own text: the seed is applied only when the editor generation
 (`state.EDITOR_GEN`) changes (another kernel, a restore, an upload), so a rerun carrying an older
@@ -62,6 +64,12 @@ def handle(event: dict | None) -> str | None:
         panes = [p for p in event.get("panes") or [] if isinstance(p, str)]
         if panes:
             state.settings().panes = panes[:MAX_PANES]
+    elif kind == "fix" and isinstance(event.get("finding"), int):
+        from inspector.ui.fix_panel import open_fixes
+
+        shown = state.shown_record()
+        if shown is not None and shown.cache_key:
+            open_fixes(shown.cache_key, event["finding"])
     return kind
 
 

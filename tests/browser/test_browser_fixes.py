@@ -1,5 +1,5 @@
 """Try fixes in a real Chromium: a user's jagged row sum (loads scalar because the row start comes
-from memory) gets candidates under its finding; the best one (the alignment promises, which the
+from memory) gets candidates under its finding, opened from the load's gutter mark; the best one (the alignment promises, which the
 example's offsets keep) is applied; History keeps the previous text; the PTX pane shows the loads
 128-bit wide. Every wait is on the page's state."""
 
@@ -56,8 +56,13 @@ def test_try_and_apply_a_fix(browser, tmp_path):
             wait_idle(page)
             frame = workbench_frame(page)
             assert frame.locator(".pane[data-pane=ptx] .r", has_text="ld.global.v4").count() == 0
-            page.get_by_role("button", name="Try fixes").first.click()
-            first = page.locator(".st-key-w-fix-cand-0-0")
+            page.get_by_role("button", name="Try fixes").first.wait_for()  # the Insight view's way in
+            # the gutter's: the load's mark says a click tries fixes, and the click opens them
+            mark = frame.locator(".cm-marks .mk.fixable").first
+            assert "Click the mark: try fixes" in (mark.get_attribute("data-tip") or "")
+            index = mark.get_attribute("data-fix")
+            mark.click()
+            first = page.locator(f".st-key-w-fix-cand-{index}-0")
             first.get_by_role("button", name="Apply").wait_for()
             wait_idle(page, timeout=WAIT_MS / 1000)
             shown = first.inner_text()

@@ -139,3 +139,50 @@ def test_forbidden_counters_say_what_to_change(tmp_path):
     with pytest.raises(run_ncu.ProfileError) as err:
         run_ncu.profile_reproducer("def example(device):\n    pass\n", "k", ncu=str(fake), jailed=False)
     assert "ERR_NVGPUCTRPERM" in str(err.value) and "NVreg_RestrictProfilingToAdminUsers=0" in str(err.value)
+
+
+def _forbidding_ncu(tmp_path):
+    fake = tmp_path / "ncu"  # what Nsight Compute prints without the permission, and its status
+    fake.write_text("#!/bin/sh\n[ \"$1\" = --version ] && { echo 'Version 2025.3.1.0'; exit 0; }\n"
+                    "echo '==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU "
+                    "Performance Counters on the target device 0.'\nexit 1\n")
+    fake.chmod(0o755)
+    return str(fake)
+
+
+def test_forbidden_counters_fall_back_to_proton_and_say_both_reasons(sandbox, tmp_path):
+    """GPU-free: Nsight Compute refuses (a fake binary printing its real message), Proton is tried
+    and cannot run without a GPU; the error names what to change for each."""
+    from inspector.compile.api import inspect_kernel
+    from inspector.profile.measure import measure
+    from inspector.profile.run_ncu import ProfileError
+
+    rec = inspect_kernel(KERNELS / "add.py", target="sm_90", sandbox=sandbox)
+    assert rec.reproducer
+    with pytest.raises(ProfileError) as err:
+        measure(rec, ncu=_forbidding_ncu(tmp_path))
+    text = str(err.value)
+    assert "NVreg_RestrictProfilingToAdminUsers=0" in text and "Proton could not time it either" in text, text
+
+
+def test_a_proton_session_tree_gives_the_kernel_s_launches_and_time():
+    """A session tree Proton wrote on the H200 (tests/data/proton/, see its README)."""
+    from inspector.profile.run_proton import kernel_times
+
+    tree = json.loads((REPO / "tests" / "data" / "proton" / "add_kernel.hatchet").read_text())
+    launches, total = kernel_times(tree, "add_kernel")
+    assert launches == 20 and total > 0
+    assert kernel_times(tree, "no_such_kernel") == (0, 0.0)
+
+
+@pytest.mark.gpu
+def test_where_counters_are_forbidden_proton_times_the_kernel(tmp_path):
+    from inspector.compile.api import inspect_kernel
+    from inspector.profile.measure import measure
+
+    rec = inspect_kernel(KERNELS / "add.py", target="native")
+    got = measure(rec, ncu=_forbidding_ncu(tmp_path))
+    assert got.pages is None and "ERR_NVGPUCTRPERM" in got.fallback_reason
+    duration = got.profile.figures["duration"]
+    assert duration["unit"] == "us" and duration["value"] > 0 and got.profile.figures["launches_timed"]["value"] == 20
+    print(f"\nProton on {rec.device_name}: add_kernel {duration['value']:.2f} us (mean of 20 launches)")

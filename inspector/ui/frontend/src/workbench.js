@@ -61,6 +61,12 @@ class Mark extends GutterMarker {
     el.dataset.tip = tipText(this.items);
     el.dataset.kinds = this.items.map(function (i) { return i.kind; }).join(" ");
     setWarp(el, this.items);
+    const fixable = this.items.find(function (i) { return i.fix !== undefined; });
+    if (fixable) {  // a click asks the page for this finding's fixes (inspector/ui/fix_panel.py)
+      el.dataset.fix = String(fixable.fix);
+      el.classList.add("fixable");
+      el.dataset.tip += "\n\nClick the mark: try fixes for this finding";
+    }
     return el;
   }
 }
@@ -190,6 +196,12 @@ function submit() {
   send({ type: "submit", text: view.state.doc.toString() });
 }
 root.querySelector(".compile").addEventListener("click", submit);
+root.addEventListener("mousedown", function (e) {
+  const mk = e.target.closest(".mk[data-fix]");
+  if (!mk) return;
+  e.preventDefault();  // the editor keeps its selection
+  send({ type: "fix", finding: Number(mk.dataset.fix) });
+});
 // Leaving the editor (a click in the sidebar, another tab, closing the page) sends what was typed.
 window.addEventListener("blur", flush);
 document.addEventListener("visibilitychange", flush);

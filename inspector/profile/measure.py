@@ -1,0 +1,45 @@
+"""Measuring a record's launch with the best profiler this machine allows: Nsight Compute (per
+line and per instruction, with the kernel's figures), else, where ncu is missing or the GPU's
+counters are forbidden to this user, Proton (the kernel's time alone), saying which and why.
+The CLI's `profile` and the page's Profile tab both come here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..record import Inspection
+from .measured import Profile, build_profile, proton_profile
+from .ncu_details import parse_details_page
+from .ncu_source import parse_source_page
+from .run_ncu import NcuPages, ProfileError, profile_reproducer
+from .run_proton import time_reproducer
+
+
+@dataclass
+class Measured:
+    profile: Profile
+    pages: NcuPages | None  # Nsight Compute's pages, when it was Nsight Compute
+    fallback_reason: str = ""  # why Nsight Compute could not, when Proton measured
+
+
+def measure(rec: Inspection, ncu: str | None = None) -> Measured:
+    """The profile of `rec`'s reproducer (see the module docstring). Raises ProfileError saying
+    why neither profiler could measure it."""
+    try:
+        pages = profile_reproducer(rec.reproducer, rec.kernel, ncu)
+    except ProfileError as e:
+        if not e.fallback:
+            raise
+        try:
+            times = time_reproducer(rec.reproducer, rec.kernel)
+        except ProfileError as p:
+            raise ProfileError(f"{e}; Proton could not time it either: {p}") from None
+        return Measured(proton_profile(rec, times.launches, times.mean_ns, times.triton_version, str(e)), None, str(e))
+    try:
+        details = parse_details_page(pages.details)
+        source = parse_source_page(pages.source)
+    except ValueError as e:
+        raise ProfileError(f"Nsight Compute's pages could not be read: {e}") from None
+    prof = build_profile(rec, source[0], details[0] if details else None, f"ncu {pages.version}", pages.profiled_text)
+    return Measured(prof, pages)

@@ -1,0 +1,97 @@
+"""Timing a recorded launch with Triton's Proton profiler (`triton.profiler`), the fallback where
+Nsight Compute is missing or the GPU's counters are forbidden to this user: Proton's default
+backend reads kernel times through CUPTI's activity API, which needs no counter permission.
+
+The reproducer runs once to compile and warm up, then `REPEATS` more times inside one Proton
+session; the session's tree (`.hatchet`, JSON) gives each kernel's total time and launch count.
+Per-line counters are Nsight Compute's alone: a Proton profile has the kernel's duration only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from .run_ncu import ProfileError
+
+REPEATS = 20
+RUNNER = """import runpy, sys, torch
+import triton.profiler as proton
+namespace = runpy.run_path(sys.argv[1])
+namespace["example"]("cuda")
+torch.cuda.synchronize()
+proton.start(sys.argv[2])
+for _ in range(int(sys.argv[3])):
+    namespace["example"]("cuda")
+torch.cuda.synchronize()
+proton.finalize()
+"""
+
+
+@dataclass
+class ProtonTimes:
+    """A kernel's launches in the session: count, and mean time per launch."""
+
+    launches: int
+    mean_ns: float
+    triton_version: str
+
+
+def _nodes(tree: Any) -> Iterator[dict[str, Any]]:
+    stack = list(tree) if isinstance(tree, list) else [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            yield node
+            stack.extend(node.get("children") or [])
+
+
+def kernel_times(tree: Any, kernel: str) -> tuple[int, float]:
+    """(launches, total ns) of the frames named `kernel` in a Proton session's tree."""
+    count, total = 0, 0.0
+    for node in _nodes(tree):
+        name = str((node.get("frame") or {}).get("name", ""))
+        metrics = node.get("metrics") or {}
+        if name == kernel and "time (ns)" in metrics:
+            count += int(metrics.get("count", 1))
+            total += float(metrics["time (ns)"])
+    return count, total
+
+
+def time_reproducer(reproducer: str, kernel: str, timeout: float = 600, jailed: bool = True) -> ProtonTimes:
+    """Run the reproducer under Proton (see the module docstring). Raises ProfileError saying why not."""
+    import triton
+
+    work = tempfile.mkdtemp(prefix="inspector-proton-")
+    try:
+        repro, runner, session = (os.path.join(work, n) for n in ("kernel_repro.py", "run.py", "session"))
+        with open(repro, "w") as f:
+            f.write(reproducer)
+        with open(runner, "w") as f:
+            f.write(RUNNER)
+        command = [sys.executable, runner, repro, session, str(REPEATS)]
+        env = {**os.environ, "TRITON_CACHE_DIR": os.path.join(work, "triton-cache")}
+        if jailed:
+            from ..bench.client import jailed_command
+
+            command = jailed_command(command, [repro], env, writable=[work])
+        try:
+            run = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env, cwd=work)
+        except subprocess.TimeoutExpired:
+            raise ProfileError(f"Proton: the reproducer ran longer than {timeout:.0f} s") from None
+        path = session + ".hatchet"
+        if run.returncode != 0 or not os.path.exists(path):
+            raise ProfileError("Proton could not time it: " + (run.stdout + run.stderr).strip()[-1200:])
+        with open(path, encoding="utf-8") as f:
+            count, total = kernel_times(json.load(f), kernel)
+        if not count:
+            raise ProfileError(f"Proton recorded no launch of {kernel}")
+        return ProtonTimes(count, total / count, triton.__version__)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
