@@ -35,6 +35,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--out", metavar="FILE", help="where --apply writes (default: stdout)")
     p.add_argument("--no-check", action="store_true",
                    help="compile the candidates but do not run the example under the interpreter")
+    p.add_argument("--finding", action="append", metavar="CODE",
+                   help="only this finding (an advisor code: cannot_launch, spills, scalar_access, ...); repeatable")
     p.set_defaults(func=run)
 
 
@@ -120,7 +122,7 @@ def run(ns: argparse.Namespace) -> int:
     for key in ("file", "kernel", "target", "autotune_index"):
         req.pop(key, None)
     report = fix(rec.file, kernel=rec.kernel, target=ns.target, check=not ns.no_check, record=rec,
-                 autotune_index=ns.autotune_config, **req)
+                 findings=ns.finding, autotune_index=ns.autotune_config, **req)
     if ns.apply is not None:
         flat = [t for ff in report.findings for t in ff.candidates]
         if not 1 <= ns.apply <= len(flat):
