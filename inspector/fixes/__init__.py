@@ -243,10 +243,16 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
         checker.join()
 
     def drop_unreached(tries: list[tuple[int, Tried]]) -> list[tuple[int, Tried]]:
-        """An edit whose value did not reach the launch (a branch not taken) is no candidate."""
-        gone = {id(t) for _, t in tries if t.after is not None and not reached(t.candidate, t.after)}
+        """An edit whose value did not reach the launch (a branch not taken), or whose compile
+        moved nothing at all (num_stages in a kernel without a loop), is no candidate."""
+        def idle(t: Tried) -> bool:
+            return t.measures is not None and not t.finding_gone and not t.changes and not t.new_findings
+        gone = {id(t) for _, t in tries if t.after is not None and (not reached(t.candidate, t.after) or idle(t))}
         for ff in report.findings:
-            ff.candidates = [t for t in ff.candidates if id(t) not in gone]
+            kept = [t for t in ff.candidates if id(t) not in gone]
+            if ff.candidates and not kept and not ff.note:
+                ff.note = "every edit the tool tried compiled to the same figures, or did not reach the launch"
+            ff.candidates = kept
         return [(i, t) for i, t in tries if id(t) not in gone]
 
     compile_round(tries)

@@ -58,10 +58,16 @@ def measures(rec: Inspection, line: int | None) -> Measures:
     return m
 
 
+# Findings about the whole kernel: their line is where the evidence happens to be (the first
+# spill, a launch site), and a candidate may move it without removing anything.
+KERNEL_WIDE = ("spills", "occupancy", "cannot_launch", "small_grid", "tail_wave", "layout_conversions")
+
+
 def finding_gone(f: Finding, after: Measures) -> bool:
-    """The finding's code (any access finding, for an access) no longer reported at its line."""
+    """The finding's code (any access finding, for an access) no longer reported at its line, or
+    anywhere for a whole-kernel finding."""
     codes = _ACCESS_CODES if f.code in _ACCESS_CODES else (f.code,)
-    return not any(c in codes and (l == f.line) for c, l, _ in after.findings)
+    return not any(c in codes and (l == f.line or f.code in KERNEL_WIDE) for c, l, _ in after.findings)
 
 
 def helped(f: Finding, before: Measures, after: Measures | None) -> bool:
