@@ -16,9 +16,10 @@ with made-up arguments, read from how the wrapper uses each parameter:
   trailing size for extents (M, N, n_cols) the kernel or only its grid takes;
 - a tensor for anything else.
 Tensors are meta tensors of one of a few shape families (the last dimension the same for every
-tensor, so shape checks between X and W hold) and dtypes (fp32, then bf16: `_dtypes`), tried in
-turn until a launch of the kernel is
-recorded. The first launch recorded wins, unless its blocks make a tile no caller would launch
+tensor, so shape checks between X and W hold) and dtypes (fp32, then bf16: not fp16 first for
+`tl.dot` kernels, since wrappers such as gemlite's pass a dtype enum that fp32 matches), tried in
+turn until a launch of the kernel is recorded. The first launch recorded wins, unless its blocks
+make a tile no caller would launch
 (`BLOCK_DMODEL = q.shape[-1]` given 4096 by the first family: a 128 x 4096 attention tile whose
 compile runs for minutes and out of memory); then the next family whose tile is smaller wins.
 Failures are returned, not raised.
@@ -603,16 +604,6 @@ def _tile(launch: Any, extents: set[str]) -> int:
     return sizes[0] * sizes[1] if len(sizes) > 1 else sizes[0] if sizes else 1
 
 
-def _dtypes(jit: Any) -> tuple[Any, ...]:
-    """The made-up tensors' dtypes, in the order tried: fp32, then bf16 where a wrapper refuses
-    fp32. Not fp16 first for `tl.dot` kernels (as `kernel_file` calls one from its signature):
-    wrappers that also take a dtype choice (gemlite's `input_dtype` enum) pair it with fp32, and
-    fp16 tensors beside it do not compile. `--arg X=fp16` gives the dtype a model runs."""
-    import torch
-
-    return torch.float32, torch.bfloat16
-
-
 def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str = "__main__") -> WrapperResult:
     import torch
 
@@ -626,7 +617,7 @@ def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str = "__
     for name, fn, takes_ctx in wrappers_of(module, kernel, module_name):
         node = _source_ast(fn)
         axes = AXIS_CHOICES if node is not None and _axis_parameters(node) else AXIS_CHOICES[:1]
-        for axis, family, dtype in itertools.product(axes, SHAPE_FAMILIES, _dtypes(jit)):
+        for axis, family, dtype in itertools.product(axes, SHAPE_FAMILIES, (torch.float32, torch.bfloat16)):
             if attempts >= MAX_ATTEMPTS * 4:
                 return WrapperResult(None, last, last_name)
             attempts += 1

@@ -285,6 +285,8 @@ def test_a_shipped_profile_opens_in_the_profile_tab_with_a_heat_strip_in_the_gut
     shipped = REPO / "assets" / "profiles" / "copy_coalesced_kernel-h100.json"
     page.get_by_test_id("stMainBlockContainer").locator("input[type=file]").set_input_files(str(shipped))
     wait_for(lambda: page.get_by_text("measured by ncu 2025.3.1").count(), "the profile's heading")
+    # the page draws the heading first and the checks after it: wait for them, then count
+    wait_for(lambda: page.get_by_text("Agrees with the measurement").count(), "the checks under the heading")
     assert page.get_by_text("Agrees with the measurement").count() == 1
     frame = workbench_frame(page)
     heat = frame.locator(".pane.source .mk.heat")
