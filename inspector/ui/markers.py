@@ -17,6 +17,7 @@ No Streamlit here.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from inspector.record import Inspection
@@ -164,17 +165,76 @@ def merge(*parts: Markers) -> Markers:
     return out
 
 
-def profile_markers(prof: Any) -> Markers:
+# `/*0050*/  02:-:-:Y:5  @P0 LDG.E ...`: offset, control bits (when printed), predicate, opcode
+SASS_ADDRESS = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:[-\w]{2}:[-\w]:[-\w]:[-\w]:\d+\s+)?(?:@!?U?P\w+\s+)?"
+                          r"([A-Z][A-Z0-9_.]*)")
+
+
+def profile_markers(prof: Any, rec: Inspection | None = None) -> Markers:
     """A heat strip on each kernel-file line a profile measured (`inspector.profile.Profile`): its
-    share of the stall samples as the strip's strength, the top reasons on hover."""
+    share of the stall samples as the strip's strength, the top reasons on hover. With the shown
+    record, the stage panes too: each SASS instruction by its own samples (matched by its offset
+    in the kernel and checked by its opcode: a profile of another binary marks nothing), and each
+    TTGIR/PTX line with the share of the Python line it came from (Nsight Compute counts per
+    Python line and per SASS instruction only; the hover says so)."""
     out: Markers = {}
     top = max((l.share for l in prof.lines), default=0.0) or 1.0
+    share_of: dict[int, float] = {}
     for l in prof.lines:
         if not l.samples:
             continue
+        share_of[l.line] = l.share
         reasons = ", ".join(f"{r} {n * 100 / max(l.samples, 1):.0f}%" for r, n in l.stalls[:3])
         sectors = "" if not l.sectors else f"; L2 sectors {l.sectors:,} (ideal {l.ideal_sectors or 0:,})"
         _add(out, "source", l.line, "info", "profile-heat",
              f"measured ({prof.tool}, {prof.device}): {l.share * 100:.1f}% of the stall samples ({reasons}); "
              f"{l.instructions:,} instructions{sectors}", heat=l.share / top)
+    if rec is None or not rec.stages:
+        return out
+    _sass_heat(out, prof, rec)
+    from inspector.analysis.context import context
+
+    ctx = context(rec)
+    for stage in ("ttgir", "ptx"):
+        if stage not in ctx.stages:
+            continue
+        for no in range(1, len(ctx.lines.get(stage, [])) + 1):
+            measured = [(share_of[ln], ln) for ln in ctx.line_sources(stage, no) if ln in share_of]
+            if measured:
+                share, ln = max(measured)
+                _add(out, stage, no, "info", "profile-heat",
+                     f"from line {ln}, which holds {share * 100:.1f}% of the stall samples (measured per Python "
+                     f"line and per SASS instruction; a {stage.upper()} line shows its Python line's share)",
+                     heat=share / top)
     return out
+
+
+def _sass_heat(out: Markers, prof: Any, rec: Inspection) -> None:
+    """Each profiled SASS instruction's samples on the SASS pane's line at the same offset."""
+    text = rec.stages.get("sass") or ""
+    at: dict[int, tuple[int, str]] = {}
+    for no, line in enumerate(text.splitlines(), 1):
+        m = SASS_ADDRESS.search(line)
+        if m:
+            at[int(m.group(1), 16)] = (no, m.group(2))
+    measured = [i for l in prof.lines for i in l.sass]
+    if not at or not measured:
+        return
+    base = min(int(i["address"], 16) for i in measured)
+    total = sum(i["samples"] for i in measured) or 1
+    hot = max(i["samples"] for i in measured) or 1
+    placed = []
+    for i in measured:
+        where = at.get(int(i["address"], 16) - base)
+        opcode = i["text"].split()[0] if i["text"].split() else ""
+        if opcode.startswith("@"):
+            opcode = i["text"].split()[1] if len(i["text"].split()) > 1 else ""
+        placed.append((i, where, where is not None and where[1] == opcode))
+    if sum(ok for _, _, ok in placed) < 0.9 * len(placed):  # not the binary the profile measured
+        return
+    for i, where, ok in placed:
+        if ok and i["samples"]:
+            _add(out, "sass", where[0], "info", "profile-heat",
+                 f"measured ({prof.tool}): {i['samples']:,} stall samples on this instruction "
+                 f"({i['samples'] * 100 / total:.1f}% of the kernel's); {i['instructions']:,} executed",
+                 heat=i["samples"] / hot)

@@ -122,7 +122,7 @@ def _profile_markers(rec: Inspection | None) -> Markers:
     from inspector.profile.measured import Profile
 
     prof = Profile.from_dict(saved)
-    return profile_markers(prof) if prof.kernel == rec.kernel else {}
+    return profile_markers(prof, rec) if prof.kernel == rec.kernel else {}
 
 
 def workbench(rec: Inspection | None, last: Inspection | None) -> str | None:

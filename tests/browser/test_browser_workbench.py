@@ -298,3 +298,7 @@ def test_a_shipped_profile_opens_in_the_profile_tab_with_a_heat_strip_in_the_gut
     hottest = max(json.loads(shipped.read_text())["lines"], key=lambda l: l["samples"])
     strongest = tips[strengths.index(max(strengths))]
     assert max(strengths) == 1.0 and f"{hottest['share'] * 100:.1f}% of the stall samples" in strongest
+    # the PTX pane: each line with the share of the Python line it came from, said on hover
+    ptx_heat = frame.locator(".pane[data-pane=ptx] .mk.heat")
+    wait_for(lambda: ptx_heat.count(), "heat strips in the PTX pane")
+    assert "a PTX line shows its Python line's share" in (ptx_heat.first.get_attribute("data-tip") or "")

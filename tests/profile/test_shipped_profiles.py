@@ -55,3 +55,29 @@ def test_vector_add_moves_four_times_the_sectors_at_an_odd_length():
         o = next(l for l in odd.lines if l.line == line)
         assert e.sectors == e.ideal_sectors == 524_288
         assert o.sectors == 4 * e.sectors and o.ideal_sectors == e.ideal_sectors
+
+
+def test_the_stage_panes_get_heat_by_instruction_and_by_python_line(sandbox):
+    """SASS: each profiled instruction's samples at its offset, checked by opcode (a profile of
+    another kernel's binary marks nothing); PTX and TTGIR: the share of the Python line they came
+    from, which the hover says."""
+    from inspector.compile.api import inspect_kernel
+    from inspector.ui.markers import profile_markers
+
+    prof = _load("copy_strided_kernel")
+    rec = inspect_kernel(KERNELS / "copy_coalesced_vs_strided.py", kernel="copy_strided_kernel", target="sm_90",
+                         sandbox=sandbox)
+    marks = profile_markers(prof, rec)
+    sass = marks["sass"]
+    hottest = max(sass, key=lambda no: sass[no][0]["heat"])
+    total = sum(i["samples"] for l in prof.lines for i in l.sass)
+    most = max((i for l in prof.lines for i in l.sass), key=lambda i: i["samples"])
+    assert sass[hottest][0]["heat"] == 1.0 and f"{most['samples']:,} stall samples" in sass[hottest][0]["text"]
+    assert f"{most['samples'] * 100 / total:.1f}% of the kernel's" in sass[hottest][0]["text"]
+    assert most["text"].split()[0] in rec.stages["sass"].splitlines()[hottest - 1]
+    ptx = [items[0] for items in marks["ptx"].values()]
+    assert ptx and all("a PTX line shows its Python line's share" in i["text"] for i in ptx)
+    assert max(i["heat"] for i in ptx) == 1.0 and "ttgir" in marks
+    other = inspect_kernel(KERNELS / "copy_coalesced_vs_strided.py", kernel="copy_coalesced_kernel", target="sm_90",
+                           sandbox=sandbox)
+    assert "sass" not in profile_markers(prof, other)
