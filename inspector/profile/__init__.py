@@ -6,6 +6,8 @@
 - `measured`: a `Profile` of one launch joined with its inspection record: per file line, the
   kernel's figures, and the static model checked against the measurement.
 - `run_ncu`: running a record's reproducer under Nsight Compute (GPU only).
+- `run_proton`: timing it with Triton's Proton where Nsight Compute cannot run (kernel time only).
+- `measure`: the one entry (CLI and page): Nsight Compute, else Proton, saying which and why.
 """
 
 from .measured import Profile, build_profile

@@ -18,6 +18,11 @@ The contacts, by module:
   (`kernel[grid](...)`): `JITFunction.run` and `Autotuner.run` are replaced for that call, so a
   launch is recorded instead of executed (and an autotuner does not benchmark). Calls with
   `warmup=True` pass through.
+- `launches.running_launches` / `relaunch`: timing a candidate fix on a GPU replays the example's
+  launches of one kernel: `KernelInterface.__getitem__` (the door of every `kernel[grid](...)`,
+  JITFunction, Autotuner and Heuristics alike) is wrapped to record each launch while it runs as
+  usual. Tried on 3.6.0 (the H200) and 3.9.0; `take_since`/`put_back` edit what
+  `capture_launches` recorded (a made-up call's oversized launch set aside).
 - `launches.compile_launch`: the recorded launch is compiled through `run(..., warmup=True)`, i.e.
   `JITFunction.warmup`, the exact specialisation a real launch does. While it runs, `run` is
   wrapped once more to apply overrides and see the final arguments (after `triton.heuristics` and
