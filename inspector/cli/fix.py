@@ -34,7 +34,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--apply", type=int, metavar="N", help="write the file as candidate N edits it (to --out)")
     p.add_argument("--out", metavar="FILE", help="where --apply writes (default: stdout)")
     p.add_argument("--no-check", action="store_true",
-                   help="compile the candidates but do not run the example under the interpreter")
+                   help="compile the candidates but run nothing: no interpreter check, no timing on a GPU")
     p.add_argument("--finding", action="append", metavar="CODE",
                    help="only this finding (an advisor code: cannot_launch, spills, scalar_access, ...); repeatable")
     p.set_defaults(func=run)

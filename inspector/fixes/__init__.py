@@ -181,7 +181,8 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
     this runs on another thread); the returned report is the same object, ranked. `findings`
     (advisor codes such as "cannot_launch") limits the report to those findings. On a GPU
     (`target="native"`) with `measure`, the example is also run natively as written and as each
-    edit makes it, and the kernel's launches timed (`timing`): time saved ranks a candidate too."""
+    edit makes it, and the kernel's launches timed (`timing`): time saved ranks a candidate too
+    (not with `check=False`, which runs nothing)."""
     import time
 
     from ..compile.api import inspect_kernel
