@@ -65,6 +65,29 @@ def _alarm(seconds: float) -> Any:
     signal.setitimer(signal.ITIMER_REAL, seconds)
 
 
+def text_module(path: str, source: str, label: str) -> tuple[Any, Any, str]:
+    """(module, spec, file): `source` written as a copy of `path` in a fresh folder, its module made
+    and registered under a unique name (`label`), not yet executed."""
+    folder = tempfile.mkdtemp(prefix=f"inspector-{label}-")
+    name = os.path.splitext(os.path.basename(path))[0]
+    file = os.path.join(folder, f"{name}.py")
+    with open(file, "w", encoding="utf-8") as f:
+        f.write(source)
+    spec = importlib.util.spec_from_file_location(f"_inspector_{label}_{name}", file)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[spec.name] = module  # type: ignore[union-attr]
+    return module, spec, file
+
+
+def run_example(module: Any, spec: Any) -> None:
+    """Execute the module and call its `example` (with "cuda" when it takes a device)."""
+    spec.loader.exec_module(module)
+    example = getattr(module, "example", None)
+    if not callable(example):
+        raise LookupError("the file has no example() to run")
+    example("cuda") if inspect.signature(example).parameters else example()
+
+
 def _run_one(path: str, source: str, kernel: str, index: int, seconds: float) -> dict[str, Any]:
     """Run one text's example(); the launches of `kernel` with their tensors, promises broken."""
     import numpy as np
@@ -72,15 +95,8 @@ def _run_one(path: str, source: str, kernel: str, index: int, seconds: float) ->
 
     from ..triton_compat.interpreter_checks import watching
 
-    folder = tempfile.mkdtemp(prefix="inspector-check-")
-    name = os.path.splitext(os.path.basename(path))[0]
-    file = os.path.join(folder, f"{name}.py")
-    with open(file, "w", encoding="utf-8") as f:
-        f.write(source)
-    module_name = f"_inspector_check_{index}_{name}"
-    spec = importlib.util.spec_from_file_location(module_name, file)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[module_name] = module
+    module, spec, file = text_module(path, source, f"check{index}")
+    module_name = spec.name
     torch.manual_seed(0)
     random.seed(0)
     np.random.seed(0)
@@ -90,12 +106,7 @@ def _run_one(path: str, source: str, kernel: str, index: int, seconds: float) ->
         with watching() as watch, _zeroed_empty():
             _alarm(seconds)
             try:
-                spec.loader.exec_module(module)  # type: ignore[union-attr]
-                example = getattr(module, "example", None)
-                if not callable(example):
-                    raise LookupError("the file has no example() to run")
-                params = inspect.signature(example).parameters
-                example("cuda") if params else example()
+                run_example(module, spec)
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
     except Exception as e:  # the user's code: any failure is a result

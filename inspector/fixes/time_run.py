@@ -8,12 +8,9 @@ text the milliseconds, or why it could not be timed.
 
 from __future__ import annotations
 
-import importlib.util
-import inspect
 import json
 import os
 import sys
-import tempfile
 import traceback
 from typing import Any
 
@@ -23,24 +20,13 @@ def _time_one(path: str, source: str, kernel: str, index: int) -> dict[str, Any]
     import triton.testing
 
     from .. import triton_compat as tc
+    from .check_run import run_example, text_module
 
-    folder = tempfile.mkdtemp(prefix="inspector-time-")
-    name = os.path.splitext(os.path.basename(path))[0]
-    file = os.path.join(folder, f"{name}.py")
-    with open(file, "w", encoding="utf-8") as f:
-        f.write(source)
-    module_name = f"_inspector_time_{index}_{name}"
-    spec = importlib.util.spec_from_file_location(module_name, file)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[module_name] = module
+    module, spec, file = text_module(path, source, f"time{index}")
     torch.manual_seed(0)
     try:
         with tc.running_launches() as launches:
-            spec.loader.exec_module(module)  # type: ignore[union-attr]
-            example = getattr(module, "example", None)
-            if not callable(example):
-                return {"ms": None, "why": "the file has no example() to run"}
-            example("cuda") if inspect.signature(example).parameters else example()
+            run_example(module, spec)
         mine = [la for la in launches if tc.innermost_jit(la.obj).__name__ == kernel]
         if not mine:
             return {"ms": None, "why": f"the example launched no {kernel}"}
@@ -57,7 +43,7 @@ def _time_one(path: str, source: str, kernel: str, index: int) -> dict[str, Any]
         where = next((f" (line {fr.lineno})" for fr in reversed(tb) if fr.filename == file), "")
         return {"ms": None, "why": f"{type(e).__name__}: {e}".strip()[:400] + where}
     finally:
-        sys.modules.pop(module_name, None)
+        sys.modules.pop(spec.name, None)
 
 
 def main(argv: list[str]) -> int:
