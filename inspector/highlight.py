@@ -24,7 +24,7 @@ import html
 import re
 from typing import Iterable
 
-from pygments.lexer import RegexLexer, bygroups
+from pygments.lexer import RegexLexer, bygroups, words
 from pygments.lexers import DiffLexer, LlvmLexer, PtxLexer, PythonLexer
 from pygments.formatters import HtmlFormatter
 from pygments.token import (Comment, Keyword, Name, Number, Operator, Punctuation, STANDARD_TYPES, String,
@@ -70,6 +70,16 @@ class MlirLexer(RegexLexer):
             (r".", Text),
         ]
     }
+
+
+class WholeWordPtxLexer(PtxLexer):
+    """Pygments' PTX lexer with its instruction names matched as whole words only: as shipped
+    (pygments 2.19) it takes the `st` of `strided_copy_param_2` for a store instruction."""
+
+    tokens = {**PtxLexer.tokens, "keyword": [
+        (words(rule[0].words, prefix=rule[0].prefix, suffix=r"\b"), rule[1])
+        if isinstance(rule[0], words) and not rule[0].suffix else rule
+        for rule in PtxLexer.tokens["keyword"]]}
 
 
 class SassLexer(RegexLexer):
@@ -141,7 +151,7 @@ STAGE_LANGUAGES: dict[str, str] = {
     "source": "python", "ttir": "mlir", "ttgir": "mlir", "llir": "llvm", "ptx": "ptx", "sass": "sass",
     "amdgcn": "amdgcn", "diff": "diff",
 }
-_LEXERS = {"python": PythonLexer, "mlir": MlirLexer, "llvm": LlvmLexer, "ptx": PtxLexer, "sass": SassLexer,
+_LEXERS = {"python": PythonLexer, "mlir": MlirLexer, "llvm": LlvmLexer, "ptx": WholeWordPtxLexer, "sass": SassLexer,
            "amdgcn": AmdgcnLexer, "diff": DiffLexer}
 
 

@@ -179,6 +179,38 @@ class Flow:
 
         return walk(value, 0)
 
+    def range_multipliers(self, value: str) -> list[str]:
+        """The kernel arguments a `tl.arange` is multiplied by on its way to the offset (a stride
+        known only at run time), in the order met."""
+        out: list[str] = []
+        seen: set[str] = set()
+
+        def walk(v: str, depth: int) -> bool:
+            if v in seen or depth > 200:
+                return False
+            seen.add(v)
+            if v in self.mod.loop_carried:
+                return any([walk(x, depth + 1) for x in self.mod.loop_carried[v]])
+            op = self.mod.defs.get(v)
+            if op is None or op.name == "tt.load":
+                return False
+            if op.name == "tt.make_range":
+                return True
+            reached = [walk(x, depth + 1) for x in op.operands]
+            if op.name == "arith.muli" and any(reached):
+                for o, r in zip(op.operands, reached):
+                    if not r:
+                        out.extend(a for a in sorted(self.leaves(o)[0]) if a not in out)
+            return any(reached)
+
+        walk(value, 0)
+        return out
+
+
+# A tensor descriptor's stride as Triton names the argument it becomes where the target has no TMA
+# and the descriptor is rewritten into pointer arithmetic (`a_desc.stride.1`).
+DESCRIPTOR_STRIDE = re.compile(r"\.stride\.\d+$")
+
 
 # `{tt.divisibility = dense<16> : tensor<1xi32>}` on an op: what `tl.multiple_of(x, 16)` leaves in the IR
 TTIR_PROMISED = re.compile(r"tt\.divisibility = dense<(\d+)>")
@@ -264,9 +296,18 @@ def access_reasons(mod: Module, op: Op, elem_bytes: int | None, per_thread: int 
         u = flow.unscaled_range(off)
         contiguous = u if contiguous is None else (contiguous or bool(u))
     if contiguous is False:
-        reasons.insert(0, "the index is strided (the `tl.arange` is multiplied or divided before it reaches the "
-                       "address), so the elements of a thread are not contiguous in memory")
-        codes.insert(0, "strided")
+        scalers = [a for off in offsets for a in flow.range_multipliers(off)]
+        described = [a for a in scalers if DESCRIPTOR_STRIDE.search(a)]
+        if described:
+            reasons.insert(0, f"the tensor descriptor is rewritten into pointer arithmetic on this target (no TMA), "
+                           f"and its stride `{described[-1]}` is a value known only at run time, so the compiler "
+                           f"cannot see that the elements of a thread are contiguous")
+            codes.insert(0, "descriptor_stride")
+        else:
+            by = f" by `{scalers[-1]}`, a value known only at run time" if scalers else ""
+            reasons.insert(0, f"the index is strided (the `tl.arange` is multiplied{by or ' or divided'} before it "
+                           f"reaches the address), so the elements of a thread are not contiguous in memory")
+            codes.insert(0, "strided")
     elif odd and "offset_divisibility" not in codes:
         reasons.append(f"the address adds a constant ({', '.join(str(c) for c in sorted(set(odd)))}) that is not a "
                        f"multiple of {vec} elements, so the accesses are not 16-byte aligned")

@@ -76,6 +76,7 @@ _SHORT_REASON = {
     "offset_divisibility": "the address uses {arg}, which is not known to be a multiple of 16",
     "pointer_alignment": "{arg} is not known to be 16-byte aligned",
     "strided": "the index is strided",
+    "descriptor_stride": "the tensor descriptor's stride ({arg}) is known only at run time on this target (no TMA)",
     "constant_offset": "a constant offset breaks 16-byte alignment",
     "layout": "the layout gives each thread fewer than 16 contiguous bytes",
     "shared_layout": "the shared-memory layout it copies into is contiguous along the other dimension",
@@ -91,6 +92,10 @@ _SUGGEST = {
                            "or state it with tl.multiple_of when you know it.",
     "pointer_alignment": "Pass tensors whose data starts 16-byte aligned (a view such as x[1:] is not).",
     "strided": "Make the fastest-varying index (the tl.arange) the contiguous one in memory, or transpose the data.",
+    "descriptor_stride": "Without TMA, Triton turns a tensor descriptor into pointer arithmetic whose strides are "
+                         "run-time values, so the innermost one is not known to be 1. Where the kernel must run on "
+                         "such targets, load through pointers with the strides as kernel arguments: Triton "
+                         "specialises an integer argument equal to 1, and the contiguous dimension becomes visible.",
     "constant_offset": "Keep offsets multiples of 16 bytes, or load the aligned block and shift in registers.",
     "layout": "Give each thread more contiguous elements: a larger BLOCK, or fewer warps for this block size.",
     "shared_layout": "The tensor cores want this operand in that order: 16-bit inputs (or the operand stored "
@@ -110,7 +115,7 @@ _SUGGEST = {
 
 
 def _arg_of(reason: str) -> str:
-    m = re.search(r"`(\w+)`(?: \(= ([^)]*)\))?", reason)
+    m = re.search(r"`([\w.]+)`(?: \(= ([^)]*)\))?", reason)
     if not m:
         return "a value"
     return f"`{m.group(1)}`" + (f" (= {m.group(2)})" if m.group(2) else "")

@@ -188,6 +188,13 @@ def describe(rec: Inspection, other: Inspection | None = None) -> str:
     return f"{rec.kernel} [{', '.join(str(p) for p in parts)}]"
 
 
+def _param_words(p) -> str | None:
+    """A parameter's value and its specialisation, if any ("128", "128 (tt.divisibility=16)")."""
+    if p is None:
+        return None
+    return f"{p.value} ({', '.join(p.specialization)})" if p.specialization else str(p.value)
+
+
 def _settings(a: Inspection, b: Inspection) -> list[Change]:
     out = [Change("target", a.target, b.target)] if a.target != b.target else []
     if a.triton_version != b.triton_version:
@@ -197,6 +204,8 @@ def _settings(a: Inspection, b: Inspection) -> list[Change]:
     if a.kernel != b.kernel:
         out.append(Change("kernel", a.kernel, b.kernel))
     for k in sorted(set(a.options) | set(b.options)):
+        if k in _RESOURCE_FIELDS:  # num_warps, num_stages, num_ctas: the resources list them once
+            continue
         va, vb = a.options.get(k), b.options.get(k)
         if va != vb and not isinstance(va, (dict, list)) and not isinstance(vb, (dict, list)):
             out.append(Change(k, va, vb))
@@ -207,7 +216,7 @@ def _settings(a: Inspection, b: Inspection) -> list[Change]:
         vx = (x.value, x.specialization) if x else None
         vy = (y.value, y.specialization) if y else None
         if vx != vy:
-            out.append(Change(k, f"{x.value} {x.specialization}" if x else None, f"{y.value} {y.specialization}" if y else None))
+            out.append(Change(k, _param_words(x), _param_words(y)))
     if a.autotune_index != b.autotune_index:
         out.append(Change("autotune config", a.autotune_index, b.autotune_index))
     return out

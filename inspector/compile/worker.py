@@ -124,6 +124,7 @@ def _call_error(err: Exception, path: str, launch: tc.Launch, fns: list, stderr_
             info.kind = "bad_argument"
         if site is not None and launch.stack:
             info.line = site
+            info.details["at_launch"] = True  # the file's own launch lacks them (not a bare kernel)
     elif info.line is None and site is not None:
         info.details["launched_at"] = site
     return info

@@ -12,6 +12,7 @@ from inspector.analysis import InspectionDiff, diff_inspections
 from inspector.record import STAGE_TITLES, Inspection
 from inspector.highlight import render_rows
 from inspector.ui.panes import Pane, panes_document
+from inspector.ui.resources_panel import kib, limiter_list
 
 DIFF_HEIGHT = 520
 
@@ -21,9 +22,39 @@ def _label(rec: Inspection) -> str:
     return f"{rec.kernel} · {rec.target} · {opts.get('num_warps', '?')} warps · {opts.get('num_stages', '?')} stages"
 
 
+# The record's field names as the page says them (the analysis keeps the names; the CLI's JSON too).
+FIELD_WORDS = {
+    "triton": "Triton", "num_warps": "num_warps", "num_stages": "num_stages", "num_ctas": "num_ctas",
+    "threads": "threads per block", "registers": "registers per thread", "spill_store_bytes": "spill stores",
+    "spill_load_bytes": "spill loads", "local_bytes": "local memory per thread", "shared_bytes": "shared memory",
+    "barriers": "barriers", "vgprs": "VGPRs", "agprs": "AGPRs", "sgprs": "SGPRs", "vgpr_spills": "VGPR spills",
+    "sgpr_spills": "SGPR spills", "lds_bytes": "LDS", "scratch_bytes": "scratch per lane",
+    "amd_occupancy": "waves per SIMD (compiler)", "blocks_per_sm": "blocks per SM", "active_warps": "active warps per SM",
+    "occupancy": "occupancy", "limiters": "limited by", "maxnreg": "maxnreg",
+}
+_BYTES = {"spill_store_bytes", "spill_load_bytes", "local_bytes", "shared_bytes", "lds_bytes", "scratch_bytes"}
+
+
+def value_words(name: str, value: object) -> str:
+    """A diff cell as a reader says it: bytes with units, occupancy in %, limiters in words,
+    a parameter's value with its specialisation (none: the value alone)."""
+    if value is None:
+        return "–"
+    if name in _BYTES and isinstance(value, int):
+        return kib(value)
+    if name == "occupancy" and isinstance(value, (int, float)):
+        return f"{100 * value:.1f}".rstrip("0").rstrip(".") + " %"
+    if name == "limiters" and isinstance(value, (list, tuple)):
+        return limiter_list(value) or "nothing"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value)) or "–"
+    return str(value)
+
+
 def change_rows(d: InspectionDiff) -> list[dict[str, str]]:
-    """Settings, resources and occupancy, changed ones first."""
-    rows = [{"": c.name, "A": str(c.a), "B": str(c.b), "changed": "●" if c.changed else ""}
+    """Settings, resources and occupancy in words, changed ones first."""
+    rows = [{"": FIELD_WORDS.get(c.name, c.name), "A": value_words(c.name, c.a), "B": value_words(c.name, c.b),
+             "changed": "●" if c.changed else ""}
             for c in [*d.settings, *d.resources, *d.occupancy]]
     return sorted(rows, key=lambda r: r["changed"] != "●")
 

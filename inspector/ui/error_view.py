@@ -43,7 +43,9 @@ def show_error(rec: Inspection) -> None:
     st.error(f"**{title}**{where}", icon="⚠️")
     missing = [m for m in (err.details or {}).get("missing") or [] if isinstance(m, dict) and m.get("name")]
     if missing:
-        missing_form(missing, err.line)
+        if err.details.get("at_launch"):
+            st.code(err.message or "(no message)", language=None)
+        missing_form(missing, err.line, bool(err.details.get("at_launch")))
         return
     st.code(err.message or "(no message)", language=None)
     if err.line and rec.source:
@@ -65,11 +67,20 @@ def _field_key(m: dict) -> str:
     return f"w.missing.{state.settings().kernel}.{m.get('kind')}.{m['name']}"
 
 
-def missing_form(missing: list[dict], line: int | None) -> None:
-    """One input per value the kernel needs, prefilled with a suggestion; Compile uses them."""
-    where = f" (the kernel at line {line})" if line else ""
-    st.markdown(f"Nothing in the file launches this kernel{where}, so these values are needed to compile it. "
-                "Edit the suggestions and compile; they are kept as the call's overrides (sidebar, Call).")
+def missing_form(missing: list[dict], line: int | None, at_launch: bool = False) -> None:
+    """One input per value the kernel needs, prefilled with a suggestion; Compile uses them.
+
+    `at_launch`: the file launches the kernel (at `line`) without these values, which a real
+    launch refuses too; otherwise nothing in the file launches it (`line` is the kernel's)."""
+    names = ", ".join(f"`{m['name']}`" for m in missing)
+    if at_launch:
+        st.markdown(f"The launch at line {line} does not pass {names}, which have no default: a real launch fails "
+                    "the same way. Add them to the call in the file, or give values here to compile it as if it "
+                    "did (kept as the call's overrides: sidebar, Call).")
+    else:
+        where = f" (the kernel at line {line})" if line else ""
+        st.markdown(f"Nothing in the file launches this kernel{where}, so these values are needed to compile it. "
+                    "Edit the suggestions and compile; they are kept as the call's overrides (sidebar, Call).")
     with st.form(f"w.missing.{state.settings().kernel}", border=True):
         cols = st.columns(min(len(missing), 4))
         for i, m in enumerate(missing):

@@ -106,6 +106,18 @@ def memory_table(rec: Inspection, report: MemoryReport) -> None:
                    + ", ".join(str(s.line) for s in report.spills))
 
 
+# The instruction classes (inspector.analysis.instructions.CLASSES) as the page says them.
+CLASS_WORDS = {
+    "global_load": "global loads", "global_store": "global stores", "global_atomic": "global atomics",
+    "shared_load": "shared loads", "shared_store": "shared stores", "shared_atomic": "shared atomics",
+    "local_load": "local loads", "local_store": "local stores", "async_copy": "async copies", "tma": "TMA",
+    "tensor_core": "tensor core", "fp": "floating point", "int": "integer", "special": "special functions",
+    "conversion": "conversions", "shuffle": "shuffles", "barrier": "barriers", "branch": "branches",
+    "move": "moves", "constant": "constants", "layout": "layout", "shape": "shape", "reduce": "reductions",
+    "other": "other",
+}
+
+
 def mix_bars_html(counts: list[tuple[str, int]]) -> str:
     """Horizontal bars, one per instruction class, as plain HTML: drawn with the page, no chart
     library to load (a plotly chart here cost the first result about a second of the browser's
@@ -113,7 +125,7 @@ def mix_bars_html(counts: list[tuple[str, int]]) -> str:
     top = max((n for _, n in counts), default=0) or 1
     rows = "".join(
         f'<div style="display:flex;align-items:center;gap:8px;margin:2px 0">'
-        f'<span style="width:7.5em;text-align:right;font-size:0.85em;color:#555">{html.escape(c)}</span>'
+        f'<span style="width:9em;text-align:right;font-size:0.85em;color:#555">{html.escape(CLASS_WORDS.get(c, c))}</span>'
         f'<span style="background:#4e79d9;height:14px;width:{max(1.0, 100 * n / top):.1f}%;max-width:70%"></span>'
         f'<span style="font-size:0.85em">{n}</span></div>' for c, n in counts)
     return f'<div class="tki-mix">{rows}<div style="font-size:0.8em;color:#777;margin-top:4px">' \

@@ -18,9 +18,8 @@ from inspector.hardware.catalogue import GPUS, find_gpu
 from inspector.occupancy import KernelResources, occupancy_curves, waves, what_if
 from inspector.hardware.targets import parse_arch
 from inspector.record import Inspection
-from inspector.ui.resources_panel import waves_words
+from inspector.ui.resources_panel import kib, limiter_words, percent_words, unit_name, waves_words
 from inspector.ui.occupancy_plots import curves_figure
-from inspector.ui.autotune_grid import LIMITER_WORDS
 
 NVIDIA_WARPS = (1, 2, 4, 8, 16, 32)
 AMD_WAVES = (1, 2, 4, 8, 16)
@@ -43,10 +42,16 @@ def _gpu_choices(rec: Inspection) -> list[str]:
     return [name for name, g in GPUS.items() if g.vendor == vendor]
 
 
-def _limiters(occ) -> str:
-    if occ.occupancy >= 0.999:  # at 100% nothing limits; the limiters only tie there
-        return "nothing (full occupancy)"
-    return ", ".join(LIMITER_WORDS.get(x, x) for x in occ.limiters) or "–"
+def _reset(k: str) -> None:
+    """on_click of "Reset to compiled": the sliders start again from the compiled kernel."""
+    for name in ("warps", "regs", "smem", "gpu"):
+        st.session_state.pop(f"wi.{name}.{k}", None)
+
+
+def shared_steps(limit: int, compiled: int, unit: int = 256) -> list[int]:
+    """The shared-memory slider's stops in bytes: every `unit` up to the limit, and the compiled
+    figure itself (shown exactly, never rounded to the step)."""
+    return sorted({*range(0, max(limit, compiled) + 1, unit), compiled})
 
 
 @st.fragment
@@ -78,11 +83,9 @@ def occupancy_panel(rec: Inspection) -> None:
     gpu = find_gpu(gpu_name) if gpu_name else None
     arch = parse_arch(gpu.arch if gpu else rec.target)
     smem_max = max_shared_per_block(rec.backend, arch.cc[0] * 10 + arch.cc[1] if arch.cc else arch.gfx) or 0
-    # KiB, as the curves below are drawn; the model gets bytes.
-    smem_kib = c3.slider("shared memory per block (KiB)" if nvidia else "LDS per workgroup (KiB)", 0.0,
-                         max(smem_max, base.shared, 128) / 1024, value=base.shared / 1024, step=0.125,
-                         format="%.2f", key=f"wi.smem.{k}")
-    smem = round(smem_kib * 1024)
+    smem = c3.select_slider("shared memory per block" if nvidia else "LDS per workgroup",
+                            shared_steps(max(smem_max, 128 * 1024), base.shared), value=base.shared,
+                            format_func=kib, key=f"wi.smem.{k}")
     changes: dict[str, object] = {"num_warps": warps, "shared": smem}
     if nvidia:
         changes["registers"] = regs
@@ -99,14 +102,19 @@ def occupancy_panel(rec: Inspection) -> None:
     m2.metric("Blocks / SM" if nvidia else "Workgroups / CU", after.blocks_per_sm,
               delta=result.blocks_per_sm_delta or None)
     m3.metric("Active warps / SM" if nvidia else "Waves / CU", f"{after.active_warps} of {after.max_warps_per_sm}")
-    m4.metric("Limited by", _limiters(after))
+    m4.metric("Limited by", limiter_words(after.occupancy, after.limiters),
+              help="At full occupancy no resource limits it: the limits only tie there.")
+    unit = unit_name(rec.backend, plural=False)
+    block = "block" if nvidia else "workgroup"
+    st.button("Reset to compiled", key=f"wi.reset.{k}", on_click=_reset, args=(k,), icon=":material/restart_alt:",
+              type="tertiary", help="Every slider back to the compiled kernel's figures.")
     if rec.grid and gpu:
         blocks = math.prod(rec.grid)
         w = waves(blocks, after.blocks_per_sm, gpu.sm_count)
-        st.caption(f"Grid of {blocks} blocks on {gpu.name} ({gpu.sm_count} {'SMs' if nvidia else 'CUs'}): "
-                   f"{waves_words(w.fractional_waves)} waves, {100 * w.efficiency:.0f}% of the last wave's slots used. "
-                   f"Compiled: {100 * before.occupancy:.0f}% ({before.blocks_per_sm} blocks/SM, "
-                   f"limited by {_limiters(before)}).")
+        st.caption(f"Grid of {blocks} {block}s on {gpu.name} ({gpu.sm_count} {unit_name(rec.backend)}): "
+                   f"{waves_words(w.fractional_waves)}, {percent_words(w.efficiency)} of the last wave's slots used. "
+                   f"Compiled: {100 * before.occupancy:.0f} % ({before.blocks_per_sm} {block}s per {unit}, "
+                   f"limited by {limiter_words(before.occupancy, before.limiters)}).")
     for note in after.notes:
         st.caption(note)
 

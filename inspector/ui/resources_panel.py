@@ -34,23 +34,40 @@ def card_figures(rec: Inspection) -> dict[str, str]:
         "Shared memory" if not amd else "LDS": kib(r.shared_bytes),
         "Blocks / SM" if not amd else "Workgroups / CU": str(occ.get("blocks_per_sm", "–")),
         "Occupancy": f"{100 * occ['occupancy']:.0f}%" if "occupancy" in occ else "–",
-        "Limited by": limiter_words(occ),
+        "Limited by": limiter_words(occ.get("occupancy"), occ.get("limiters")),
     }
     return out
 
 
-def limiter_words(occ: dict) -> str:
-    """What caps occupancy; at full occupancy nothing does (the limiters then only tie at 100%)."""
-    if occ.get("occupancy") is not None and occ["occupancy"] >= 0.999:
-        return "nothing (full occupancy)"
-    return " + ".join(LIMITER_WORDS.get(x, x) for x in occ.get("limiters", [])) or "–"
+def limiter_list(limiters) -> str:
+    """Limiter names in words ("registers + shared memory")."""
+    return " + ".join(LIMITER_WORDS.get(x, x) for x in limiters or [])
+
+
+def limiter_words(occupancy: float | None, limiters) -> str:
+    """What caps occupancy, short enough for a metric; at full occupancy nothing does (the
+    limiters then only tie at 100%)."""
+    if occupancy is not None and occupancy >= 0.999:
+        return "nothing"
+    return limiter_list(limiters) or "–"
 
 
 def waves_words(waves: float) -> str:
-    """A fractional wave count that never reads 0.00 for a small grid: two significant digits."""
-    if waves >= 10:
-        return f"{waves:.1f}"
-    return f"{waves:.2g}" if waves > 0 else "0"
+    """A fractional wave count with its noun, never reading 0.00 for a small grid: two significant
+    digits ("0.0019 waves", "1 wave", "12.5 waves")."""
+    n = f"{waves:.1f}" if waves >= 10 else (f"{waves:.2g}" if waves > 0 else "0")
+    return f"{n} wave" if n == "1" else f"{n} waves"
+
+
+def percent_words(fraction: float) -> str:
+    """A share in %, with two significant digits below 1 % (0.16 %, not 0 %)."""
+    pct = 100 * fraction
+    return f"{pct:.2g} %" if 0 < pct < 1 else f"{pct:.0f} %"
+
+
+def unit_name(rec_backend: str, plural: bool = True) -> str:
+    """NVIDIA's SMs or AMD's CUs."""
+    return ("SMs" if plural else "SM") if rec_backend == "cuda" else ("CUs" if plural else "CU")
 
 
 def resources_line(rec: Inspection) -> None:
@@ -71,8 +88,8 @@ def _context_bits(rec: Inspection) -> list[str]:
     w = occ.get("waves")
     if rec.grid:
         grid = "×".join(map(str, rec.grid))
-        bits.append(f"grid {grid}" + (f" = {waves_words(w['fractional_waves'])} waves on {occ.get('gpu')} "
-                                      f"({w['sm_count']} SMs)" if w else ""))
+        bits.append(f"grid {grid}" + (f" = {waves_words(w['fractional_waves'])} on {occ.get('gpu')} "
+                                      f"({w['sm_count']} {unit_name(rec.backend)})" if w else ""))
     bits.append(f"Triton {rec.triton_version}")
     bits.append("from the cache" if rec.cached else f"compiled in {rec.compile_seconds:.1f} s")
     return bits

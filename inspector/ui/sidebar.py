@@ -31,8 +31,12 @@ def _on_kernel() -> None:
     state.switch_kernel(st.session_state["w.kernel"])
 
 
+def _upload_key() -> str:
+    return f"w.upload.{st.session_state.get(state.UPLOAD_GEN, 0)}"
+
+
 def _on_upload() -> None:
-    up = st.session_state.get("w.upload")
+    up = st.session_state.get(_upload_key())
     if up is None:
         return
     save_pending()
@@ -112,7 +116,7 @@ def pick() -> None:
         st.text_input("File name", key=key, on_change=_on_rename, help="Rename this file of your workspace.")
         if ss.get("rename_error"):
             st.error(ss.pop("rename_error"))
-    st.file_uploader("Open a kernel file (.py)", type=["py"], key="w.upload", on_change=_on_upload,
+    st.file_uploader("Open a kernel file (.py)", type=["py"], key=_upload_key(), on_change=_on_upload,
                      help="Stored in your workspace (a name already there gets a distinct one); it is compiled "
                           "in a sandboxed worker process, never imported by the server.")
     if ss.get("upload_error"):

@@ -74,17 +74,51 @@ def _previous_ir(rec: Inspection, snap: PassSnapshot) -> str:
     return prev
 
 
+def _step(widget: str, to: int) -> None:
+    """on_click of the previous/next-change buttons: the picker shows pass `to`."""
+    st.session_state[widget] = to
+
+
+def pass_label(p: PassSnapshot, number: int) -> str:
+    """A pass as the picker lists it: its number in the pipeline, its real name, whether it changed the IR."""
+    return f"{number}. {p.name}" + (" ● changed" if p.changed else "") + f" ({p.dialect})"
+
+
 def _pass_pane(rec: Inspection, key: str) -> Pane:
-    snaps = _changed_passes(rec)
+    """The pass-by-pass pane: a picker of the passes by their real names (every pass, or only
+    those that changed the IR), buttons that jump to the previous or next change, and the IR
+    after the pass, or what it changed."""
     if rec.passes is None:
         return Pane("passes", PANE_TITLES["passes"], "", "passes", "",
                     "Turn on 'Record every pass' in the sidebar to see the IR after each compiler pass.")
+    snaps = _changed_passes(rec)
     if not snaps:
         return Pane("passes", PANE_TITLES["passes"], "", "passes", "", "No pass changed the IR.")
-    names = {p.index: f"{i + 1}/{len(snaps)} · {p.name} ({p.dialect})" for i, p in enumerate(snaps)}
-    idx = st.select_slider("Pass", [p.index for p in snaps], format_func=names.get, key=f"w.pass.{key}")
+    number = {p.index: i + 1 for i, p in enumerate(rec.passes)}
+    only = st.toggle(f"Only the {len(snaps)} passes that changed the IR (of {len(rec.passes)})", value=True,
+                     key="w.passonly")
+    listed = snaps if only else list(rec.passes)
+    widget = f"w.pass.{key}.{int(only)}"
+    indices = [p.index for p in listed]
+    if st.session_state.get(widget) not in indices:
+        st.session_state[widget] = snaps[0].index
+    at = st.session_state[widget]
+    changed = [p.index for p in snaps]
+    before = [i for i in changed if i < at]
+    after = [i for i in changed if i > at]
+    c1, c2, c3 = st.columns([6, 1, 1], vertical_alignment="bottom")
+    by_index = {p.index: p for p in rec.passes}
+    idx = c1.selectbox("Pass", indices, key=widget, format_func=lambda i: pass_label(by_index[i], number[i]),
+                       help="Type to find a pass by name. ● marks the passes that changed the IR.")
+    c2.button("◀", key=f"{widget}.prev", disabled=not before, on_click=_step, args=(widget, before[-1] if before else at),
+              help="The previous pass that changed the IR", width="stretch")
+    c3.button("▶", key=f"{widget}.next", disabled=not after, on_click=_step, args=(widget, after[0] if after else at),
+              help="The next pass that changed the IR", width="stretch")
     as_diff = st.toggle("Show what the pass changed (diff)", value=True, key="w.passdiff")
-    snap = next(p for p in snaps if p.index == idx)
+    snap = by_index[idx]
+    if not snap.changed or not snap.ir:
+        return Pane("passes", PANE_TITLES["passes"], f"{snap.name} · {snap.scope}", "passes", "",
+                    f"{snap.name} left the IR unchanged.")
     if as_diff:
         text = "\n".join(difflib.unified_diff(_previous_ir(rec, snap).splitlines(), snap.ir.splitlines(),
                                               "before", snap.name, lineterm="", n=3))
@@ -92,7 +126,7 @@ def _pass_pane(rec: Inspection, key: str) -> Pane:
     else:
         text, language = snap.ir, language_of(snap.dialect)
     rows = _rows(f"{key}:pass:{idx}:{as_diff}", language, "passes", text) if text else ""
-    return Pane("passes", PANE_TITLES["passes"], f"{snap.name} · {snap.scope}", "passes", rows,
+    return Pane("passes", PANE_TITLES["passes"], f"{number[idx]}. {snap.name} · {snap.scope}", "passes", rows,
                 "The pass left the text unchanged.")
 
 

@@ -120,13 +120,17 @@ def current_kernel() -> workspace.KernelFile:
 
 
 def compile_input(kf: workspace.KernelFile) -> tuple[str, dict[str, Any]]:
-    """What to compile for this kernel: (file, extra inspect_kernel arguments). A file opened
-    from a package compiles as that package's file, with the workspace copy's text."""
+    """What to compile for this kernel: (file, extra inspect_kernel arguments).
+
+    The text is this tab's (what its editor last loaded or saved), not whatever the file holds
+    now: another tab of the workspace may have saved its own text since, and the panes must link
+    to the text this editor shows. A file opened from a package compiles as that package's file."""
     ws = workspace_of_session()
+    text = st.session_state.get(EDITOR_SEED)
+    if text is None:
+        text = ws.read_source(kf)
     origin = ws.origin_of(kf)
-    if origin is not None:
-        return str(origin), {"source": ws.read_source(kf)}
-    return str(ws.source_path(kf)), {}
+    return str(origin if origin is not None else ws.source_path(kf)), {"source": text}
 
 
 def request_compile() -> None:
@@ -154,15 +158,27 @@ def saved(text: str, result: workspace.SaveResult) -> None:
                            "replaced": result.replaced.number if result.replaced else None}
 
 
+# Messages about the kernel that was open: another kernel makes them old news.
+KERNEL_MESSAGES = (SHARED_NOTICE, "open_error", "upload_error", "rename_error", RESTORED, FIX_APPLIED)
+UPLOAD_GEN = "upload_gen"  # the uploader's generation: a new one is empty (it is an action, not a state)
+
+
 def switch_kernel(kernel_id: str) -> None:
-    """Open another kernel: its own call and options start from its example call."""
+    """Open another kernel. What belonged to the last one does not follow it: its call (function,
+    autotune config, overrides), its num_warps and num_stages, its record and its messages. The
+    tool-wide choices stay: target, Triton release, panes, view, pass recording."""
     s = settings()
     if kernel_id == s.kernel:
         return
+    ss = st.session_state
     s.kernel = kernel_id
-    st.session_state.pop(SHARED_NOTICE, None)
+    for name in KERNEL_MESSAGES:
+        ss.pop(name, None)
     s.function, s.autotune = "", None
+    s.num_warps, s.num_stages = None, None
     s.consts, s.args = {}, {}
+    ss[RECORD] = None  # its error box must not stand over the new kernel while that one compiles
+    ss[UPLOAD_GEN] = ss.get(UPLOAD_GEN, 0) + 1
     load_editor()
     request_compile()
 

@@ -90,14 +90,25 @@ def _record_markers(cache_key: str, _rec: Inspection) -> Markers:
     return record_markers(_rec)
 
 
-def _stage_panes(rec: Inspection | None) -> tuple[list[dict], dict, list[dict], str]:
+def waiting_note(last: Inspection | None) -> str:
+    """What an empty pane says before the kernel's first good compile: compiling, waiting for
+    values the form below asks for, or failed (the error box below says why)."""
+    if last is None or last.ok or st.session_state.get(state.WANT_COMPILE):
+        return "Compiling… the stages appear here."
+    if last.error and (last.error.details or {}).get("missing"):
+        return "Waiting for values: the form below the editor asks for them."
+    return "No stages yet: the compile failed (the error is below the editor)."
+
+
+def _stage_panes(rec: Inspection | None, last: Inspection | None) -> tuple[list[dict], dict, list[dict], str]:
     """(panes, maps, available, signature) for the shown record; empty panes before the first one."""
     wanted = state.settings().panes
     if rec is None:
-        note = "Compiling… the stages appear here."
+        note = waiting_note(last)
         panes = [{"key": p, "title": PANE_TITLES.get(p, p), "meta": "", "anchor": p, "rows": "",
                   "empty_note": note} for p in wanted]
-        return panes, {}, [{"key": p, "title": PANE_TITLES.get(p, p)} for p in wanted], "none:" + ",".join(wanted)
+        return panes, {}, [{"key": p, "title": PANE_TITLES.get(p, p)} for p in wanted], \
+            "none:" + note + ",".join(wanted)
     available = [p for p in available_panes(rec) if p != "source"]
     chosen = effective_panes(wanted, available)
     record_key = view_key(rec)
@@ -131,7 +142,7 @@ def workbench(rec: Inspection | None, last: Inspection | None) -> str | None:
     of the event handled on this run, if any."""
     ss = st.session_state
     kf = state.current_kernel()
-    panes, maps, available, sig = _stage_panes(rec)
+    panes, maps, available, sig = _stage_panes(rec, last)
     markers = merge(_record_markers(view_key(rec), rec) if rec is not None else {},
                     error_markers(last), _profile_markers(rec))
     share = {k: v for k, v in state.settings().to_query().items() if k != "kernel"}

@@ -102,6 +102,21 @@ def test_amd_scratch_and_mfma(kernels):
         assert "spills" in found
 
 
+def test_descriptor_loads_without_tma_name_the_descriptor_stride_not_a_stride_in_the_code(kernels):
+    """On gfx942 (no TMA) the matmul's host-made descriptors become pointer arithmetic whose
+    innermost stride is a run-time value: the cause is that stride, the fix loading through pointers."""
+    access = [f for f in advise(kernels["matmul_amd"]) if f.code in ("scalar_access", "uncoalesced_access")]
+    assert access, "no scalar descriptor load on gfx942"
+    for f in access:
+        assert "the tensor descriptor's stride (`" in f.title and "_desc.stride." in f.title, f.title
+        assert "index is strided" not in f.title and "Triton specialises an integer argument equal to 1" in f.suggestion
+
+
+def test_a_stride_in_the_code_is_named(pairs):
+    f = advise(pairs["strided"])[0]
+    assert any("multiplied by `stride`, a value known only at run time" in e for e in f.evidence), f.evidence
+
+
 def test_layouts_in_words(kernels):
     rep = layout_report(kernels["add"])
     (blocked,) = [l for l in rep.layouts if l.name == "#blocked"]

@@ -152,3 +152,11 @@ def test_directives_comments_and_debug_sections_are_marked_as_noise(add_sm90, ad
 def test_a_basic_block_label_is_not_noise():
     text = "$L__BB0_2:\n\tld.global.b32 %r1, [%rd1];\n$L__tmp3:\n\t.loc\t1 7 5\n\t@%p1 bra $L__BB0_2;"
     assert hl.noise_lines(text, "ptx") == {3, 4}
+
+
+def test_a_ptx_name_that_starts_like_an_instruction_is_one_name():
+    """`st` inside `strided_copy_param_2` is not a store (pygments' PTX lexer alone says it is)."""
+    rows = {n: code for _, n, code in ROW.findall(hl.render_rows(
+        "\tld.param.u64 \t%rd1, [strided_copy_param_2];\n\tst.global.b32 [%rd1], %r1;", "ptx", "ptx"))}
+    assert '<span class="k">st</span>' not in rows["1"] and "strided_copy_param_2" in rows["1"]
+    assert '<span class="k">st</span>' in rows["2"]  # the store itself still is one

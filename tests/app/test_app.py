@@ -179,8 +179,27 @@ def test_pass_by_pass_pane(home):
     assert "passes" in pane_keys(doc) and pane_rows(doc, "passes")
     from inspector.ui.workbench import view_key
 
-    first = at.select_slider(key=f"w.pass.{view_key(rec)}")
-    assert first.value == next(p.index for p in rec.passes if p.changed and p.ir)
+    picker = f"w.pass.{view_key(rec)}.1"
+    changed = [p for p in rec.passes if p.changed and p.ir]
+    assert at.selectbox(key=picker).value == changed[0].index
+    # Listed by their real names, the passes that changed marked; the buttons step between changes.
+    coalesce = next(p for p in changed if p.name == "after TritonGPUCoalesce")
+    assert any(o.startswith(f"{rec.passes.index(coalesce) + 1}. after TritonGPUCoalesce ● changed")
+               for o in at.selectbox(key=picker).options)
+    at.button(key=f"{picker}.next").click().run()
+    assert at.selectbox(key=picker).value == changed[1].index
+    at.button(key=f"{picker}.prev").click().run()
+    assert at.selectbox(key=picker).value == changed[0].index
+    # Every pass, the unchanged ones too, when asked; one that changed nothing says so.
+    at.toggle(key="w.passonly").set_value(False).run()
+    every = at.selectbox(key=f"w.pass.{view_key(rec)}.0")
+    assert len(every.options) == len(rec.passes) > len(changed)
+    idle = next(p for p in rec.passes if not p.changed)
+    every.set_value(idle.index).run()
+    note = next(p["empty_note"] for p in panes_doc(at)["panes"] if p["key"] == "passes")
+    assert note == f"{idle.name} left the IR unchanged."
+    at.button(key=f"w.pass.{view_key(rec)}.0.next").click().run()
+    assert at.selectbox(key=f"w.pass.{view_key(rec)}.0").value == next(p.index for p in changed if p.index > idle.index)
 
 
 def test_pin_and_diff_two_compiles(home):

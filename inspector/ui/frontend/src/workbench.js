@@ -37,6 +37,7 @@ let MAPS = {}, REV = {}, MARKS = {};
 let marked = [];
 let pending = null;       // debounce timer of an unsent change
 let sourceHits = [];      // editor lines lit by a pane click
+let current = null;       // the selection as a source line {pane: "source", line}: kept across redraws
 const root = document.getElementById("root");
 root.innerHTML = '<div class="bar"><span class="file"></span><span class="hint">Ctrl+Enter compiles · ' +
   'click a line to see what it became</span><span class="grow"></span>' +
@@ -244,7 +245,11 @@ function select(pane, n, fromPane) {
     const lines = linesFor(p, sources);
     let first = null;
     for (const l of lines) { const r = row(p, l); mark(r, "hit"); first = first || r; }
-    el.querySelector(".count").textContent = sources.length ? lines.length + " lines" : "";
+    // a count only where the pane has code that maps (an empty or unmapped pane has nothing to count)
+    const counted = sources.length && MAPS[p] && el.querySelector(".r");
+    const count = el.querySelector(".count");
+    count.textContent = counted ? (lines.length ? lines.length + (lines.length === 1 ? " line" : " lines") : "no lines") : "";
+    count.classList.toggle("none", Boolean(counted) && !lines.length);
     if (first && p !== pane) reveal(el.querySelector(".code"), first);
   });
   if (pane !== "source") {
@@ -259,6 +264,7 @@ function select(pane, n, fromPane) {
     sourceHits = [];
     view.dispatch({ effects: setHits.of([]), annotations: fromServer.of(true) });
   }
+  current = pane === "source" ? { pane: "source", line: n } : (sources.length ? { pane: "source", line: sources[0] } : current);
   document.body.dataset.selected = pane + ":" + n;
   document.body.dataset.sources = sources.join(",");
   document.body.dataset.selectMs = (performance.now() - t0).toFixed(1);
@@ -297,6 +303,8 @@ function drawPanes() {
     sec.style.flex = widths[i + 1] + " 1 0";
     sec.innerHTML = '<header><select class="stage-pick" title="Stage shown in this pane">' + stageOptions(p.key) +
       '</select><span class="meta">' + esc(p.meta) + '</span><span class="count"></span>' +
+      '<input class="find" type="search" placeholder="Find" title="Find in this pane: Enter for the next match, ' +
+      'Shift+Enter for the previous one"><span class="found"></span>' +
       '<button class="icon noise" title="Show or hide directives, comments and debug sections">{ }</button>' +
       '<button class="icon max" title="Full width">⤢</button>' +
       (args.panes.length > 1 ? '<button class="icon close" title="Remove this pane">×</button>' : "") +
@@ -356,6 +364,38 @@ root.querySelector(".add").addEventListener("click", function () {
   const keys = args.panes.map(function (p) { return p.key; });
   const next = args.available.map(function (a) { return a.key; }).find(function (k) { return keys.indexOf(k) < 0; });
   if (next) sendPanes(keys.concat([next]));
+});
+
+// Find in a pane: matching rows marked, Enter steps to the next (Shift+Enter: the previous).
+function visibleRows(pane) {
+  const quiet = cols.classList.contains("quiet");
+  return Array.prototype.filter.call(pane.querySelectorAll(".code .r"), function (r) { return !(quiet && r.classList.contains("n")); });
+}
+function find(pane, step) {
+  const input = pane.querySelector(".find");
+  const q = input.value.toLowerCase();
+  const code = pane.querySelector(".code");
+  code.querySelectorAll(".r.match").forEach(function (r) { r.classList.remove("match", "match-cur"); });
+  const label = pane.querySelector(".found");
+  if (!q) { label.textContent = ""; pane.dataset.matches = "0"; return; }
+  const hits = visibleRows(pane).filter(function (r) { return r.textContent.toLowerCase().indexOf(q) >= 0; });
+  hits.forEach(function (r) { r.classList.add("match"); });
+  pane.dataset.matches = String(hits.length);
+  if (!hits.length) { label.textContent = "no match"; return; }
+  let i = Number(pane.dataset.matchAt || "0");
+  i = step === 0 ? 0 : (i + step + hits.length) % hits.length;
+  pane.dataset.matchAt = String(i);
+  hits[i].classList.add("match-cur");
+  label.textContent = (i + 1) + " of " + hits.length;
+  reveal(code, hits[i]);
+}
+cols.addEventListener("input", function (e) {
+  if (e.target.classList.contains("find")) find(e.target.closest(".pane"), 0);
+});
+cols.addEventListener("keydown", function (e) {
+  if (!e.target.classList.contains("find")) return;
+  if (e.key === "Enter") { e.preventDefault(); find(e.target.closest(".pane"), e.shiftKey ? -1 : 1); }
+  else if (e.key === "Escape") { e.target.value = ""; find(e.target.closest(".pane"), 0); }
 });
 
 // Resizing: drag a splitter; the widths (flex ratios) are kept per number of panes.
@@ -479,16 +519,26 @@ function render(a) {
     requestAnimationFrame(function () {
       setTimeout(function () { document.body.dataset.paintedAt = String(performance.timeOrigin + performance.now()); }, 0);
     });
-    let initial = a.initial;
+    // What to select after a redraw: the page's request ("Show line N"), else what this view had
+    // selected (a target switch keeps the line the cursor is on), else what was stored for the kernel.
+    let initial = a.initial || current;
     if (!initial) {
       try { initial = JSON.parse(localStorage.getItem(a.storage_key) || "null"); } catch (e) { initial = null; }
     }
     if (initial && (initial.pane === "source" || row(initial.pane, initial.line))) {
       select(initial.pane, initial.line, true);
-      if (initial.pane === "source" && initial.line <= view.state.doc.lines) {
+      if (initial !== current && initial.pane === "source" && initial.line <= view.state.doc.lines) {
         const at = view.state.doc.line(initial.line).from;
-        view.dispatch({ effects: EditorView.scrollIntoView(at, { y: "center" }), annotations: fromServer.of(true) });
+        // the page's request puts the cursor there; a redraw leaves the user's cursor where it is
+        view.dispatch(Object.assign(a.initial ? { selection: { anchor: at } } : {},
+                                    { effects: EditorView.scrollIntoView(at, { y: "center" }), annotations: fromServer.of(true) }));
+        if (a.initial) lastLine = initial.line;
       }
+    }
+    if (a.initial) {
+      // asked from below the workbench (Insight's "Show line N"): bring the workbench itself on screen
+      try { window.frameElement.scrollIntoView({ block: "nearest" }); } catch (e) { /* not same-origin */ }
+      document.body.dataset.focusedLine = String(a.initial.line);
     }
   } else {
     drawPaneMarks();
