@@ -7,34 +7,14 @@ from __future__ import annotations
 
 import pytest
 from browser_support import SHOTS, app_server, diagnosed, editor_text, kernel_upload, wait_idle, workbench_frame
+from jagged import jagged_source
 
 from inspector.hardware.catalogue import GPUS
 
 pytestmark = pytest.mark.browser
 WAIT_MS = 240_000
 
-JAGGED = '''import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def jagged_sum(values, offsets, out, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    start = tl.load(offsets + row)
-    end = tl.load(offsets + row + 1)
-    idx = tl.arange(0, BLOCK)
-    x = tl.load(values + start + idx, mask=idx < end - start, other=0.0)
-    tl.store(out + row, tl.sum(x, axis=0))
-
-
-def example(device):
-    lengths = torch.tensor([96, 1008, 32, 512, 1024, 16, 784, 64] * 4)
-    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)]).to(torch.int32).to(device)
-    values = torch.randn(int(lengths.sum()), device=device)
-    out = torch.empty(len(lengths), device=device)
-    jagged_sum[(len(lengths),)](values, offsets, out, BLOCK=1024, num_warps=4)
-'''
+JAGGED = jagged_source("torch.tensor([96, 1008, 32, 512, 1024, 16, 784, 64] * 4)")
 
 
 def test_try_and_apply_a_fix(browser, tmp_path):
