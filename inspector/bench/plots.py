@@ -35,6 +35,12 @@ def _sweeps(result: BenchResult, variants: str | Sequence[str] | None) -> list[S
     return [result.sweep(v) for v in names]
 
 
+def _start(result: BenchResult, variants: str | Sequence[str] | None) -> tuple[go.Figure, list[Sweep], bool]:
+    """A figure builder's start: an empty figure, the sweeps to draw, and whether there are several."""
+    sweeps = _sweeps(result, variants)
+    return go.Figure(), sweeps, len(sweeps) > 1
+
+
 def _name(impl: str, sweep: Sweep, several: bool) -> str:
     return f"{impl} · {sweep.variant}" if several and sweep.variant else impl
 
@@ -99,9 +105,7 @@ def time_figure(
     result: BenchResult, variants: str | Sequence[str] | None = None, method: str = "do_bench"
 ) -> go.Figure:
     """Median time (ms) vs size per implementation, with p20/p80 error bars."""
-    fig = go.Figure()
-    sweeps = _sweeps(result, variants)
-    several = len(sweeps) > 1
+    fig, sweeps, several = _start(result, variants)
     for j, sweep, impl, x, timings, text in _by_impl(result, sweeps, method, lambda p, impl: p.timing(impl, method)):
         lo = [max(t.median_ms - t.p20_ms, 0.0) for t in timings]
         hi = [max(t.p80_ms - t.median_ms, 0.0) for t in timings]
@@ -131,9 +135,7 @@ def throughput_figure(
 
     `metric`: "gbps", "tflops", or None to choose GB/s for memory-bound sweeps (left of the ridge).
     """
-    fig = go.Figure()
-    sweeps = _sweeps(result, variants)
-    several = len(sweeps) > 1
+    fig, sweeps, several = _start(result, variants)
     metric = _metric(result, sweeps, metric)
     all_x: list[float] = []
 
@@ -163,9 +165,7 @@ def speedup_figure(
     result: BenchResult, variants: str | Sequence[str] | None = None, method: str = "do_bench"
 ) -> go.Figure:
     """PyTorch time / Triton time per size, one trace per PyTorch implementation (above 1: Triton wins)."""
-    fig = go.Figure()
-    sweeps = _sweeps(result, variants)
-    several = len(sweeps) > 1
+    fig, sweeps, several = _start(result, variants)
     all_x: list[float] = []
 
     def speedup(p: Point, impl: str) -> float | None:
@@ -195,9 +195,7 @@ def roofline_figure(
     result: BenchResult, variants: str | Sequence[str] | None = None, method: str = "do_bench"
 ) -> go.Figure:
     """Achieved TFLOP/s vs arithmetic intensity (FLOP/byte), under the measured copy and matmul roofs."""
-    fig = go.Figure()
-    sweeps = _sweeps(result, variants)
-    several = len(sweeps) > 1
+    fig, sweeps, several = _start(result, variants)
     c = result.ceilings
     intensities: list[float] = []
     for j, sweep in enumerate(sweeps):
