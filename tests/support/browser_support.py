@@ -37,6 +37,14 @@ def browser_missing_reason() -> str | None:
     return None
 
 
+def said_browser_missing() -> bool:
+    """For the browser benchmarks: when the browser cannot run here, say why on stderr and return True."""
+    reason = browser_missing_reason()
+    if reason:
+        print(f"cannot run: {reason}", file=sys.stderr)
+    return reason is not None
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
