@@ -26,19 +26,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from inspector.analysis import advise, instruction_mix, line_map, memory_report
-from inspector.analysis.locations import (
-    amdgcn_locations,
-    llvm_locations,
-    mlir_locations,
-    ptx_locations,
-    sass_locations,
-    stage_lines,
-)
+from inspector.analysis.context import PARSERS
+from inspector.analysis.locations import ptx_locations, sass_locations, stage_lines
 from inspector.compile.api import inspect_kernel, triton_version
 from inspector.record import Inspection
-
-PARSERS = {"ttir": mlir_locations, "ttgir": mlir_locations, "llir": llvm_locations, "ptx": ptx_locations,
-           "amdgcn": amdgcn_locations}
 
 
 def median_ms(fn, repeat: int) -> str:

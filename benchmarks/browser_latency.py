@@ -41,8 +41,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 
-from browser_support import (CHROMIUM, CHROMIUM_ARGS, WORKBENCH, app_server, browser_missing_reason,  # noqa: E402
-                             choose, editor_frame, wait_idle)
+from browser_support import (CHROMIUM, CHROMIUM_ARGS, WORKBENCH, app_server, choose, editor_frame,  # noqa: E402
+                             said_browser_missing, wait_idle)
 
 TARGET_LINES = 20_000
 UNROLLED = textwrap.dedent('''\
@@ -223,9 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--json", help="also write the figures here")
     args = ap.parse_args(argv)
-    reason = browser_missing_reason()
-    if reason:
-        print(f"cannot run: {reason}", file=sys.stderr)
+    if said_browser_missing():
         return 2
     out = measure(args.repeat)
     print()

@@ -30,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
-from browser_support import CHROMIUM, CHROMIUM_ARGS, WORKBENCH, browser_missing_reason, free_port  # noqa: E402
+from browser_support import CHROMIUM, CHROMIUM_ARGS, WORKBENCH, free_port, said_browser_missing  # noqa: E402
 
 TIMEOUT_S = 300
 
@@ -132,9 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--query", default="kernel=add&target=sm_90")
     ap.add_argument("--json", help="also write the figures here")
     args = ap.parse_args(argv)
-    reason = browser_missing_reason()
-    if reason:
-        print(f"cannot run: {reason}", file=sys.stderr)
+    if said_browser_missing():
         return 2
     out = measure(args.repeat, args.query)
     print(f"\nmachine: {out['machine']}; load average at the end {out['load_average_at_end']}")

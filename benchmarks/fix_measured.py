@@ -16,30 +16,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests" / "support"))
+from jagged import jagged_source  # noqa: E402
 
-KERNEL = '''import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def jagged_sum(values, offsets, out, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    start = tl.load(offsets + row)
-    end = tl.load(offsets + row + 1)
-    idx = tl.arange(0, BLOCK)
-    x = tl.load(values + start + idx, mask=idx < end - start, other=0.0)
-    tl.store(out + row, tl.sum(x, axis=0))
-
-
-def example(device):
-    g = torch.Generator().manual_seed(0)
-    lengths = torch.randint(1, 256, (ROWS,), generator=g) * 16  # rows padded to 16 elements
-    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)]).to(torch.int32).to(device)
-    values = torch.randn(int(lengths.sum()), device=device)
-    out = torch.empty(len(lengths), device=device)
-    jagged_sum[(len(lengths),)](values, offsets, out, BLOCK=4096, num_warps=8)
-'''
+# rows padded to 16 elements, random lengths from a fixed seed
+LENGTHS = "torch.randint(1, 256, ({rows},), generator=torch.Generator().manual_seed(0)) * 16"
 
 
 def main() -> int:
@@ -51,7 +32,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "jagged.py"
-        path.write_text(KERNEL.replace("ROWS", str(ns.rows)))
+        path.write_text(jagged_source(LENGTHS.format(rows=ns.rows), block=4096, num_warps=8))
         report = fix(path, target="native", timeout=600)
     rec = report.original
     print(f"{rec.kernel} on {rec.device_name} (Triton {rec.triton_version}), {ns.rows} rows: "

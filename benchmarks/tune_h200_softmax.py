@@ -59,6 +59,17 @@ def gpu_ms(fn, rep_ms=50, warmup_ms=25) -> float:
     return bench_gpu_time(fn, warmup_ms, rep_ms, [0.5])[0]
 
 
+def launched(fn, what: str) -> bool:
+    """Run a candidate once and wait for it; when it fails, print `what` and the error and say so."""
+    try:
+        fn()
+        torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001
+        print(f"  {what} {type(e).__name__}: {str(e)[:200]}")
+        return False
+    return True
+
+
 def interleaved(cands: dict, rounds: int) -> dict:
     """name -> median over rounds of the per-round median ms; candidates interleaved round by round."""
     got: dict = {k: [] for k in cands}
@@ -215,11 +226,7 @@ def part_softmax(res: dict, rounds: int, confirm: bool = False) -> None:
         ok = {}
         for name, fn in cands.items():
             out.fill_(float("nan"))
-            try:
-                fn()
-                torch.cuda.synchronize()
-            except Exception as e:  # noqa: BLE001
-                print(f"  {name}: launch failed {type(e).__name__}: {str(e)[:200]}")
+            if not launched(fn, f"{name}: launch failed"):
                 continue
             if torch.allclose(out.float(), ref, atol=1e-3, rtol=1e-2):
                 ok[name] = fn
@@ -288,11 +295,7 @@ def part_matmul(res: dict, rounds: int) -> None:
                 def fn(ad=ad, bd=bd, cd=cd, progs=progs, kw=kw):
                     kern[(progs,)](ad, bd, cd, n, n, n, **kw)
 
-                try:
-                    fn()
-                    torch.cuda.synchronize()
-                except Exception as e:  # noqa: BLE001
-                    print(f"  matmul {[bm, bn, bk, st, w, fl, g]}: {type(e).__name__}: {str(e)[:200]}")
+                if not launched(fn, f"matmul {[bm, bn, bk, st, w, fl, g]}:"):
                     continue
                 err = ((c.float() - ref).norm() / ref.norm()).item()
                 if not err < 1e-2:

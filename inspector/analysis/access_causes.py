@@ -243,6 +243,17 @@ def variable_name(value: str) -> str:
     return re.sub(r"_\d+$", "", value.split("@")[0].split("#")[0])
 
 
+def _not_16(mod: Module, arg: str) -> bool:
+    """Whether the kernel argument `arg` is not known to be a multiple of 16 (its `tt.divisibility`)."""
+    d = mod.args[arg].divisibility
+    return not d or d % 16 != 0
+
+
+def _shown(values: dict[str, object], arg: str) -> str:
+    """` (= 1000)`: the argument's value in the launch being explained, where known."""
+    return f" (= {values[arg]})" if arg in values else ""
+
+
 def access_reasons(mod: Module, op: Op, elem_bytes: int | None, per_thread: int | None,
                     values: dict[str, object], lines_of: Any = None) -> tuple[list[str], list[str]]:
     """Reasons an access is narrower than 128 bits, read from the TTIR (and the TTGIR layout)."""
@@ -254,8 +265,7 @@ def access_reasons(mod: Module, op: Op, elem_bytes: int | None, per_thread: int 
     ptr = op.operands[0]
     bases = flow.base_pointers(ptr)
     for b in bases:
-        arg = mod.args[b]
-        if not arg.divisibility or arg.divisibility % 16:
+        if _not_16(mod, b):
             reasons.append(f"`{b}` is not known to be 16-byte aligned (Triton specialises a pointer argument as "
                            f"aligned only when its address is a multiple of 16)")
             codes.append("pointer_alignment")
@@ -267,11 +277,9 @@ def access_reasons(mod: Module, op: Op, elem_bytes: int | None, per_thread: int 
         off_args |= a
         off_consts += c
     for a in sorted(off_args):
-        arg = mod.args[a]
-        if not arg.divisibility or arg.divisibility % 16:
-            shown = f" (= {values[a]})" if a in values else ""
-            reasons.append(f"the address uses `{a}`{shown}, which is not known to be a multiple of 16, so the "
-                           f"compiler cannot prove the accesses of a thread are 16-byte aligned")
+        if _not_16(mod, a):
+            reasons.append(f"the address uses `{a}`{_shown(values, a)}, which is not known to be a multiple of 16, "
+                           f"so the compiler cannot prove the accesses of a thread are 16-byte aligned")
             codes.append("offset_divisibility")
     for off in offsets:
         for ld in flow.loads(off):
@@ -317,11 +325,9 @@ def access_reasons(mod: Module, op: Op, elem_bytes: int | None, per_thread: int 
         margs, _, mops = flow.leaves(op.operands[mask_index])
         compared = sorted(a for a in margs if any(o.name == "arith.cmpi" for o in mops))
         for a in compared:
-            arg = mod.args[a]
-            if not arg.divisibility or arg.divisibility % 16:
-                shown = f" (= {values[a]})" if a in values else ""
-                reasons.append(f"the mask compares against `{a}`{shown}, which is not known to be a multiple of 16, "
-                               f"so a thread's group of elements may be cut by the mask (masked tail)")
+            if _not_16(mod, a):
+                reasons.append(f"the mask compares against `{a}`{_shown(values, a)}, which is not known to be a "
+                               f"multiple of 16, so a thread's group of elements may be cut by the mask (masked tail)")
                 codes.append("mask_divisibility")
         # a bound read from memory (a jagged row's length, `end - start`): no divisibility is known
         # unless the code promises one (`tl.multiple_of(end - start, 16)`)

@@ -25,7 +25,8 @@ from .locations import (
     stage_lines,
 )
 
-_PARSERS: dict[str, Callable[[str], StageLocations]] = {
+# Each stage's location parser (SASS's also takes the PTX: `sass_locations`).
+PARSERS: dict[str, Callable[[str], StageLocations]] = {
     "ttir": mlir_locations,
     "ttgir": mlir_locations,
     "llir": llvm_locations,
@@ -103,8 +104,8 @@ def context(rec: Inspection) -> Context:
     ctx = Context(file=rec.file)
     for stage, text in rec.stages.items():
         ctx.lines[stage] = stage_lines(text)
-        if stage in _PARSERS:
-            ctx.stages[stage] = _PARSERS[stage](text)
+        if stage in PARSERS:
+            ctx.stages[stage] = PARSERS[stage](text)
     if "sass" in rec.stages:
         ctx.stages["sass"] = sass_locations(rec.stages["sass"], ctx.stages.get("ptx"))
     try:

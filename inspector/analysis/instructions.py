@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 CLASSES = (
     "global_load", "global_store", "global_atomic", "shared_load", "shared_store", "shared_atomic",
@@ -125,17 +126,20 @@ def ptx_class(line: str) -> str | None:
     return _ptx_class(m.group(2)) if m else None
 
 
+def _guarded(m: re.Match[str], classify: Callable[[str], str], text: str) -> Instruction:
+    """A PTX or SASS instruction from its line's match: the opcode is group 2, the guard predicate
+    (`@p`, `@!P0`) group 1 where there is one."""
+    op = m.group(2)
+    return Instruction(op, classify(op), m.group(1).strip() if m.group(1) else None, text)
+
+
 def ptx_instruction(line: str) -> Instruction | None:
     """The instruction on a PTX line; None for directives, labels, comments and braces."""
     s = line.strip()
     if not s or s[0] in ".{}/$)(" or s.endswith(":"):
         return None
     m = PTX_INSTRUCTION.match(s)
-    if not m:
-        return None
-    op = m.group(2)
-    pred = m.group(1).strip() if m.group(1) else None
-    return Instruction(op, _ptx_class(op), pred, s[m.start(2):].rstrip())
+    return _guarded(m, _ptx_class, s[m.start(2):].rstrip()) if m else None
 
 
 # ---- SASS -----------------------------------------------------------------------------------------------
@@ -200,11 +204,7 @@ def sass_instruction(line: str) -> Instruction | None:
     if "/*" not in line:
         return None
     m = SASS_INSTRUCTION.match(line)
-    if not m:
-        return None
-    op = m.group(2)
-    pred = m.group(1).strip() if m.group(1) else None
-    return Instruction(op, _sass_class(op), pred, (op + m.group(3)).strip())
+    return _guarded(m, _sass_class, (m.group(2) + m.group(3)).strip()) if m else None
 
 
 # ---- AMDGCN --------------------------------------------------------------------------------------------

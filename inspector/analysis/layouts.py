@@ -126,6 +126,16 @@ def _dims(v: list[int]) -> str:
     return " x ".join(str(x) for x in v)
 
 
+# The layouts whose explanation takes none of their parameters.
+_FIXED_EXPLANATIONS = {
+    "padded_shared": "shared memory with padding after each row, so that threads of a warp hit different banks.",
+    "shared_linear": "shared memory in a general linear layout.",
+    "shared_memory": "the shared-memory address space (where local_alloc buffers live).",
+    "tensor_memory": "Blackwell tensor memory (TMEM), where tcgen05 accumulates.",
+    "tensor_memory_encoding": "Blackwell tensor memory (TMEM), where tcgen05 accumulates.",
+}
+
+
 def _explain(kind: str, p: dict[str, Any], example: tuple[list[int], str] | None, layouts: dict[str, str]) -> str:
     shape, elem = example if example else ([], "")
     dname = _DTYPE_NAMES.get(elem, elem)
@@ -202,15 +212,7 @@ def _explain(kind: str, p: dict[str, Any], example: tuple[list[int], str] | None
         return (f"shared memory with an XOR swizzle ({p.get('vec')} elements per vector, perPhase {p.get('perPhase')},"
                 f" maxPhase {p.get('maxPhase')}) so that threads of a warp hit different banks"
                 + (", rotating per block (AMD)" if kind == "amd_rotating_shared" else "") + ".")
-    if kind == "padded_shared":
-        return "shared memory with padding after each row, so that threads of a warp hit different banks."
-    if kind == "shared_linear":
-        return "shared memory in a general linear layout."
-    if kind == "shared_memory":
-        return "the shared-memory address space (where local_alloc buffers live)."
-    if kind in ("tensor_memory", "tensor_memory_encoding"):
-        return "Blackwell tensor memory (TMEM), where tcgen05 accumulates."
-    return f"{kind} layout."
+    return _FIXED_EXPLANATIONS.get(kind, f"{kind} layout.")
 
 
 def _prod(v: list[int]) -> int:

@@ -59,6 +59,13 @@ class StageLocations:
     aux_lines: list[int] = field(default_factory=list)  # mapped lines that are not code (MLIR's `} loc(...)`)
     columns: bool = True
 
+    def add_code(self, no: int, cls: str, chain: Chain = ()) -> None:
+        """Record line `no` as code of instruction class `cls`, with `chain` as its location if any."""
+        self.code_lines.append(no)
+        self.classes[no] = cls
+        if chain:
+            self.chains[no] = (chain,)
+
 
 def stage_lines(text: str) -> list[str]:
     """A stage's lines as displayed and numbered everywhere in the analysis (split on "\\n")."""
@@ -392,10 +399,7 @@ def ptx_locations(text: str) -> StageLocations:
         cls = ptx_class(line)
         if cls is None:
             continue
-        out.code_lines.append(no)
-        out.classes[no] = cls
-        if true_loc:
-            out.chains[no] = (true_loc,)
+        out.add_code(no, cls, true_loc)
         if emitted:
             out.emitted[no] = emitted
     if call_sites:
@@ -460,10 +464,7 @@ def amdgcn_locations(text: str) -> StageLocations:
         cls = amdgcn_class(line)
         if cls is None:
             continue
-        out.code_lines.append(no)
-        out.classes[no] = cls
-        if loc:
-            out.chains[no] = (loc,)
+        out.add_code(no, cls, loc)
     return out
 
 
@@ -525,8 +526,7 @@ def sass_locations(text: str, ptx: StageLocations | None = None) -> StageLocatio
         cls = sass_class(line)
         if cls is None:
             continue
-        out.code_lines.append(no)
-        out.classes[no] = cls
+        out.add_code(no, cls)  # its chains follow, re-attributed through the PTX
         if not loc:
             continue
         chains: tuple[Chain, ...] = (loc,)

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from typing import Sequence
 
-from .records import BenchResult, load_result
+from .records import BenchResult, field_dict, load_result
 
 
 @dataclass
@@ -34,15 +34,7 @@ class Difference:
         return (self.median_b_ms - self.median_a_ms) / self.median_a_ms
 
     def to_dict(self) -> dict:
-        return dict(
-            kernel=self.kernel,
-            variant=self.variant,
-            size=self.size,
-            impl=self.impl,
-            median_a_ms=self.median_a_ms,
-            median_b_ms=self.median_b_ms,
-            relative=self.relative,
-        )
+        return dict(field_dict(self), relative=self.relative)
 
 
 def median_differences(

@@ -15,11 +15,11 @@ A recorded result says so in the title, with its device and date.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import plotly.graph_objects as go
 
-from .records import BenchResult, Sweep, size_axis
+from .records import BenchResult, Point, Sweep, size_axis
 from .roofline import memory_bound, roof_line, sweep_points
 
 IMPL_COLORS = {"triton": "#1f77b4", "eager": "#ff7f0e", "compile": "#2ca02c"}
@@ -33,6 +33,12 @@ def _sweeps(result: BenchResult, variants: str | Sequence[str] | None) -> list[S
         return list(result.sweeps)
     names = [variants] if isinstance(variants, str) else list(variants)
     return [result.sweep(v) for v in names]
+
+
+def _start(result: BenchResult, variants: str | Sequence[str] | None) -> tuple[go.Figure, list[Sweep], bool]:
+    """A figure builder's start: an empty figure, the sweeps to draw, and whether there are several."""
+    sweeps = _sweeps(result, variants)
+    return go.Figure(), sweeps, len(sweeps) > 1
 
 
 def _name(impl: str, sweep: Sweep, several: bool) -> str:
@@ -64,6 +70,23 @@ def _x(result: BenchResult, sweep: Sweep) -> tuple[list[float], str]:
     return xs, title
 
 
+def _x_title(result: BenchResult, sweeps: list[Sweep]) -> str:
+    """The size axis's title, as the last sweep's sizes name it."""
+    return _x(result, sweeps[-1])[1] if sweeps else "size"
+
+
+def _by_impl(
+    result: BenchResult, sweeps: list[Sweep], method: str, value: Callable[[Point, str], Any]
+) -> Iterator[tuple[int, Sweep, str, list[float], list[Any], list[str]]]:
+    """(j, sweep, impl, x, values, size labels) for each sweep (j its index) and implementation it
+    timed with `method`, over the sizes where `value(point, impl)` is not None."""
+    for j, sweep in enumerate(sweeps):
+        xs, _ = _x(result, sweep)
+        for impl in sweep.impls(method):
+            kept = [(xv, v, p.label) for xv, p in zip(xs, sweep.points) if (v := value(p, impl)) is not None]
+            yield j, sweep, impl, [k[0] for k in kept], [k[1] for k in kept], [k[2] for k in kept]
+
+
 def _series(fig: go.Figure, x: list, y: list, text: list, name: str, impl: str, j: int, hover: str,
             **extra: Any) -> None:
     """One implementation's line over sizes (its colour; the variant's dash)."""
@@ -82,26 +105,13 @@ def time_figure(
     result: BenchResult, variants: str | Sequence[str] | None = None, method: str = "do_bench"
 ) -> go.Figure:
     """Median time (ms) vs size per implementation, with p20/p80 error bars."""
-    fig = go.Figure()
-    sweeps = _sweeps(result, variants)
-    several = len(sweeps) > 1
-    x_title = "size"
-    for j, sweep in enumerate(sweeps):
-        xs, x_title = _x(result, sweep)
-        for impl in sweep.impls(method):
-            x, y, lo, hi, text = [], [], [], [], []
-            for xv, p in zip(xs, sweep.points):
-                t = p.timing(impl, method)
-                if t is None:
-                    continue
-                x.append(xv)
-                y.append(t.median_ms)
-                lo.append(max(t.median_ms - t.p20_ms, 0.0))
-                hi.append(max(t.p80_ms - t.median_ms, 0.0))
-                text.append(p.label)
-            _series(fig, x, y, text, _name(impl, sweep, several), impl, j, "%{y:.4g} ms",
-                    error_y=dict(type="data", symmetric=False, array=hi, arrayminus=lo))
-    _layout(fig, _title(result, "time vs size"), x_title, "median time (ms)")
+    fig, sweeps, several = _start(result, variants)
+    for j, sweep, impl, x, timings, text in _by_impl(result, sweeps, method, lambda p, impl: p.timing(impl, method)):
+        lo = [max(t.median_ms - t.p20_ms, 0.0) for t in timings]
+        hi = [max(t.p80_ms - t.median_ms, 0.0) for t in timings]
+        _series(fig, x, [t.median_ms for t in timings], text, _name(impl, sweep, several), impl, j, "%{y:.4g} ms",
+                error_y=dict(type="data", symmetric=False, array=hi, arrayminus=lo))
+    _layout(fig, _title(result, "time vs size"), _x_title(result, sweeps), "median time (ms)")
     return fig
 
 
@@ -125,26 +135,17 @@ def throughput_figure(
 
     `metric`: "gbps", "tflops", or None to choose GB/s for memory-bound sweeps (left of the ridge).
     """
-    fig = go.Figure()
-    sweeps = _sweeps(result, variants)
-    several = len(sweeps) > 1
+    fig, sweeps, several = _start(result, variants)
     metric = _metric(result, sweeps, metric)
     all_x: list[float] = []
-    x_title = "size"
-    for j, sweep in enumerate(sweeps):
-        xs, x_title = _x(result, sweep)
-        for impl in sweep.impls(method):
-            x, y, text = [], [], []
-            for xv, p in zip(xs, sweep.points):
-                t = p.timing(impl, method)
-                value = None if t is None else (t.gbps if metric == "gbps" else t.tflops)
-                if value is None:
-                    continue
-                x.append(xv)
-                y.append(value)
-                text.append(p.label)
-            all_x += x
-            _series(fig, x, y, text, _name(impl, sweep, several), impl, j, "%{y:.4g}")
+
+    def rate(p: Point, impl: str) -> float | None:
+        t = p.timing(impl, method)
+        return None if t is None else (t.gbps if metric == "gbps" else t.tflops)
+
+    for j, sweep, impl, x, y, text in _by_impl(result, sweeps, method, rate):
+        all_x += x
+        _series(fig, x, y, text, _name(impl, sweep, several), impl, j, "%{y:.4g}")
     unit = "GB/s" if metric == "gbps" else "TFLOP/s"
     if result.ceilings is not None and all_x:
         c = result.ceilings
@@ -156,7 +157,7 @@ def throughput_figure(
         )
         _level(fig, all_x, level, label, CEILING_COLOR, "dash", "name")
     what = "bandwidth" if metric == "gbps" else "arithmetic rate"
-    _layout(fig, _title(result, f"{what} vs size"), x_title, unit, log_y=False)
+    _layout(fig, _title(result, f"{what} vs size"), _x_title(result, sweeps), unit, log_y=False)
     return fig
 
 
@@ -164,32 +165,26 @@ def speedup_figure(
     result: BenchResult, variants: str | Sequence[str] | None = None, method: str = "do_bench"
 ) -> go.Figure:
     """PyTorch time / Triton time per size, one trace per PyTorch implementation (above 1: Triton wins)."""
-    fig = go.Figure()
-    sweeps = _sweeps(result, variants)
-    several = len(sweeps) > 1
+    fig, sweeps, several = _start(result, variants)
     all_x: list[float] = []
-    x_title = "size"
-    for j, sweep in enumerate(sweeps):
-        xs, x_title = _x(result, sweep)
-        for impl in sweep.impls(method):
-            if impl == "triton":
-                continue
-            x, y, text = [], [], []
-            for xv, p in zip(xs, sweep.points):
-                mine, theirs = p.timing("triton", method), p.timing(impl, method)
-                if mine is None or theirs is None or mine.median_ms <= 0:
-                    continue
-                x.append(xv)
-                y.append(theirs.median_ms / mine.median_ms)
-                text.append(p.label)
-            all_x += x
-            _series(fig, x, y, text, f"vs {_name(impl, sweep, several)}", impl, j, "%{y:.3g}x")
+
+    def speedup(p: Point, impl: str) -> float | None:
+        mine, theirs = p.timing("triton", method), p.timing(impl, method)
+        if mine is None or theirs is None or mine.median_ms <= 0:
+            return None
+        return theirs.median_ms / mine.median_ms
+
+    for j, sweep, impl, x, y, text in _by_impl(result, sweeps, method, speedup):
+        if impl == "triton":
+            continue
+        all_x += x
+        _series(fig, x, y, text, f"vs {_name(impl, sweep, several)}", impl, j, "%{y:.3g}x")
     if all_x:
         _level(fig, all_x, 1.0, "parity", "gray", "dot", "skip")
     _layout(
         fig,
         _title(result, "speed-up of Triton over PyTorch"),
-        x_title,
+        _x_title(result, sweeps),
         "PyTorch time / Triton time",
         log_y=False,
     )
@@ -200,9 +195,7 @@ def roofline_figure(
     result: BenchResult, variants: str | Sequence[str] | None = None, method: str = "do_bench"
 ) -> go.Figure:
     """Achieved TFLOP/s vs arithmetic intensity (FLOP/byte), under the measured copy and matmul roofs."""
-    fig = go.Figure()
-    sweeps = _sweeps(result, variants)
-    several = len(sweeps) > 1
+    fig, sweeps, several = _start(result, variants)
     c = result.ceilings
     intensities: list[float] = []
     for j, sweep in enumerate(sweeps):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 # Bump when the meaning or shape of a field changes.
@@ -64,6 +64,11 @@ def _size_from_json(value: Any) -> Size:
     return tuple(int(v) for v in value) if isinstance(value, list) else int(value)
 
 
+def field_dict(record: Any) -> dict[str, Any]:
+    """A dataclass record's fields by name, in their order (values as they are, not copied)."""
+    return {f.name: getattr(record, f.name) for f in fields(record)}
+
+
 @dataclass
 class Timing:
     """One implementation timed at one size: the median and the 20th/80th percentiles."""
@@ -78,17 +83,9 @@ class Timing:
     timer: str | None = None  # one of TIMERS, for the primary method
 
     def to_dict(self) -> dict[str, Any]:
-        d = dict(
-            impl=self.impl,
-            method=self.method,
-            median_ms=self.median_ms,
-            p20_ms=self.p20_ms,
-            p80_ms=self.p80_ms,
-            gbps=self.gbps,
-            tflops=self.tflops,
-        )
-        if self.timer is not None:
-            d["timer"] = self.timer
+        d = field_dict(self)
+        if self.timer is None:
+            del d["timer"]  # files recorded before timers were named have none
         return d
 
     @classmethod
@@ -120,17 +117,7 @@ class Check:
     message: str = ""  # why it failed, or an exception's text
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(
-            impl=self.impl,
-            ok=self.ok,
-            atol=self.atol,
-            rtol=self.rtol,
-            max_abs_error=self.max_abs_error,
-            rel_error=self.rel_error,
-            mismatched=self.mismatched,
-            total=self.total,
-            message=self.message,
-        )
+        return field_dict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Check":
@@ -277,7 +264,7 @@ class DeviceInfo:
     python: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return field_dict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "DeviceInfo":
@@ -288,16 +275,9 @@ class DeviceInfo:
         parts = [self.name]
         if self.sm_count:
             parts.append(f"{self.sm_count} SMs")
-        if self.driver:
-            parts.append(f"driver {self.driver}")
-        if self.cuda_runtime:
-            parts.append(f"CUDA {self.cuda_runtime}")
-        if self.hip:
-            parts.append(f"HIP {self.hip}")
-        if self.torch:
-            parts.append(f"torch {self.torch}")
-        if self.triton:
-            parts.append(f"Triton {self.triton}")
+        versions = (("driver", self.driver), ("CUDA", self.cuda_runtime), ("HIP", self.hip), ("torch", self.torch),
+                    ("Triton", self.triton))
+        parts += [f"{what} {version}" for what, version in versions if version]
         return ", ".join(parts)
 
 
@@ -319,15 +299,7 @@ class Ceilings:
         return self.matmul_tflops * 1e3 / self.copy_gbps
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(
-            copy_gbps=self.copy_gbps,
-            matmul_tflops=self.matmul_tflops,
-            copy_bytes=self.copy_bytes,
-            matmul_n=self.matmul_n,
-            device=self.device,
-            measured=self.measured,
-            trials=dict(self.trials),
-        )
+        return dict(field_dict(self), trials=dict(self.trials))
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Ceilings":

@@ -21,19 +21,15 @@ import sys
 from pathlib import Path
 
 from ..hardware.targets import DEFAULT_TARGET
+from .options import command_parser
 
 ACTIONS = ("list", "show", "compile", "edit")
 PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)  # the folder holding `inspector`
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "capture",
-        help="record every Triton kernel a program compiles and launches; list, show, "
-        "compile and write out a capture (or a tritonparse trace)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command_parser(sub, "capture", "record every Triton kernel a program compiles and launches; list, show, "
+                       "compile and write out a capture (or a tritonparse trace)", __doc__)
     p.add_argument(
         "-o", "--output", default="run.inspector", help="the capture file to write (default run.inspector)"
     )

@@ -29,15 +29,14 @@ import sys
 from typing import Any
 
 from inspector.analysis import diff_inspections
-from .options import add_compile_options, compile_request
+from .options import add_compile_options, command_parser, compile_request
 from .output import report_error
 from inspector.record import STAGE_TITLES
 
 
 def register(subparsers: Any) -> None:
     """Add the `diff` subcommand."""
-    p = subparsers.add_parser("diff", help="compare two compiles of a kernel (options, targets, configs)",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(subparsers, "diff", "compare two compiles of a kernel (options, targets, configs)", __doc__)
     add_compile_options(p)
     p.add_argument("--vs", metavar="OPTIONS",
                    help='the second side\'s changes, as compile options in one string: "--num-warps 8"')

@@ -21,15 +21,15 @@ from typing import Any
 from inspector.analysis import explain
 from inspector.analysis.report import explanation_json
 from inspector.analysis.advisor import SEVERITIES
-from .options import add_compile_options, inspect_from
+from .options import add_compile_options, command_parser, inspect_from
 from .output import report_error, summary_line
 from inspector.record import STAGE_TITLES, Inspection
 
 
 def register(subparsers: Any) -> None:
     """Add the `explain` subcommand."""
-    p = subparsers.add_parser("explain", help="findings, memory-access table, layouts and instruction mix of a kernel",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(subparsers, "explain", "findings, memory-access table, layouts and instruction mix of a kernel",
+                       __doc__)
     add_compile_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object (findings, memory, mix, layouts)")
     p.add_argument("--fail-on", choices=SEVERITIES[:3], help="exit 3 when a finding of this severity or worse exists")

@@ -18,13 +18,12 @@ import json
 import sys
 from typing import Any
 
-from .options import add_compile_options, compile_request
+from .options import add_compile_options, command_parser, compile_request
 
 
 def register(subparsers: Any) -> None:
     """Add the `fits` subcommand."""
-    p = subparsers.add_parser("fits", help="the pre-flight matrix: every catalogue GPU x autotune config",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(subparsers, "fits", "the pre-flight matrix: every catalogue GPU x autotune config", __doc__)
     add_compile_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object: cells[]")
     p.add_argument("--gpu", action="append", metavar="NAME",

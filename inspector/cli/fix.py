@@ -21,14 +21,14 @@ import sys
 from typing import Any
 
 from ..fixes.evaluate import judged
-from .options import add_compile_options, compile_request
+from .options import add_compile_options, command_parser, compile_request
 from .output import report_error, summary_line
 
 
 def register(subparsers: Any) -> None:
     """Add the `fix` subcommand."""
-    p = subparsers.add_parser("fix", help="candidate fixes for every finding, compiled, checked and ranked",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(subparsers, "fix", "candidate fixes for every finding, compiled, checked and ranked",
+                       __doc__)
     add_compile_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object: findings[].candidates[]")
     p.add_argument("--apply", type=int, metavar="N", help="write the file as candidate N edits it (to --out)")

@@ -22,6 +22,7 @@ import os
 import sys
 from typing import Any
 
+from inspector.cli.options import command_parser
 from inspector.compile.api import triton_version
 from inspector.files import atomic_write_text
 from inspector.guard import baseline as baseline_file
@@ -35,9 +36,8 @@ from inspector.hardware.targets import DEFAULT_TARGET, UnknownTargetError, parse
 
 def register(subparsers: Any) -> None:
     """Add the `guard` subcommand."""
-    p = subparsers.add_parser("guard", help="compile every kernel of a repository for every target and compare "
-                              "with a baseline (CI)", description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(subparsers, "guard", "compile every kernel of a repository for every target and compare "
+                       "with a baseline (CI)", __doc__)
     p.add_argument("paths", nargs="+", metavar="PATH", help="kernel files, folders, or module/package names")
     p.add_argument("--targets", default=DEFAULT_TARGET,
                    help=f"comma-separated targets (default {DEFAULT_TARGET}): sm_90,sm_100,gfx942")

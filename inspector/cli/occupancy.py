@@ -20,6 +20,7 @@ import json
 import sys
 from typing import Any
 
+from inspector.cli.options import command_parser
 from inspector.hardware.catalogue import GPU, find_gpu, gpu_for_target
 from inspector.occupancy import Occupancy, occupancy, occupancy_curves, parse_arch, warp_size, waves
 
@@ -30,9 +31,9 @@ _WHAT_IF_KEYS = ("arch", "threads", "num_warps", "regs", "registers", "smem", "s
 
 def register(subparsers: Any) -> None:
     """Add the `occupancy` subcommand to the CLI's subparsers."""
-    p = subparsers.add_parser(
-        "occupancy", help="blocks per SM, occupancy and its limiters (NVIDIA exact to cuda_occupancy.h; AMD CDNA)",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(subparsers, "occupancy",
+                       "blocks per SM, occupancy and its limiters (NVIDIA exact to cuda_occupancy.h; AMD CDNA)",
+                       __doc__)
     p.add_argument("--arch", help="sm_70..sm_120 or gfx942/gfx950 (default: the --gpu's architecture)")
     p.add_argument("--gpu", help="a catalogue GPU (H100, A100, MI300X, ...): its arch and SM count")
     size = p.add_mutually_exclusive_group()

@@ -1,5 +1,5 @@
 """The options every compiling command shares (file, kernel, target, values, --run), and the
-compile they ask for."""
+compile they ask for; the parser every command starts from (`command_parser`)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,13 @@ from typing import Any
 
 from ..record import Inspection
 from ..hardware.targets import DEFAULT_TARGET
+
+
+def command_parser(subparsers: Any, name: str, help_text: str, doc: str | None) -> argparse.ArgumentParser:
+    """A command's subparser: `help_text` in the command list, its module's docstring `doc` as the
+    description of `COMMAND --help`, printed as written (its usage lines keep their layout)."""
+    return subparsers.add_parser(name, help=help_text, description=doc,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def _pairs(values: list[str] | None, flag: str) -> dict[str, str]:

@@ -17,15 +17,13 @@ import json
 import time
 from typing import Any
 
+from inspector.cli.options import command_parser
+
 
 def register(subparsers: Any) -> None:
     """Add the `pool` subcommand."""
-    p = subparsers.add_parser(
-        "pool",
-        help="status or stop of the warm worker pool shared by CLI calls and the app",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command_parser(subparsers, "pool", "status or stop of the warm worker pool shared by CLI calls and the app",
+                       __doc__)
     sub = p.add_subparsers(dest="pool_command", required=True)
     q = sub.add_parser("status", help="the running pool daemons")
     q.add_argument("--json", action="store_true", help="one JSON list")

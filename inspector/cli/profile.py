@@ -24,14 +24,14 @@ import sys
 from typing import Any
 
 from ..profile.measured import Profile
-from .options import add_compile_options, inspect_from
+from .options import add_compile_options, command_parser, inspect_from
 from .output import report_error
 
 
 def register(subparsers: Any) -> None:
     """Add the `profile` subcommand (`profile FILE`, `profile show P.json`)."""
-    p = subparsers.add_parser("profile", help="measure the recorded launch on this GPU with Nsight Compute, per line",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(subparsers, "profile", "measure the recorded launch on this GPU with Nsight Compute, per line",
+                       __doc__)
     add_compile_options(p)
     p.add_argument("--json", action="store_true", help="print the profile as one JSON object")
     p.add_argument("--out", metavar="P.json", help="also save the profile there")

@@ -19,17 +19,13 @@ import sys
 from typing import Any
 
 from inspector import versions
+from inspector.cli.options import command_parser
 from inspector.hardware.targets import DEFAULT_TARGET
 
 
 def register(subparsers: Any) -> None:
     """Add the `versions` subcommand."""
-    p = subparsers.add_parser(
-        "versions",
-        help="list, add or remove Triton releases to compile with",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command_parser(subparsers, "versions", "list, add or remove Triton releases to compile with", __doc__)
     sub = p.add_subparsers(dest="versions_command", required=True)
     q = sub.add_parser("list", help="the default Triton and every side environment")
     q.add_argument("--json", action="store_true")

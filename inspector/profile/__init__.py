@@ -7,6 +7,7 @@
   kernel's figures, and the static model checked against the measurement.
 - `run_ncu`: running a record's reproducer under Nsight Compute (GPU only).
 - `run_proton`: timing it with Triton's Proton where Nsight Compute cannot run (kernel time only).
+- `workdir`: the folder a reproducer runs in, under either.
 - `measure`: the one entry (CLI and page): Nsight Compute, else Proton, saying which and why.
 """
 

@@ -15,8 +15,9 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
+
+from .workdir import reproducer_folder
 
 SECTIONS = ("SourceCounters", "WarpStateStats", "LaunchStats", "Occupancy", "SpeedOfLight",
             "MemoryWorkloadAnalysis")
@@ -77,19 +78,11 @@ def profile_reproducer(reproducer: str, kernel: str, ncu: str | None = None, tim
     if binary is None:
         raise ProfileError(f"Nsight Compute (ncu) is not {'at ' + ncu if ncu else 'installed here'}: install the "
                            "CUDA toolkit's Nsight Compute, or pass --ncu PATH", fallback=True)
-    work = tempfile.mkdtemp(prefix="inspector-profile-")
-    try:
-        repro, runner, report = (os.path.join(work, n) for n in ("kernel_repro.py", "run.py", "launch"))
-        with open(repro, "w") as f:
-            f.write(reproducer)
-        with open(runner, "w") as f:
-            f.write(RUNNER)
+    with reproducer_folder("inspector-profile-", reproducer, RUNNER) as (work, repro, runner, env):
+        report = os.path.join(work, "launch")
         command = [binary, "--target-processes", "all", "-k", f"regex:^{re.escape(kernel)}$", "--launch-count", "1",
                    *[a for s in SECTIONS for a in ("--section", s)], "--import-source", "yes",
                    "-o", report, "-f", sys.executable, runner, repro]
-        # A fresh Triton cache: a cached binary's line info names the reproducer of an earlier run,
-        # whose folder is gone, and Nsight Compute could not show the source lines.
-        env = {**os.environ, "TRITON_CACHE_DIR": os.path.join(work, "triton-cache")}
         if jailed:
             from ..bench.client import jailed_command
 
@@ -111,5 +104,3 @@ def profile_reproducer(reproducer: str, kernel: str, ncu: str | None = None, tim
                 raise ProfileError(f"ncu could not print the {page[1]} page: {_explain(out.stdout + out.stderr)}")
             pages.append(out.stdout)
         return NcuPages(pages[0], pages[1], _version(binary), reproducer)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)

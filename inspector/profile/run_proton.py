@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from typing import Any, Iterator
 
 from .run_ncu import ProfileError
+from .workdir import reproducer_folder
 
 REPEATS = 20
 RUNNER = """import runpy, sys, torch
@@ -68,15 +67,9 @@ def time_reproducer(reproducer: str, kernel: str, timeout: float = 600, jailed: 
     """Run the reproducer under Proton (see the module docstring). Raises ProfileError saying why not."""
     import triton
 
-    work = tempfile.mkdtemp(prefix="inspector-proton-")
-    try:
-        repro, runner, session = (os.path.join(work, n) for n in ("kernel_repro.py", "run.py", "session"))
-        with open(repro, "w") as f:
-            f.write(reproducer)
-        with open(runner, "w") as f:
-            f.write(RUNNER)
+    with reproducer_folder("inspector-proton-", reproducer, RUNNER) as (work, repro, runner, env):
+        session = os.path.join(work, "session")
         command = [sys.executable, runner, repro, session, str(REPEATS)]
-        env = {**os.environ, "TRITON_CACHE_DIR": os.path.join(work, "triton-cache")}
         if jailed:
             from ..bench.client import jailed_command
 
@@ -93,5 +86,3 @@ def time_reproducer(reproducer: str, kernel: str, timeout: float = 600, jailed: 
         if not count:
             raise ProfileError(f"Proton recorded no launch of {kernel}")
         return ProtonTimes(count, total / count, triton.__version__)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)

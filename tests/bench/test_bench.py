@@ -204,12 +204,19 @@ def test_time_figure_traces(name):
             assert list(t.error_y.arrayminus) == pytest.approx([tm.median_ms - tm.p20_ms for _, tm in timed])
 
 
-def test_throughput_figure_memory_bound_kernel_draws_the_copy_ceiling():
-    r = _recorded("softmax")
+def _throughput_with_ceiling(name: str, unit: str, ceiling_name: str, level: str):
+    """The kernel's bf16 throughput figure, checked for its unit and its one ceiling line (at the
+    ceilings' `level`); returns (result, figure)."""
+    r = _recorded(name)
     fig = plots.throughput_figure(r, "bf16")
-    assert fig.layout.yaxis.title.text == "GB/s"
-    ceiling = [t for t in fig.data if t.name.startswith("copy ceiling")]
-    assert len(ceiling) == 1 and set(ceiling[0].y) == {r.ceilings.copy_gbps}
+    assert fig.layout.yaxis.title.text == unit
+    ceiling = [t for t in fig.data if t.name.startswith(ceiling_name)]
+    assert len(ceiling) == 1 and set(ceiling[0].y) == {getattr(r.ceilings, level)}
+    return r, fig
+
+
+def test_throughput_figure_memory_bound_kernel_draws_the_copy_ceiling():
+    r, fig = _throughput_with_ceiling("softmax", "GB/s", "copy ceiling", "copy_gbps")
     sweep = r.sweep("bf16")
     assert list(_trace(fig, "triton").y) == [
         p.timing("triton").gbps for p in sweep.points if p.timing("triton")
@@ -218,11 +225,7 @@ def test_throughput_figure_memory_bound_kernel_draws_the_copy_ceiling():
 
 
 def test_throughput_figure_compute_bound_kernel_draws_the_matmul_ceiling():
-    r = _recorded("matmul")
-    fig = plots.throughput_figure(r, "bf16")
-    assert fig.layout.yaxis.title.text == "TFLOP/s"
-    ceiling = [t for t in fig.data if t.name.startswith("bf16 matmul ceiling")]
-    assert len(ceiling) == 1 and set(ceiling[0].y) == {r.ceilings.matmul_tflops}
+    r, fig = _throughput_with_ceiling("matmul", "TFLOP/s", "bf16 matmul ceiling", "matmul_tflops")
     assert list(_trace(fig, "triton").x) == [
         float(p.size[0]) for p in r.sweep("bf16").points if p.timing("triton")
     ]

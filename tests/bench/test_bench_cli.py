@@ -73,6 +73,11 @@ def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     )
 
 
+def _check(*args: str, vs: str = "none") -> subprocess.CompletedProcess:
+    """`bench ARGS --check --vs VS --interpret`: the correctness check alone, through the interpreter."""
+    return _cli(*args, "--check", "--vs", vs, "--interpret")
+
+
 @pytest.fixture
 def user_file(tmp_path):
     path = tmp_path / "scale.py"
@@ -134,7 +139,7 @@ def test_no_gpu_library_result():
 
 # ---- the GPU-free check through Triton's interpreter -----------------------------------------------
 def test_check_user_file(user_file):
-    p = _cli(str(user_file), "--check", "--vs", "eager", "--interpret", "--json")
+    p = _check(str(user_file), "--json", vs="eager")
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["kernel"] == "scale" and d["title"] == "Scale by two" and d["settings"]["interpreter"] is True
@@ -149,18 +154,7 @@ def test_check_user_file(user_file):
 
 def test_check_catches_unwritten_output(broken_file):
     """The output is poisoned with NaN before the launch: 7 unwritten elements fail the check."""
-    p = _cli(
-        str(broken_file),
-        "--check",
-        "--vs",
-        "none",
-        "--interpret",
-        "--variant",
-        "fp32",
-        "--sizes",
-        "1000",
-        "--json",
-    )
+    p = _check(str(broken_file), "--variant", "fp32", "--sizes", "1000", "--json")
     assert p.returncode == 1
     pt = json.loads(p.stdout)["sweeps"][0]["points"][0]
     check = pt["checks"][0]
@@ -169,14 +163,14 @@ def test_check_catches_unwritten_output(broken_file):
 
 
 def test_check_bundled_kernel_human_output():
-    p = _cli("gelu", "--check", "--vs", "eager", "--interpret", "--variant", "bf16")
+    p = _check("gelu", "--variant", "bf16", vs="eager")
     assert p.returncode == 0, p.stderr
     assert "correctness check through Triton's interpreter" in p.stdout
     assert p.stdout.count("triton ok") == 4  # gelu's four TEST_SIZES
 
 
 def test_interpreter_skips_what_it_cannot_run():
-    p = _cli("matmul", "--check", "--vs", "none", "--interpret", "--variant", "bf16")
+    p = _check("matmul", "--variant", "bf16")
     assert p.returncode == 0, p.stderr
     assert "bf16: skipped (" in p.stdout
 
@@ -252,35 +246,10 @@ def test_progress_and_several_targets(user_file, broken_file):
 
 def test_out_writes_files(user_file, tmp_path):
     out = tmp_path / "res.json"
-    p = _cli(
-        str(user_file),
-        "--check",
-        "--vs",
-        "none",
-        "--interpret",
-        "--variant",
-        "fp32",
-        "--sizes",
-        "64",
-        "--out",
-        str(out),
-        "--no-progress",
-    )
+    p = _check(str(user_file), "--variant", "fp32", "--sizes", "64", "--out", str(out), "--no-progress")
     assert p.returncode == 0, p.stderr
     assert json.loads(out.read_text())["sweeps"][0]["points"][0]["checks"][0]["ok"] is True
     folder = tmp_path / "many"
-    p = _cli(
-        str(user_file),
-        "add",
-        "--check",
-        "--vs",
-        "none",
-        "--interpret",
-        "--sizes",
-        "64",
-        "--out",
-        str(folder),
-        "--no-progress",
-    )
+    p = _check(str(user_file), "add", "--sizes", "64", "--out", str(folder), "--no-progress")
     assert p.returncode == 0, p.stderr
     assert sorted(f.name for f in folder.iterdir()) == ["add.json", "scale.json"]

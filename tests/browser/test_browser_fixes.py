@@ -6,109 +6,67 @@ example's offsets keep) is applied; History keeps the previous text; the PTX pan
 from __future__ import annotations
 
 import pytest
-from browser_support import SHOTS, app_server, diagnosed, editor_text, kernel_upload, wait_idle, workbench_frame
+from browser_support import SHOTS, add_page, editor_text, kernel_upload, wait_idle, workbench_frame
+from jagged import jagged_source
 
 from inspector.hardware.catalogue import GPUS
 
 pytestmark = pytest.mark.browser
 WAIT_MS = 240_000
 
-JAGGED = '''import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def jagged_sum(values, offsets, out, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    start = tl.load(offsets + row)
-    end = tl.load(offsets + row + 1)
-    idx = tl.arange(0, BLOCK)
-    x = tl.load(values + start + idx, mask=idx < end - start, other=0.0)
-    tl.store(out + row, tl.sum(x, axis=0))
-
-
-def example(device):
-    lengths = torch.tensor([96, 1008, 32, 512, 1024, 16, 784, 64] * 4)
-    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)]).to(torch.int32).to(device)
-    values = torch.randn(int(lengths.sum()), device=device)
-    out = torch.empty(len(lengths), device=device)
-    jagged_sum[(len(lengths),)](values, offsets, out, BLOCK=1024, num_warps=4)
-'''
+JAGGED = jagged_source("torch.tensor([96, 1008, 32, 512, 1024, 16, 784, 64] * 4)")
 
 
 def test_try_and_apply_a_fix(browser, tmp_path):
     mine = tmp_path / "jagged.py"
     mine.write_text(JAGGED)
-    home = tmp_path / "home"
-    home.mkdir()
-    log = tmp_path / "streamlit.log"
-    with app_server(home, log=log) as url:
-        ctx = browser.new_context(viewport={"width": 1600, "height": 1400})
-        page = ctx.new_page()
-        page.set_default_timeout(WAIT_MS)
-        with diagnosed(page, log):
-            page.goto(f"{url}/?kernel=add&target=sm_90")
-            page.get_by_text("Compiled add.py for sm_90").first.wait_for()
-            wait_idle(page)
-            kernel_upload(page).set_input_files(str(mine))
-            page.get_by_text("Compiled jagged.py for sm_90").first.wait_for()
-            wait_idle(page)
-            frame = workbench_frame(page)
-            assert frame.locator(".pane[data-pane=ptx] .r", has_text="ld.global.v4").count() == 0
-            page.get_by_role("button", name="Try fixes").first.wait_for()  # the Insight view's way in
-            # the gutter's: the load's mark says a click tries fixes, and the click opens them
-            mark = frame.locator(".cm-marks .mk.fixable").first
-            assert "Click the mark: try fixes" in (mark.get_attribute("data-tip") or "")
-            index = mark.get_attribute("data-fix")
-            mark.click()
-            first = page.locator(f".st-key-w-fix-cand-{index}-0")
-            first.get_by_role("button", name="Apply").wait_for()
-            wait_idle(page, timeout=WAIT_MS / 1000)
-            shown = first.inner_text()
-            assert "the finding is gone" in shown and "access width 32-bit → 128-bit" in shown, shown
-            assert "promises kept by the example: yes" in shown and "outputs equal to the original's: yes" in shown
-            assert "tl.multiple_of(tl.load(offsets + row), 4)" in shown
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            first.scroll_into_view_if_needed()
-            page.screenshot(path=str(SHOTS / "try-fixes.png"))
-            first.get_by_role("button", name="Apply").click()
-            page.get_by_text("Applied: promise").first.wait_for()
-            page.get_by_text("Compiled jagged.py for sm_90").first.wait_for()
-            wait_idle(page)
-            assert "start = tl.multiple_of(tl.load(offsets + row), 4)" in editor_text(page)
-            frame = workbench_frame(page)
-            assert frame.locator(".pane[data-pane=ptx] .r", has_text="ld.global.v4").count() > 0
-            page.locator(".st-key-history-box summary").click()
-            saved = page.get_by_text("saved versions of").first
-            saved.wait_for()
-            # the uploaded text and the applied one: Restore brings the first back
-            assert saved.inner_text().startswith("2 saved versions of jagged.py"), saved.inner_text()
-        ctx.close()
+    with add_page(browser, tmp_path, 1400, WAIT_MS) as page:
+        kernel_upload(page).set_input_files(str(mine))
+        page.get_by_text("Compiled jagged.py for sm_90").first.wait_for()
+        wait_idle(page)
+        frame = workbench_frame(page)
+        assert frame.locator(".pane[data-pane=ptx] .r", has_text="ld.global.v4").count() == 0
+        page.get_by_role("button", name="Try fixes").first.wait_for()  # the Insight view's way in
+        # the gutter's: the load's mark says a click tries fixes, and the click opens them
+        mark = frame.locator(".cm-marks .mk.fixable").first
+        assert "Click the mark: try fixes" in (mark.get_attribute("data-tip") or "")
+        index = mark.get_attribute("data-fix")
+        mark.click()
+        first = page.locator(f".st-key-w-fix-cand-{index}-0")
+        first.get_by_role("button", name="Apply").wait_for()
+        wait_idle(page, timeout=WAIT_MS / 1000)
+        shown = first.inner_text()
+        assert "the finding is gone" in shown and "access width 32-bit → 128-bit" in shown, shown
+        assert "promises kept by the example: yes" in shown and "outputs equal to the original's: yes" in shown
+        assert "tl.multiple_of(tl.load(offsets + row), 4)" in shown
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        first.scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / "try-fixes.png"))
+        first.get_by_role("button", name="Apply").click()
+        page.get_by_text("Applied: promise").first.wait_for()
+        page.get_by_text("Compiled jagged.py for sm_90").first.wait_for()
+        wait_idle(page)
+        assert "start = tl.multiple_of(tl.load(offsets + row), 4)" in editor_text(page)
+        frame = workbench_frame(page)
+        assert frame.locator(".pane[data-pane=ptx] .r", has_text="ld.global.v4").count() > 0
+        page.locator(".st-key-history-box summary").click()
+        saved = page.get_by_text("saved versions of").first
+        saved.wait_for()
+        # the uploaded text and the applied one: Restore brings the first back
+        assert saved.inner_text().startswith("2 saved versions of jagged.py"), saved.inner_text()
 
 
 def test_every_gpu_view(browser, tmp_path):
-    home = tmp_path / "home"
-    home.mkdir()
-    log = tmp_path / "streamlit.log"
-    with app_server(home, log=log) as url:
-        ctx = browser.new_context(viewport={"width": 1600, "height": 1200})
-        page = ctx.new_page()
-        page.set_default_timeout(WAIT_MS)
-        with diagnosed(page, log):
-            page.goto(f"{url}/?kernel=add&target=sm_90")
-            page.get_by_text("Compiled add.py for sm_90").first.wait_for()
-            wait_idle(page)
-            page.get_by_text("Every GPU", exact=True).click()
-            page.get_by_role("button", name="Check every GPU").click()
-            # vector add launches everywhere: one row per catalogue GPU, NVIDIA and AMD
-            page.get_by_text(f"{len(GPUS)} of {len(GPUS)}").first.wait_for()
-            wait_idle(page)
-            table = page.get_by_test_id("stMainBlockContainer").get_by_test_id("stDataFrame")
-            table.wait_for()
-            # the grid draws its cells on a canvas: its height says it holds a row per GPU (35 px each)
-            assert table.bounding_box()["height"] > 35 * len(GPUS)
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SHOTS / "every-gpu.png"))
-            assert "view=fits" in page.url  # the view is part of the share link
-        ctx.close()
+    with add_page(browser, tmp_path, 1200, WAIT_MS) as page:
+        page.get_by_text("Every GPU", exact=True).click()
+        page.get_by_role("button", name="Check every GPU").click()
+        # vector add launches everywhere: one row per catalogue GPU, NVIDIA and AMD
+        page.get_by_text(f"{len(GPUS)} of {len(GPUS)}").first.wait_for()
+        wait_idle(page)
+        table = page.get_by_test_id("stMainBlockContainer").get_by_test_id("stDataFrame")
+        table.wait_for()
+        # the grid draws its cells on a canvas: its height says it holds a row per GPU (35 px each)
+        assert table.bounding_box()["height"] > 35 * len(GPUS)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "every-gpu.png"))
+        assert "view=fits" in page.url  # the view is part of the share link

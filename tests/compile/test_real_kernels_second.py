@@ -15,8 +15,8 @@ import sys
 
 import pytest
 from paths import REPO
+from side_releases import missing, ready
 
-from inspector import versions
 
 CORPUS = REPO / "tests" / "corpus2"
 MANIFEST = json.loads((CORPUS / "MANIFEST.json").read_text())
@@ -32,11 +32,8 @@ def _release(entry: dict) -> list[str]:
     wanted = entry.get("triton")
     if not wanted:
         return []
-    env = versions.get(wanted)
-    if env is None or not env.ready:
-        if os.environ.get("INSPECTOR_REQUIRE_VERSIONS") == "1":
-            pytest.fail(f"no Triton {wanted} side environment (scripts/install.sh --test adds it)")
-        pytest.skip(f"no Triton {wanted} side environment (python -m inspector versions add {wanted})")
+    if not ready(wanted):
+        missing(f"no Triton {wanted} side environment (python -m inspector versions add {wanted})")
     return ["--triton", wanted]
 
 

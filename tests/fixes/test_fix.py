@@ -10,39 +10,18 @@ import subprocess
 import sys
 
 import pytest
+from jagged import jagged_source
 from paths import REPO
 
 from inspector.fixes import fix
 
-JAGGED = '''import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def jagged_sum(values, offsets, out, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    start = tl.load(offsets + row)
-    end = tl.load(offsets + row + 1)
-    idx = tl.arange(0, BLOCK)
-    x = tl.load(values + start + idx, mask=idx < end - start, other=0.0)
-    tl.store(out + row, tl.sum(x, axis=0))
-
-
-def example(device):
-    lengths = torch.tensor(LENGTHS)
-    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)]).to(torch.int32).to(device)
-    values = torch.randn(int(lengths.sum()), device=device)
-    out = torch.empty(len(lengths), device=device)
-    jagged_sum[(len(lengths),)](values, offsets, out, BLOCK=1024, num_warps=4)
-'''
-PADDED = "[96, 1008, 32, 512, 1024, 16, 784, 64] * 4"  # every row a multiple of 16 elements
-RAGGED = "[100, 1000, 37, 512, 1024, 3, 777, 64] * 4"  # as real data comes
+PADDED = "torch.tensor([96, 1008, 32, 512, 1024, 16, 784, 64] * 4)"  # every row a multiple of 16 elements
+RAGGED = "torch.tensor([100, 1000, 37, 512, 1024, 3, 777, 64] * 4)"  # as real data comes
 
 
 def _jagged(tmp_path, lengths):
     path = tmp_path / "jagged.py"
-    path.write_text(JAGGED.replace("LENGTHS", lengths))
+    path.write_text(jagged_source(lengths))
     return path
 
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 
 import pytest
 from paths import REPO
+from side_releases import missing, ready
 
-from inspector import versions
 from inspector.fixes import fix
 
 CORPUS = REPO / "tests" / "fixes_corpus"
@@ -27,13 +26,8 @@ def _release(entry: dict) -> str | None:
     """The Triton release the entry compiles with; skips (fails where CI requires side
     environments) when its side environment is not there."""
     wanted = entry.get("triton")
-    if wanted:
-        env = versions.get(wanted)
-        if env is None or not env.ready:
-            why = f"no ready Triton {wanted} side environment (`python -m inspector versions add {wanted}`)"
-            if os.environ.get("INSPECTOR_REQUIRE_VERSIONS") == "1":
-                pytest.fail(why)
-            pytest.skip(why)
+    if wanted and not ready(wanted):
+        missing(f"no ready Triton {wanted} side environment (`python -m inspector versions add {wanted}`)")
     return wanted
 
 

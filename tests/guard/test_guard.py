@@ -16,6 +16,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 import guard_repo
+from side_releases import missing, ready
 from inspector.guard import baseline as baseline_file
 from inspector.guard import run_guard
 from inspector.guard.discovery import entry_kernels, kernel_defs, kernel_files
@@ -225,15 +226,10 @@ def test_entry_kernels_leave_out_helpers_and_folders_are_walked_for_kernel_files
 
 def test_a_second_triton_release_is_guarded_under_its_own_keys(tmp_path):
     from inspector.compile.api import triton_version
-    from inspector.versions import environments
 
     old = "3.6.0"
-    env = environments.get(old)
-    if env is None or not env.ready or triton_version() == old:
-        why = f"no ready Triton {old} side environment beside Triton {triton_version()} (scripts/install.sh --test)"
-        if os.environ.get("INSPECTOR_REQUIRE_VERSIONS") == "1":
-            pytest.fail(why)
-        pytest.skip(why)
+    if not ready(old) or triton_version() == old:
+        missing(f"no ready Triton {old} side environment beside Triton {triton_version()} (scripts/install.sh --test)")
     root = tmp_path / "repo"
     (root / "tools").mkdir(parents=True)
     (root / "tools" / "scale.py").write_text(guard_repo.SCALE)

@@ -74,6 +74,8 @@ def test_amd_curves_use_the_unified_count():
 triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")
 
+from inspector.occupancy.driver_check import matmul_tile  # noqa: E402  (the driver check's shared-memory tile)
+
 
 @triton.jit
 def _add(x, y, out, n, BLOCK: tl.constexpr):
@@ -91,22 +93,11 @@ def _softmax(x, out, stride, n, BLOCK: tl.constexpr):
     tl.store(out + row * stride + cols, e / tl.sum(e, 0), mask=cols < n)
 
 
-@triton.jit
-def _matmul(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    rm = tl.program_id(0) * BM + tl.arange(0, BM)
-    rn = tl.program_id(1) * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), tl.float32)
-    for k in range(0, K, BK):
-        acc += tl.dot(tl.load(a + rm[:, None] * K + (k + rk)[None, :]), tl.load(b + (k + rk)[:, None] * N + rn[None, :]))
-    tl.store(c + rm[:, None] * N + rn[None, :], acc)
-
-
 KERNELS = {
     "add": (_add, {"x": "*fp32", "y": "*fp32", "out": "*fp32", "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 1024}),
     "softmax": (_softmax, {"x": "*fp32", "out": "*fp32", "stride": "i32", "n": "i32", "BLOCK": "constexpr"},
                 {"BLOCK": 4096}),
-    "matmul": (_matmul, {"a": "*fp16", "b": "*fp16", "c": "*fp32", "M": "i32", "N": "i32", "K": "i32",
+    "matmul": (matmul_tile, {"a": "*fp16", "b": "*fp16", "c": "*fp32", "M": "i32", "N": "i32", "K": "i32",
                          "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"}, {"BM": 256, "BN": 128, "BK": 32}),
 }
 CASES = [(arch, name, nw, wpe) for arch in ("gfx942", "gfx950") for name in KERNELS

@@ -37,6 +37,14 @@ def browser_missing_reason() -> str | None:
     return None
 
 
+def said_browser_missing() -> bool:
+    """For the browser benchmarks: when the browser cannot run here, say why on stderr and return True."""
+    reason = browser_missing_reason()
+    if reason:
+        print(f"cannot run: {reason}", file=sys.stderr)
+    return reason is not None
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -189,6 +197,26 @@ def wait_idle(page, settle: float = 0.3, timeout: float = 120) -> None:
             quiet_since = None
         time.sleep(0.05)
     raise TimeoutError("the app kept running")
+
+
+@contextmanager
+def add_page(browser, tmp_path: Path, height: int, wait_ms: int) -> Iterator:
+    """An app server of a test's own (workspace home and streamlit.log under `tmp_path`) and a
+    1600 x `height` page of its own context, waiting up to `wait_ms`, showing the add kernel
+    compiled for sm_90; the steps run under `diagnosed`."""
+    home = tmp_path / "home"
+    home.mkdir()
+    log = tmp_path / "streamlit.log"
+    with app_server(home, log=log) as url:
+        ctx = browser.new_context(viewport={"width": 1600, "height": height})
+        page = ctx.new_page()
+        page.set_default_timeout(wait_ms)
+        with diagnosed(page, log):
+            page.goto(f"{url}/?kernel=add&target=sm_90")
+            page.get_by_text("Compiled add.py for sm_90").first.wait_for()
+            wait_idle(page)
+            yield page
+        ctx.close()
 
 
 def metric(page, label: str) -> str:

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from side_releases import missing, ready
 
 from inspector import versions
 from inspector.compile.api import inspect_kernel, triton_version
@@ -44,15 +45,9 @@ def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> 
 @pytest.fixture(scope="session")
 def old_release() -> str:
     """The 3.6.0 side environment's version, once it is there."""
-    env = versions.get(OLD)
-    if env is None or not env.ready:
-        why = (
-            f"no ready Triton {OLD} side environment under {versions.versions_dir()} "
-            f"(`python -m inspector versions add {OLD}`, which scripts/install.sh --test runs)"
-        )
-        if os.environ.get("INSPECTOR_REQUIRE_VERSIONS") == "1":
-            pytest.fail(why)
-        pytest.skip(why)
+    if not ready(OLD):
+        missing(f"no ready Triton {OLD} side environment under {versions.versions_dir()} "
+                f"(`python -m inspector versions add {OLD}`, which scripts/install.sh --test runs)")
     if NEW == OLD:
         pytest.skip(f"the installed Triton is {OLD} itself: no second release to compare")
     return OLD
