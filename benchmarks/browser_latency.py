@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests" / "support"))
 sys.path.insert(0, str(REPO))
 
 from browser_support import (CHROMIUM, CHROMIUM_ARGS, WORKBENCH, app_server, choose, editor_frame,  # noqa: E402

@@ -4,13 +4,13 @@
         [--only NAME,...|none] [--rounds 3] [--shapes 64:0:2048,...] [--deadline 150]
 
 Candidates (VARIANTS below) are launched directly (no autotuner):
-  - "launch()": kernels/attention.py's launch(), on an sm_90 GPU its Gluon kernel with
-    HOPPER_CONFIG; timed first and again last ("launch() again") in every round;
-  - H(...): the Gluon kernel (kernels/attention.py's launch_hopper) with other settings: NC consumer
+  - "launch()": kernels/attention_gluon.py's launch(), the Gluon kernel with HOPPER_CONFIG; timed
+    first and again last ("launch() again") in every round;
+  - H(...): the Gluon kernel (kernels/attention_gluon.py's launch_hopper) with other settings: NC consumer
     warpgroups of 64 query rows (2, or 3 = FlashAttention-3's head dim 64 shape, 192-row tiles),
     STAGES of K/V, PERSISTENT (one CTA per SM looping over the tiles), ORDER of the tiles (2: the
     longest causal key loops of all heads first), PINGPONG, SEP_O, EMU;
-  - ("T",): the portable Triton kernel as launch() runs it off Hopper;
+  - ("T",): the portable Triton kernel, kernels/attention.py's launch();
   - (measured and dropped, code removed; the figures are in docs/kernels-performance.md) re-orderings
     of the Triton kernel's key loop, `attn_variant` (MODE, BLOCK_M, BLOCK_N, num_warps, num_stages,
     maxnreg, EMU, REVERSE), in the first sweeps of 2026-11-24:
@@ -92,18 +92,18 @@ def applies(spec, causal) -> bool:
 
 def launcher(q, k, v, causal, spec, out=None):
     """(output tensor, zero-argument launch) of one variant; spec None: the bundled launch()."""
-    from kernels import attention as att
+    from kernels import attention, attention_gluon
 
     z, h, n, hd = q.shape
     o = torch.empty_like(q) if out is None else out
     sm_scale = 1 / math.sqrt(hd)
     if spec is None:
-        return o, lambda: att.launch(q, k, v, causal=causal, out=o)
+        return o, lambda: attention_gluon.launch(q, k, v, causal=causal, out=o)
     if spec[0] == "T":
-        return o, lambda: att.launch_triton(q, k, v, o, causal, sm_scale)
+        return o, lambda: attention.launch(q, k, v, causal=causal, sm_scale=sm_scale, out=o)
     if spec[0] == "H":
         kw = {key: val for key, val in spec[1] if key != "causal_only"}
-        return o, lambda: att.launch_hopper(q, k, v, o, causal, sm_scale, **kw)
+        return o, lambda: attention_gluon.launch_hopper(q, k, v, o, causal, sm_scale, **kw)
     raise ValueError(f"unknown variant {spec!r}: the Triton loop re-orderings (attn_variant) were measured "
                      "and dropped; docs/kernels-performance.md has their figures")
 
@@ -205,7 +205,7 @@ def main() -> int:
         return 0
     t0 = time.time()
     from inspector.bench.timing import clone as _clone, rotation_count
-    from kernels import attention as att
+    from kernels import attention_gluon as att
 
     only = {s for s in ns.only.split(",") if s} or None
     env = dict(smi=smi("--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw",

@@ -52,6 +52,9 @@ PAIR = (label_a, label_b) (teaching pairs only)
 INTERPRETER_SKIP = {variant: reason} (optional)
     Variants Triton's CPU interpreter cannot run (bfloat16 `tl.dot`: triton-lang/triton#11584).
     They are still checked on the GPU.
+LANGUAGE = "gluon", CAPABILITY = (major, minor) (Gluon kernels only)
+    A kernel written in Gluon for one GPU generation: checked and benchmarked only on a GPU of
+    that compute capability, never in the interpreter (every variant in INTERPRETER_SKIP).
 
 The helpers below are what the tests and the H200 benchmark use to walk the gallery; the
 inspector's own benchmark command reads the same names (inspector/bench/protocol.py).

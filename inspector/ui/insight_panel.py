@@ -15,6 +15,7 @@ from inspector.analysis import explain
 from inspector.analysis.layouts import LayoutReport
 from inspector.analysis.memory import MemoryReport
 from inspector.analysis.mix import InstructionMix
+from inspector.analysis.partitions import partitions, register_moves
 from inspector.record import STAGE_TITLES, Inspection
 from inspector.ui import state
 
@@ -172,10 +173,26 @@ def layouts(rec: Inspection, report: LayoutReport) -> None:
                      hide_index=True, width="stretch")
 
 
+def partitions_table(rec: Inspection) -> None:
+    """A warp-specialised kernel's partitions: warps and registers per thread each asks for."""
+    parts = partitions(rec.stages.get("ttgir", ""))
+    if not parts:
+        return
+    st.markdown("##### Warp-specialised partitions (TTGIR)")
+    st.dataframe([{"partition": p.name, "warps": p.warps,
+                   "registers per thread": p.registers if p.registers is not None else "what the others leave"}
+                  for p in parts], hide_index=True, width="stretch")
+    moves = sorted({n for _, n in register_moves(rec.stages.get("ptx", ""))}, reverse=True)
+    st.caption(f"The kernel launches with {rec.resources.registers} registers per thread for every thread of the "
+               f"block; each partition then moves to its own figure with `setmaxnreg`"
+               + (f" (the PTX's values: {', '.join(map(str, moves))})." if moves else "."))
+
+
 def insight_panel(rec: Inspection) -> None:
     """Everything the analysis says about the shown record."""
     ex = explain(rec)
     findings(rec, ex.findings)
+    partitions_table(rec)
     if ex.memory is not None:
         memory_table(rec, ex.memory)
     if ex.mix is not None:

@@ -201,3 +201,16 @@ def test_register_spill_pair(pairs):
 def test_ieee_matmul_runs_on_fma(pairs):
     f = next(x for x in advise(pairs["ieee"]) if x.code == "no_tensor_cores")
     assert "tl.dot" in pairs["ieee"].source.split("\n")[f.line - 1]
+
+
+def test_the_gluon_attention_kernel_s_partitions_and_their_registers(sandbox):
+    """The Gluon attention (head dim 64: three consumer warpgroups and a producer warp) as the
+    TTGIR and PTX print them."""
+    from inspector.analysis.partitions import partitions, register_moves
+
+    rec = compiled(sandbox, KERNELS / "attention_gluon.py", target="sm_90")
+    parts = partitions(rec.stages["ttgir"])
+    assert [(p.name, p.warps, p.registers) for p in parts] == [
+        ("default", 4, None), ("partition0", 4, 160), ("partition1", 4, 160), ("partition2", 1, 24)]
+    assert {("dec", 24), ("inc", 160)} <= set(register_moves(rec.stages["ptx"]))
+    assert partitions(compiled(sandbox, KERNELS / "add.py", target="sm_90").stages["ttgir"]) == []

@@ -12,7 +12,7 @@ import pytest
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest  # the GPU machine has no streamlit
 
 from paths import KERNELS, REPO
-from app_support import open_app
+from app_support import autosave, open_app
 from inspector.ui import workspace
 
 
@@ -116,7 +116,7 @@ def test_syntax_error_is_shown_and_the_edit_kept(home):
     kf = ws.find("add")
     bundled = (KERNELS / "add.py").read_text()
     broken = bundled.replace("mask = offs < n", "mask = offs < n)")
-    path = ws.save_source(kf, broken).path  # what the editor's autosave does
+    path = autosave(at, "add", broken).path
     assert path == ws.edit_path(kf) and path.is_relative_to(home / "workspaces" / ws.key)
     at.sidebar.button(key="w.compile").click().run()  # Compile
     assert not at.exception

@@ -7,8 +7,7 @@ import pytest
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest  # the GPU machine has no streamlit
 
 import fuzz_cases
-from app_support import APP
-from inspector.ui import workspace
+from app_support import APP, autosave
 from inspector.ui.error_view import KIND_TITLES
 
 
@@ -54,15 +53,9 @@ def test_enough_cases():
     assert len(CASES) >= 45, [c.name for c in CASES]
 
 
-def _workspace(app) -> workspace.Workspace:
-    return workspace.Workspace(app.session_state["workspace_key"])
-
-
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_bad_source_in_the_app(app, case):
-    ws = _workspace(app)
-    kf = ws.find("add")
-    path = ws.save_source(kf, case.source).path  # what the editor's autosave does
+    path = autosave(app, "add", case.source).path
     app.sidebar.button(key="w.compile").click().run()  # Compile
     assert not app.exception, [e.value for e in app.exception]
     errors = [e.value for e in app.error]
@@ -74,8 +67,7 @@ def test_bad_source_in_the_app(app, case):
 
 
 def test_good_source_compiles_after_the_storm(app):
-    ws = _workspace(app)
-    ws.save_source(ws.find("add"), fuzz_cases.GOOD)
+    autosave(app, "add", fuzz_cases.GOOD)
     app.sidebar.button(key="w.compile").click().run()
     assert not app.exception and not app.error
     assert "ld.global.v4.b32" in app.session_state["record"].stages["ptx"]

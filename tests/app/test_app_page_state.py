@@ -10,7 +10,7 @@ import pytest
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest  # the GPU machine has no streamlit
 
-from app_support import open_app
+from app_support import autosave, open_app
 from test_app import query, record, session_workspace, workbench_args
 
 from inspector.ui import state, workspace
@@ -45,11 +45,7 @@ def test_the_sidebar_compile_compiles_this_tabs_text_not_another_tabs_later_save
     mine = workbench_args(at)["seed"].replace("mask = offs < n", "mask = offs < n  # tab A")
     ws = session_workspace(at)
     kf = ws.find("add")
-    result = ws.save_source(kf, mine, base=at.session_state[state.EDITOR_BASE])
-    state_text = mine
-    at.session_state[state.EDITOR_SEED] = state_text  # what this tab's save leaves (state.saved)
-    at.session_state[state.EDITOR_BASE] = workspace.text_digest(mine)
-    assert not result.conflict
+    assert not autosave(at, "add", mine).conflict
     # Another tab of the same workspace saves its own text later.
     theirs = mine.replace("# tab A", "# tab B")
     ws.save_source(kf, theirs, base=workspace.text_digest(mine))

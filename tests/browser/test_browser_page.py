@@ -10,17 +10,12 @@ from __future__ import annotations
 
 import pytest
 
-from browser_support import (SHOTS, choose, diagnosed, editor_frame, editor_text, kernel_upload, serve,
+from browser_support import (SHOTS, choose, diagnosed, editor_frame, editor_text, kernel_upload,
                              type_at_line_end, wait_for, wait_idle, workbench_frame)
 
 pytestmark = pytest.mark.browser
 WAIT_MS = 180_000
 VIEWPORT = {"width": 1600, "height": 1000}
-
-
-@pytest.fixture(scope="module")
-def server(browser, tmp_path_factory):
-    yield from serve(tmp_path_factory, "browser-page")
 
 
 @pytest.fixture

@@ -16,17 +16,12 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_support import (REPO, SHOTS, editor_text, is_local, serve, type_at_line_end, wait_for,
+from browser_support import (REPO, SHOTS, editor_text, is_local, type_at_line_end, wait_for,
                              wait_idle, workbench_frame)
 
 pytestmark = pytest.mark.browser
 WAIT_MS = 180_000  # a cold compile on a loaded CI machine
 VIEWPORT = {"width": 1600, "height": 1000}
-
-
-@pytest.fixture(scope="module")
-def server(browser, tmp_path_factory):
-    yield from serve(tmp_path_factory, "browser-workbench")
 
 
 @pytest.fixture

@@ -12,16 +12,11 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_support import REPO, SHOTS, editor_frame, editor_text, is_local, kernel_upload, serve, wait_idle
+from browser_support import REPO, SHOTS, editor_frame, editor_text, is_local, kernel_upload, wait_idle
 
 pytestmark = pytest.mark.browser
 WAIT_MS = 120_000
 BUNDLED_ADD = (REPO / "kernels" / "add.py").read_text()
-
-
-@pytest.fixture(scope="module")
-def server(browser, tmp_path_factory):
-    yield from serve(tmp_path_factory, "browser-workspace")
 
 
 @pytest.fixture

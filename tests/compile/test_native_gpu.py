@@ -21,8 +21,9 @@ def test_native_and_offline_agree(path, sandbox):
     assert offline.error is None, offline.error and offline.error.short()
     assert native.mode == "native" and offline.mode == "offline"
     assert native.autotune_index == offline.autotune_index
-    for stage in ("ttir", "ttgir", "llir", "ptx"):
-        assert native.stages[stage] == offline.stages[stage], f"{stage} differs"
+    assert {"ttgir", "llir", "ptx"} <= set(native.stages)
+    for stage in ("ttir", "ttgir", "llir", "ptx"):  # a Gluon kernel starts at TTGIR: it has no TTIR
+        assert native.stages.get(stage) == offline.stages.get(stage), f"{stage} differs"
     assert native.resources.registers == offline.resources.registers  # driver's n_regs vs the cubin's
     assert native.resources.shared_bytes == offline.resources.shared_bytes
     assert native.resources.spills == offline.resources.spills

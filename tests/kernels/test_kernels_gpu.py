@@ -22,8 +22,12 @@ def _cases():
 def test_kernel_matches_reference_on_gpu(name, variant, size):
     import torch
 
+    module = kernels.load(name)
+    wanted = getattr(module, "CAPABILITY", None)
+    if wanted is not None and torch.cuda.get_device_capability() != tuple(wanted):
+        pytest.skip(f"{name} is written for compute capability {wanted} only")
     torch.manual_seed(hash((name, variant, str(size))) & 0xFFFF)
-    result = kernels.check(kernels.load(name), size, variant, "cuda")
+    result = kernels.check(module, size, variant, "cuda")
     torch.cuda.synchronize()
     assert result.ok, result.message
 
@@ -46,3 +50,25 @@ def test_softmax_grid_is_what_the_driver_says_fits():
     assert err == cu.CUresult.CUDA_SUCCESS
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     assert programs == sms * per_sm
+
+
+@pytest.mark.parametrize("name", kernels.bundled_names())
+def test_on_a_gpu_launch_runs_the_kernel_its_panes_show(name):
+    """The gallery tells the truth: on a real GPU, launch() runs the file's KERNEL (a teaching
+    pair, its two kernels) and nothing else, so the recorded curve is that kernel's."""
+    import torch
+
+    from inspector.triton_compat import capture_launches, innermost_jit, is_kernel_object
+
+    module = kernels.load(name)
+    wanted = getattr(module, "CAPABILITY", None)
+    if wanted is not None and torch.cuda.get_device_capability() != tuple(wanted):
+        pytest.skip(f"{name} is written for compute capability {wanted} only")
+    shown = {id(innermost_jit(getattr(module, module.KERNEL)))}
+    if hasattr(module, "PAIR"):
+        shown = {id(innermost_jit(v)) for v in vars(module).values() if is_kernel_object(v)}
+    for variant, kw in kernels.variants(module).items():
+        inputs = kernels.call(module.make_inputs, module.TEST_SIZES[0], "cuda", **kw)
+        with capture_launches() as launches:
+            kernels.call(module.launch, *inputs, **kw)
+        assert launches and {id(l.jit) for l in launches} <= shown, f"{name} {variant} launched another kernel"

@@ -276,5 +276,10 @@ def serve(tmp_path_factory, name: str, env_extra: dict[str, str] | None = None) 
     test-artifacts/streamlit-NAME.log. Yields (url, home)."""
     home = tmp_path_factory.mktemp("inspector-home")
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with app_server(home, log=SHOTS.parent / f"streamlit-{name}.log", env_extra=env_extra) as url:
+    log = SHOTS.parent / f"streamlit-{name}.log"
+    with app_server(home, log=log, env_extra=env_extra) as url:
         yield url, home
+    # The server's log of the module's whole run holds no deprecation warning (a Streamlit
+    # release that removes what the page still calls would break it).
+    warned = [line for line in log.read_text(errors="replace").splitlines() if "deprecat" in line.lower()]
+    assert not warned, f"the server logged deprecation warnings ({log}): {warned[:3]}"
