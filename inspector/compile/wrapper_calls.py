@@ -4,7 +4,7 @@ Library files (an op inside a package) define a kernel and the wrapper that laun
 (`rms_norm_forward(X, W, eps, offset, casting_mode, row_mode)`), or a `torch.autograd.Function`
 whose `forward` does, but never call either. The wrapper knows the real call: which constexprs
 (block sizes from the row length, modes from strings), which num_warps, which grid. So we call it
-with made-up arguments, read from how the wrapper uses each parameter:
+with made-up arguments, read from how the wrapper uses each parameter (`wrapper_source` reads it):
 
 - a tensor when the wrapper reads `.shape`, `.stride()`, `.view()`, `.dtype`... of it, indexes it,
   or hands it to torch (its rank from `a, b = X.shape` or `X.shape[2]`);
@@ -32,16 +32,15 @@ import contextlib
 import inspect
 import itertools
 import re
-import textwrap
 import types
 import typing
 from typing import Any, Callable, NamedTuple
 
 from .. import triton_compat as tc
+from .wrapper_source import (AXIS_CHOICES, INDEX_NAMES, MAX_RANK, SIZE_NAMES, axis_parameters, called_names,
+                             kernel_roles, launches_kernel, shape_from_dims, shape_parameters, source_ast,
+                             string_choices, symbolic_dims, tensor_ranks)
 
-TENSOR_ATTRIBUTES = {"shape", "stride", "view", "reshape", "dtype", "numel", "contiguous", "device", "size", "dim",
-                     "is_contiguous", "element_size", "T", "transpose", "unsqueeze", "squeeze", "ndim", "flatten",
-                     "new_empty", "expand", "is_cuda", "data_ptr", "float", "to", "permute", "clone", "detach"}
 # Shapes by rank; the second family shares its last dimension across every rank.
 # 5-D: a paged KV cache (blocks, kv heads, head_dim / x, block_size, x).
 SHAPE_FAMILIES = (
@@ -50,7 +49,6 @@ SHAPE_FAMILIES = (
     # Rotary tables: (seqlen, head_dim / 2) beside (batch, seqlen, heads, head_dim).
     {1: [64], 2: [256, 64], 3: [4, 256, 64], 4: [2, 256, 8, 128], 5: [16, 8, 16, 16, 8]},
 )
-MAX_RANK = 5
 MAX_ATTEMPTS = 4
 # The most elements the two largest `tl.arange` extents of a made-up launch may span together (a
 # 256 x 256 matmul tile, 16 rows of 4096): beyond it the launch is kept only if no smaller shape
@@ -77,53 +75,6 @@ class AutogradContext(types.SimpleNamespace):
         pass
 
 
-def _source_ast(fn: Callable) -> ast.FunctionDef | None:
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError):
-        return None
-    return next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
-
-
-def _mentions(expr: ast.AST, names: set[str]) -> bool:
-    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(expr))
-
-
-def _aliases(node: ast.AST, names: set[str]) -> set[str]:
-    """`names` plus the local names bound to an expression that mentions one of them: the kernel
-    picked into a variable (`k = gemm_MX_kernel if mx else gemm_INT_kernel`, or in branches),
-    wrapped (`k = torch.library.wrap_triton(kernel)`), to a fixpoint."""
-    names = set(names)
-    while True:
-        more = {t.id for n in ast.walk(node) if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
-                and _mentions(n.value, names)
-                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
-        if more <= names:
-            return names
-        names |= more
-
-
-def _launches(node: ast.AST, names: set[str]) -> bool:
-    """Whether the code calls `kernel[grid](...)` (or `kernel.warmup(...)`) for a name in `names`,
-    directly, through a local alias, or through a wrapper call (`wrap_triton(kernel)[grid](...)`)."""
-    names = _aliases(node, names)
-    for n in ast.walk(node):
-        if isinstance(n, ast.Call):
-            f = n.func
-            if isinstance(f, ast.Subscript) and (isinstance(f.value, ast.Name) and f.value.id in names
-                                                 or isinstance(f.value, ast.Call) and _mentions(f.value, names)
-                                                 or isinstance(f.value, ast.Attribute) and f.value.attr in names):
-                return True
-            if isinstance(f, ast.Attribute) and f.attr in ("warmup", "run") and isinstance(f.value, ast.Name) \
-                    and f.value.id in names:
-                return True
-    return False
-
-
-def _calls(node: ast.AST) -> set[str]:
-    return {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-
-
 def wrappers_of(module: types.ModuleType, kernel: Any, module_name: str = "__main__") -> list[tuple[str, Callable, bool]]:
     """(name, callable, takes_ctx) for the file's functions that launch `kernel`, then the autograd
     Functions' forwards that launch it or call such a function; forwards first by name."""
@@ -132,19 +83,19 @@ def wrappers_of(module: types.ModuleType, kernel: Any, module_name: str = "__mai
     functions = {name: fn for name, obj in vars(module).items() if (fn := _function_of(obj, module_name)) is not None}
     direct: dict[str, Callable] = {}
     for name, fn in functions.items():
-        node = _source_ast(fn)
-        if node is not None and _launches(node, names):
+        node = source_ast(fn)
+        if node is not None and launches_kernel(node, names):
             direct[name] = fn
     # One level up: a function that calls a launching one (a public wrapper around a custom op).
     callers = {name: fn for name, fn in functions.items() if name not in direct
-               and (node := _source_ast(fn)) is not None and _calls(node) & set(direct)}
+               and (node := source_ast(fn)) is not None and called_names(node) & set(direct)}
     found: list[tuple[str, Callable, bool]] = [(n, f, False) for n, f in {**direct, **callers}.items()]
     for name, obj in vars(module).items():
         forward = getattr(obj, "forward", None) if inspect.isclass(obj) and obj.__module__ == module_name else None
         if forward is None or not inspect.isfunction(forward) or forward in direct.values():
             continue  # a module function a class merely names (`forward = gemm_forward`) is tried as itself
-        node = _source_ast(forward)
-        if node is not None and (_launches(node, names) or _calls(node) & set(direct)):
+        node = source_ast(forward)
+        if node is not None and (launches_kernel(node, names) or called_names(node) & set(direct)):
             found.append((f"{name}.forward", forward, _is_autograd_function(obj)))
     # forwards first, then the launching functions, then their callers (a stable sort keeps that order)
     return sorted(found, key=lambda item: ("forward" not in item[0].lower(), item[2]))
@@ -188,207 +139,6 @@ def _is_autograd_function(cls: type) -> bool:
     return bool(params) and params[0] == "ctx"
 
 
-def _string_choices(module: types.ModuleType, node: ast.FunctionDef) -> dict[str, Any]:
-    """Parameters compared with a string, or used as a key of a module-level dict whose keys are
-    strings or ints: its first key."""
-    out: dict[str, Any] = {}
-    for n in ast.walk(node):
-        if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name):
-            for comp in n.comparators:
-                values = comp.elts if isinstance(comp, (ast.Tuple, ast.List, ast.Set)) else [comp]
-                strings = [v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
-                if strings:
-                    out.setdefault(n.left.id, strings[0])
-        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and isinstance(n.slice, ast.Name):
-            table = getattr(module, n.value.id, None)
-            keys = list(table) if isinstance(table, dict) else []
-            if keys and (all(isinstance(k, str) for k in keys)
-                         or all(isinstance(k, int) and not isinstance(k, bool) for k in keys)):
-                out.setdefault(n.slice.id, keys[0])  # a mode name, or an enum's number (gemlite's dtypes)
-    return out
-
-
-def _starred_shapes(n: ast.AST) -> list[tuple[str, list[ast.expr]]]:
-    """`B, T, H, K, V = *k.shape, u.shape[-1]`: each tensor whose shape a tuple assignment spreads
-    with `*`, with the targets its dimensions land in (k: B, T, H, K)."""
-    if not (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Tuple)
-            and isinstance(n.value, ast.Tuple)):
-        return []
-    targets, values = n.targets[0].elts, n.value.elts
-    starred = [i for i, v in enumerate(values) if isinstance(v, ast.Starred)]
-    if len(starred) != 1 or any(isinstance(t, ast.Starred) for t in targets):
-        return []
-    i = starred[0]
-    inner = values[i].value  # type: ignore[attr-defined]
-    if not (isinstance(inner, ast.Attribute) and inner.attr == "shape" and isinstance(inner.value, ast.Name)):
-        return []
-    rank = len(targets) - (len(values) - 1)
-    return [(inner.value.id, targets[i:i + rank])] if rank > 0 else []
-
-
-def _tensor_ranks(node: ast.FunctionDef) -> dict[str, int]:
-    """Parameters used as tensors, with the rank their use shows (0 when it does not)."""
-    ranks: dict[str, int] = {}
-    for n in ast.walk(node):
-        for name, dims in _starred_shapes(n):
-            ranks[name] = max(ranks.get(name, 0), len(dims))
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.attr in TENSOR_ATTRIBUTES:
-            ranks.setdefault(n.value.id, 0)
-        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) and n.value.attr == "shape" \
-                and isinstance(n.value.value, ast.Name) and isinstance(n.slice, ast.Constant) \
-                and isinstance(n.slice.value, int) and n.slice.value >= 0:
-            name = n.value.value.id
-            ranks[name] = max(ranks.get(name, 0), n.slice.value + 1)
-        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Attribute) and n.value.attr == "shape" \
-                and isinstance(n.value.value, ast.Name) and isinstance(n.targets[0], ast.Tuple):
-            name = n.value.value.id
-            ranks[name] = max(ranks.get(name, 0), len(n.targets[0].elts))
-        # X.transpose(1, 2), X.size(2), X.stride(3): the rank is above the largest dimension named
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
-                and n.func.attr in ("transpose", "size", "stride", "permute", "select", "narrow", "unbind"):
-            dims = [a.value for a in n.args if isinstance(a, ast.Constant) and isinstance(a.value, int)]
-            dims += [-a.operand.value for a in n.args if isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub)
-                     and isinstance(a.operand, ast.Constant) and isinstance(a.operand.value, int)]
-            if dims:  # dimension d needs rank d + 1; dimension -d needs rank d
-                name = n.func.value.id
-                ranks[name] = max(ranks.get(name, 0), *(d + 1 if d >= 0 else -d for d in dims))
-    # The wrapper's own asserts: `assert w.shape == (N,)` gives a rank; `assert out.shape == x.shape`
-    # makes two tensors the same rank.
-    same: list[tuple[str, str]] = []
-    for n in ast.walk(node):
-        if not (isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], ast.Eq)):
-            continue
-        sides = [n.left, n.comparators[0]]
-        shaped = [x.value.id for x in sides if isinstance(x, ast.Attribute) and x.attr == "shape"
-                  and isinstance(x.value, ast.Name)]
-        tuples = [x for x in sides if isinstance(x, (ast.Tuple, ast.List))]
-        if len(shaped) == 1 and tuples:
-            ranks[shaped[0]] = max(ranks.get(shaped[0], 0), len(tuples[0].elts))
-        elif len(shaped) == 2:
-            same.append((shaped[0], shaped[1]))
-    for _ in range(len(same)):  # to a fixpoint over chains (a == b, b == c)
-        for a, c in same:
-            ranks[a] = ranks[c] = max(ranks.get(a, 0), ranks.get(c, 0))
-    return ranks
-
-
-# A runtime scalar that is an extent (M, N, n_cols, seq_len, hidden_size): the tensors' trailing
-# dimension, not 1, or the kernel compiles for a degenerate one-element problem.
-SIZE_NAMES = re.compile(r"^([A-Z]|[A-Z]_\w+|n|n_\w+|num_\w+|\w*_?size|\w*len\w*|seq\w*|dim|d_\w+)$")
-INDEX_NAMES = ("target", "targets", "label", "labels", "index", "indices", "idx", "ids", "position_ids")
-
-
-def _kernel_roles(node: ast.FunctionDef, kernel_names: set[str], kernel: Any) -> dict[str, str]:
-    """What the wrapper's parameters become in its launch of the kernel: "index" (a pointer whose
-    loaded values are indices: int64), "scalar" (a runtime scalar the kernel does not load from)
-    or "constexpr" (a compile-time value: a flag or an amount, never a tensor)."""
-    from .kernel_params import parameter_usage
-
-    jit = tc.innermost_jit(kernel)
-    usage = parameter_usage(jit)
-    params = tc.signature_params(jit)
-    scalars = {p.name for p in params if not p.is_constexpr and p.name not in usage.pointers}
-    constexprs = {p.name for p in params if p.is_constexpr}
-    out: dict[str, str] = {}
-    kernel_names = _aliases(node, kernel_names)
-    for n in ast.walk(node):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and (
-                isinstance(n.func.value, ast.Name) and n.func.value.id in kernel_names
-                or isinstance(n.func.value, ast.Call) and _mentions(n.func.value, kernel_names)):
-            passed = list(zip([p.name for p in params], n.args)) + [(k.arg, k.value) for k in n.keywords if k.arg]
-            for name, arg in passed:
-                if isinstance(arg, ast.Name):
-                    if name in usage.index_pointers:
-                        out[arg.id] = "index"
-                    elif name in usage.bits_pointers:
-                        out[arg.id] = "bits"
-                    elif name in scalars:
-                        out[arg.id] = "scalar"
-                    elif name in constexprs:
-                        out.setdefault(arg.id, "constexpr")
-                    elif name in usage.pointers:
-                        out.setdefault(arg.id, "pointer")
-    return out
-
-
-class _Dims(NamedTuple):
-    """Each tensor parameter's dimensions as the wrapper names them: a symbol (`batch`), an int,
-    or None (unnamed)."""
-
-    of: dict[str, list[str | int | None]]
-
-
-def _dim_of(expr: ast.AST) -> str | int | None:
-    if isinstance(expr, ast.Name):
-        return expr.id
-    if isinstance(expr, ast.Constant) and isinstance(expr.value, int) and not isinstance(expr.value, bool):
-        return expr.value
-    return None
-
-
-def _symbolic_dims(node: ast.FunctionDef) -> _Dims:
-    """Dimensions from how the wrapper unpacks and asserts shapes: `batch, nchunks, nheads, dim =
-    states.shape` names states' four dimensions; `assert dA.shape == (batch, nheads, nchunks)`
-    gives dA three of them, in that order; `batch = x.shape[0]` names one; `assert dt.shape ==
-    x.shape` makes dt's the same as x's. Filled by `_shape_from_dims` so that every assert on
-    shapes holds."""
-    of: dict[str, list[str | int | None]] = {}
-    same: list[tuple[str, str]] = []
-    singles: list[tuple[str, str, int]] = []
-    for n in ast.walk(node):
-        for tensor, targets in _starred_shapes(n):
-            of.setdefault(tensor, [t.id if isinstance(t, ast.Name) and t.id != "_" else None for t in targets])
-        if isinstance(n, ast.Assign) and len(n.targets) == 1:
-            target, value = n.targets[0], n.value
-            if isinstance(value, ast.Attribute) and value.attr == "shape" and isinstance(value.value, ast.Name) \
-                    and isinstance(target, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in target.elts):
-                names = [e.id if isinstance(e, ast.Name) and e.id != "_" else None for e in target.elts]
-                of.setdefault(value.value.id, names)
-            elif isinstance(target, ast.Name) and isinstance(value, ast.Subscript) \
-                    and isinstance(value.value, ast.Attribute) and value.value.attr == "shape" \
-                    and isinstance(value.value.value, ast.Name) and isinstance(value.slice, ast.Constant) \
-                    and isinstance(value.slice.value, int) and value.slice.value >= 0:
-                singles.append((value.value.value.id, target.id, value.slice.value))
-        if isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], ast.Eq):
-            sides = [n.left, n.comparators[0]]
-            shaped = [x.value.id for x in sides if isinstance(x, ast.Attribute) and x.attr == "shape"
-                      and isinstance(x.value, ast.Name)]
-            tuples = [x for x in sides if isinstance(x, (ast.Tuple, ast.List))]
-            if len(shaped) == 1 and tuples:
-                of.setdefault(shaped[0], [_dim_of(e) for e in tuples[0].elts])
-            elif len(shaped) == 2:
-                same.append((shaped[0], shaped[1]))
-    for tensor, name, index in singles:  # `batch = x.shape[0]`: x's dimension 0 is `batch`
-        dims = of.get(tensor)
-        if dims is not None and index < len(dims) and dims[index] is None:
-            dims[index] = name
-    for _ in range(len(same)):
-        for a, b in same:
-            if a in of and b not in of:
-                of[b] = list(of[a])
-            elif b in of and a not in of:
-                of[a] = list(of[b])
-    return _Dims(of)
-
-
-def _shape_from_dims(dims: _Dims, name: str, family: dict[int, list[int]], values: dict[str, int]) -> list[int] | None:
-    """A shape for tensor `name` consistent with every other tensor's (`values` holds the sizes given
-    to symbols so far, filled in as tensors are made): a symbol keeps its size across tensors, a new
-    one takes the family's size for its position."""
-    mine = dims.of.get(name)
-    if not mine or len(mine) > MAX_RANK:
-        return None
-    # Symbols named first by a tensor whose shape the wrapper unpacks get their sizes from it.
-    for other, ds in dims.of.items():
-        for i, d in enumerate(ds):
-            if isinstance(d, str) and d not in values and len(ds) <= MAX_RANK:
-                values[d] = family[len(ds)][i]
-    shape = []
-    for i, d in enumerate(mine):
-        shape.append(d if isinstance(d, int) else values.get(d, family[len(mine)][i]) if d else family[len(mine)][i])
-    return shape
-
-
 TENSOR_SEQUENCE = re.compile(r"^(typing\.|collections\.abc\.)?(Sequence|Iterable|list|List|tuple|Tuple)\[.*Tensor")
 
 
@@ -427,38 +177,6 @@ def _scalar(param: inspect.Parameter) -> Any:
     return None
 
 
-SHAPE_FUNCTIONS = {"len", "prod", "tuple", "list"}
-AXIS_NAMES = {"dim", "axis"}
-# An axis is tried first as the leading one, then as the last: a reduction over a middle or leading
-# axis and one over the last often launch different kernels of the same file.
-AXIS_CHOICES = (0, -1)
-
-
-def _axis_parameters(node: ast.FunctionDef) -> set[str]:
-    """Parameters that name a tensor axis: `dim`/`axis`, or compared with a `.ndim` / `.dim()`."""
-    params = {a.arg for a in node.args.args}
-    found = params & AXIS_NAMES
-    for n in ast.walk(node):
-        if isinstance(n, ast.Compare):
-            sides = [n.left, *n.comparators]
-            if any(isinstance(s, ast.UnaryOp) and isinstance(s.operand, ast.Attribute) and s.operand.attr == "ndim"
-                   or isinstance(s, ast.Attribute) and s.attr == "ndim" for s in sides):
-                found |= {s.id for s in sides if isinstance(s, ast.Name) and s.id in params}
-    return found
-
-
-def _shape_parameters(node: ast.FunctionDef) -> set[str]:
-    """Parameters that hold a shape: named `*shape`/`dims`, or passed to `len()` / `math.prod()`."""
-    params = {a.arg for a in node.args.args}
-    found = {p for p in params if p.endswith("shape") or p in ("dims", "sizes")}
-    for n in ast.walk(node):
-        if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id in params:
-            func = n.func.id if isinstance(n.func, ast.Name) else n.func.attr if isinstance(n.func, ast.Attribute) else ""
-            if func in SHAPE_FUNCTIONS:
-                found.add(n.args[0].id)
-    return found
-
-
 def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[int]], dtype: Any,
                takes_ctx: bool, kernel: Any = None, axis: int = AXIS_CHOICES[0],
                fill_optional: bool = False) -> list[Any] | None:
@@ -468,19 +186,19 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
 
     from .kernel_file import FLOAT_NAMES
 
-    node = _source_ast(fn)
+    node = source_ast(fn)
     if node is None:
         return None
-    strings = _string_choices(module, node)
-    ranks = _tensor_ranks(node)
+    strings = string_choices(module, node)
+    ranks = tensor_ranks(node)
     optional = {n.left.id for n in ast.walk(node) if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
                 and any(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops)
                 and any(isinstance(c, ast.Constant) and c.value is None for c in n.comparators)}
-    shapes = _shape_parameters(node)
-    axes = _axis_parameters(node)
+    shapes = shape_parameters(node)
+    axes = axis_parameters(node)
     names = {n for n, v in vars(module).items() if v is kernel} if kernel is not None else set()
-    roles = _kernel_roles(node, names, kernel) if names else {}
-    dims, sizes = _symbolic_dims(node), {}  # sizes: what each named dimension was given
+    roles = kernel_roles(node, names, kernel) if names else {}
+    dims, sizes = symbolic_dims(node), {}  # sizes: what each named dimension was given
     args: list[Any] = []
     params = list(inspect.signature(fn).parameters.values())
     for i, p in enumerate(params):
@@ -526,15 +244,15 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
         elif p.name in ranks or (value := _scalar(p)) is None:
             rank = min(max(ranks.get(p.name, 0) or 2, 1), MAX_RANK)
             if roles.get(p.name) == "bits":  # packed integers (quantized weights): int32 words
-                shape = _shape_from_dims(dims, p.name, family, sizes) or family[rank]
+                shape = shape_from_dims(dims, p.name, family, sizes) or family[rank]
                 args.append(torch.zeros(shape, dtype=torch.int32, device="meta"))
             elif roles.get(p.name) == "index" or p.name.lower() in INDEX_NAMES:  # labels, positions: one index per row
                 # One index per row of the data it indexes: the leading dimensions of the next rank up.
                 rows = family[min(rank + 1, MAX_RANK)][:rank] if rank < MAX_RANK else family[MAX_RANK]
-                rows = _shape_from_dims(dims, p.name, family, sizes) or rows
+                rows = shape_from_dims(dims, p.name, family, sizes) or rows
                 args.append(torch.zeros(rows, dtype=torch.int64, device="meta"))
             else:
-                shape = _shape_from_dims(dims, p.name, family, sizes) or family[rank]
+                shape = shape_from_dims(dims, p.name, family, sizes) or family[rank]
                 args.append(torch.empty(shape, dtype=dtype, device="meta"))
         else:
             args.append(value)
@@ -586,7 +304,7 @@ def call_wrappers(module: types.ModuleType, kernel: Any, path: str, module_name:
 
 def _arange_extents(jit: Any) -> set[str]:
     """The kernel's constexpr parameters that bound a `tl.arange(0, X)` (its block extents)."""
-    node = _source_ast(jit.fn) if hasattr(jit, "fn") else None
+    node = source_ast(jit.fn) if hasattr(jit, "fn") else None
     if node is None:
         return set()
     params = {p.name for p in tc.signature_params(jit) if p.is_constexpr}
@@ -615,8 +333,8 @@ def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str = "__
     attempts = 0
     oversized: tuple[str, list[Any]] | None = None  # a launch with a tile too big, set aside
     for name, fn, takes_ctx in wrappers_of(module, kernel, module_name):
-        node = _source_ast(fn)
-        axes = AXIS_CHOICES if node is not None and _axis_parameters(node) else AXIS_CHOICES[:1]
+        node = source_ast(fn)
+        axes = AXIS_CHOICES if node is not None and axis_parameters(node) else AXIS_CHOICES[:1]
         for axis, family, dtype in itertools.product(axes, SHAPE_FAMILIES, (torch.float32, torch.bfloat16)):
             if attempts >= MAX_ATTEMPTS * 4:
                 return WrapperResult(None, last, last_name)

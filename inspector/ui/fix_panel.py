@@ -42,6 +42,13 @@ def open_fixes(key: str, index: int) -> None:
              icon=":material/build:")
 
 
+def take_fix_request() -> None:
+    """Open the fixes a click on a gutter mark asked for (the workbench leaves the request), once."""
+    request = st.session_state.pop(state.FIX_REQUEST, None)
+    if request:
+        open_fixes(*request)
+
+
 def _apply(kernel_id: str, source: str, title: str) -> None:
     """on_click: the candidate's text becomes a new version of the open file, then compiles."""
     from inspector.ui.editor import save_pending

@@ -111,6 +111,10 @@ with st.sidebar:
     call(rec)
     sandbox_note()
 
+if ss.get(state.FIX_REQUEST):  # a gutter mark's click: its finding's fixes, in the Insight view below
+    from inspector.ui.fix_panel import take_fix_request
+
+    take_fix_request()
 if shown is not None:
     ss["w.view"] = state.settings().view
     view = st.segmented_control("View", VIEWS, key="w.view", format_func=VIEW_TITLES.get, required=True,

@@ -35,6 +35,7 @@ FOCUS = "focus"  # {"pane": "source", "line": n}: a line the stage panes should 
 PIN = "pin"  # an Inspection kept as the diff's "A"
 SAVE_NOTICE = "save_notice"  # {"kernel", "replaced": version number}: this tab saved over another's text
 LAST_GOOD = "last_good"  # {kernel id: the last successful Inspection}, shown while an edit fails
+FIX_REQUEST = "fix_request"  # (record key, finding index) a gutter mark's click asked fixes for
 SHARED_NOTICE = "shared_notice"  # what opening a shared link did (a new file's name, or why it could not)
 
 

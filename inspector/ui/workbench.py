@@ -65,11 +65,9 @@ def handle(event: dict | None) -> str | None:
         if panes:
             state.settings().panes = panes[:MAX_PANES]
     elif kind == "fix" and isinstance(event.get("finding"), int):
-        from inspector.ui.fix_panel import open_fixes
-
         shown = state.shown_record()
-        if shown is not None and shown.cache_key:
-            open_fixes(shown.cache_key, event["finding"])
+        if shown is not None and shown.cache_key:  # the page opens it (fix_panel.take_fix_request)
+            ss[state.FIX_REQUEST] = (shown.cache_key, event["finding"])
     return kind
 
 
