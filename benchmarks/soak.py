@@ -7,7 +7,8 @@ kernel of the gallery (a user's own copy after the first edit), types a comment 
 of the file, presses Ctrl+Enter and waits for the page's "Compiled ..." line, then
 checks that its workspace file holds its text (an edit lost otherwise). A thread runs the CLI
 (`python -m inspector compile FILE --target T`) in a loop beside them. Every 10 s the server's
-resident memory (its process and its children: the compile workers) is sampled.
+resident memory (its process and its children: the compile workers; pages that forked workers
+share are counted once per process, so a peak overstates) is sampled.
 
 Reported: edits lost, errors (a compile that failed, a page that stopped answering, a CLI call
 that failed), the server's memory over time, p50/p95 of the compile latency as a user sees it
@@ -117,6 +118,7 @@ def session(browser, url: str, home: Path, who: int, until: float, out: dict, lo
             failed = f"Compiled {kernel}.py for" not in text
             with lock:
                 out["latency"].append(took)
+                out["timeline"].append((round(time.monotonic() - out["start"]), round(took, 2), kernel, target))
                 out["edits"] += 1
                 out["lost"] += 0 if kept else 1
                 out["errors"] += 1 if failed else 0
@@ -165,13 +167,13 @@ def main() -> int:
     home.mkdir(parents=True, exist_ok=True)
     log = home / "server.log"
     out: dict = {"latency": [], "cli": [], "edits": 0, "lost": 0, "errors": 0, "error_texts": [], "ws": {},
-                 "memory_mib": []}
+                 "memory_mib": [], "timeline": [], "start": time.monotonic()}
     lock = threading.Lock()
     seen: dict[int, str] = {}  # every process the server started (its compile workers), by pid
     with app_server(home, log=log) as url:
         port = int(url.rsplit(":", 1)[1])
         pid = server_pid(port)
-        start = time.monotonic()
+        start = out["start"] = time.monotonic()
         until = start + 60 * a.minutes
         threads = [threading.Thread(target=cli_loop, args=(until, out, lock), daemon=True)]
         # Playwright's sync API is per thread: each session gets its own driver connection.
@@ -200,6 +202,7 @@ def main() -> int:
                               "p95": percentile(out["latency"], 0.95)},
         "cli_s": {"n": len(out["cli"]), "p50": percentile(out["cli"], 0.5), "p95": percentile(out["cli"], 0.95)},
         "server_memory_mib": out["memory_mib"],
+        "compiles": out["timeline"],  # (seconds into the run, latency s, kernel, target)
         "processes_left": len(left),
     }
     mem = [m for _, m in out["memory_mib"]]

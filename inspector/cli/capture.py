@@ -6,6 +6,7 @@
     python -m inspector capture show RUN KERNEL
     python -m inspector capture compile RUN KERNEL [--target sm_90] [--stage ptx] [--json]
     python -m inspector capture edit RUN KERNEL -o kernel.py
+    python -m inspector capture profile RUN [--top 3] [--out DIR] [--json]   (on a GPU)
 
 RUN is a capture file or a tritonparse trace (ndjson, plain or gzipped). KERNEL is a row number,
 a kernel name, or `name#2` for its second specialisation.
@@ -23,7 +24,7 @@ from pathlib import Path
 from ..hardware.targets import DEFAULT_TARGET
 from .options import command_parser
 
-ACTIONS = ("list", "show", "compile", "edit")
+ACTIONS = ("list", "show", "compile", "edit", "profile")
 PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)  # the folder holding `inspector`
 
 
@@ -37,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "rest",
         nargs=argparse.REMAINDER,
-        help="-- python prog.py ... (the program to run), or list/show/compile/edit RUN ...",
+        help="-- python prog.py ... (the program to run), or list/show/compile/edit/profile RUN ...",
     )
     p.set_defaults(func=cmd_capture)
 
@@ -51,7 +52,7 @@ def cmd_capture(ns: argparse.Namespace) -> int:
     if not rest:
         print(
             "error: give the program to run after --, e.g. python -m inspector capture -o run.inspector -- "
-            "python train.py; or list/show/compile/edit RUN",
+            "python train.py; or list/show/compile/edit/profile RUN",
             file=sys.stderr,
         )
         return 2
@@ -120,9 +121,14 @@ def _action(rest: list[str]) -> int:
 
     p = argparse.ArgumentParser(prog=f"python -m inspector capture {rest[0]}")
     p.add_argument("run", help="a capture file or a tritonparse trace (.ndjson, .ndjson.gz)")
-    if rest[0] != "list":
+    if rest[0] not in ("list", "profile"):
         p.add_argument("kernel", help="a row number, a kernel name, or name#2 for its second specialisation")
-    if rest[0] == "list":
+    if rest[0] == "profile":
+        p.add_argument("--top", type=int, default=3, help="profile this many of the heaviest kernels (default 3)")
+        p.add_argument("--out", metavar="DIR", help="save each profile there as KERNEL.json")
+        p.add_argument("--ncu", metavar="PATH", help="the Nsight Compute binary")
+        p.add_argument("--json", action="store_true", help="the time table and the profiles as JSON")
+    elif rest[0] == "list":
         p.add_argument("--json", action="store_true", help="the rows as JSON")
     elif rest[0] == "show":
         p.add_argument("--json", action="store_true", help="the whole entry as JSON")
@@ -147,6 +153,10 @@ def _action(rest: list[str]) -> int:
     except CaptureFileError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if rest[0] == "profile":
+        from .capture_profile import profile_heaviest
+
+        return profile_heaviest(cap, ns.top, ns.out, ns.ncu, ns.json)
     if rest[0] == "list":
         if ns.json:
             print(json.dumps(rows(cap), indent=1))

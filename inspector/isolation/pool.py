@@ -102,6 +102,16 @@ def connect(python: str | None = None, start: bool = True) -> Connection:
     except OSError:
         if not start:
             raise PoolUnavailable("no pool running") from None
+    # A live daemon (it holds its lock for its whole life) that did not answer at once is starting,
+    # stopping, or busy with a full backlog: wait for it. Starting another would only find the
+    # lock held and exit (status 4), and the caller would give up on the pool for a minute
+    # (seen by benchmarks/soak.py: four browser sessions and a CLI loop on two cores).
+    end = time.monotonic() + START_TIMEOUT
+    while lock_held(paths["lock"]) and time.monotonic() < end:
+        try:
+            return dial(paths["sock"])
+        except OSError:
+            time.sleep(0.1)
     start_fd = os.open(paths["start"], os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         end = time.monotonic() + START_TIMEOUT

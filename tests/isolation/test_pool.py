@@ -372,3 +372,35 @@ def test_unreachable_pool_falls_back_in_process(pool_home, tmp_path, monkeypatch
     assert out.returncode == 0, out.stderr
     assert out.stderr.count("the warm worker pool is not used") == 1
     assert "add_kernel on gfx942" in out.stderr
+
+
+def test_a_live_daemon_that_does_not_answer_yet_is_waited_for_not_started_again(pool_home):
+    """A daemon holding its lock but not yet listening (starting, or its backlog full under load)
+    is waited for: a second daemon would find the lock held and exit, and the caller would give up
+    on the pool for a minute (what benchmarks/soak.py found)."""
+    import fcntl
+    import socket
+
+    from inspector.isolation import pool
+    from inspector.isolation.pool_keys import pool_dir, pool_key, pool_paths, socket_address
+
+    paths = pool_paths(pool_dir(), pool_key(os.path.abspath(sys.executable)))
+    lock = os.open(paths["lock"], os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # "the daemon": its lock held, no socket yet
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+
+    def start_listening_later():
+        time.sleep(1.0)
+        with socket_address(paths["sock"]) as addr:
+            listener.bind(addr)
+        listener.listen(4)
+
+    threading.Thread(target=start_listening_later, daemon=True).start()
+    try:
+        conn = pool.connect()
+        conn.close()
+        assert daemons_of(pool_home) == []  # no second daemon was spawned
+    finally:
+        listener.close()
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        os.close(lock)
