@@ -1,11 +1,12 @@
 """Take the README's screenshots from the running app, in headless Chromium at 1600x1000.
 
-    python3 scripts/readme_screenshots.py   # writes assets/screenshots/{main-view,scalar-marker,occupancy}.png
+    python3 scripts/readme_screenshots.py   # writes assets/screenshots/{main-view,scalar-marker,occupancy,passes}.png
 
 Main view: vector add compiled for sm_90, the PTX beside the editor, its first `tl.load` line
 clicked, so the PTX lines it became are lit. Scalar marker: the same kernel with
 n = 4095, the pointer on the scalar-load marker of that line, its reason showing. Occupancy: the
-num_warps what-if slider moved to 1 warp, with the calculator's curves.
+num_warps what-if slider moved to 1 warp, with the calculator's curves. Passes: the pass-by-pass pane
+beside the PTX, at the coalescing pass (picked by its name), with "ld.global" found in the PTX.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests" / "support"))
 
 from browser_support import CHROMIUM, CHROMIUM_ARGS, app_server, wait_idle, workbench_frame  # noqa: E402
 
@@ -74,8 +75,23 @@ def main() -> None:
         page.locator("[data-testid=stPlotlyChart] .main-svg").first.wait_for()
         wait_idle(page)
         page.screenshot(path=str(OUT / "occupancy.png"))
+
+        page.goto(f"{url}/?kernel=add&target=sm_90&passes=1&panes=ptx,passes")
+        page.get_by_text("Compiled add.py for sm_90").first.wait_for()
+        wait_idle(page)
+        frame = workbench_frame(page, 300_000)
+        for _ in range(10):  # step through the changes to the coalescing pass
+            if "TritonGPUCoalesce" in frame.locator(".pane[data-pane=passes] .meta").inner_text():
+                break
+            page.get_by_role("button", name="▶").click()
+            wait_idle(page)
+            frame = workbench_frame(page, 300_000)
+        frame.locator(".pane[data-pane=ptx] input.find").fill("ld.global")
+        frame.locator(".pane[data-pane=ptx] .r.match-cur").first.wait_for()
+        _settle(page, frame)
+        page.screenshot(path=str(OUT / "passes.png"))
         browser.close()
-    print(f"wrote {', '.join(str(OUT / n) for n in ('main-view.png', 'scalar-marker.png', 'occupancy.png'))}")
+    print(f"wrote {', '.join(str(OUT / n) for n in ('main-view.png', 'scalar-marker.png', 'occupancy.png', 'passes.png'))}")
 
 
 if __name__ == "__main__":
