@@ -52,6 +52,11 @@ def _title(result: BenchResult, what: str) -> str:
     return f"{head}<br><sup>{result.provenance()}</sup>"
 
 
+# Log axes label 1, 2 and 5 of each decade with the whole number: plotly's default labels the minor
+# ticks with their leading digit alone ("5 6 7 8 9 1000 2 3").
+LOG_TICKS = {"dtick": "D2", "tickformat": "~g"}
+
+
 def _layout(
     fig: go.Figure, title: str, x_title: str, y_title: str, log_x: bool = True, log_y: bool = True
 ) -> None:
@@ -61,8 +66,8 @@ def _layout(
         hovermode="x unified",
         legend=dict(orientation="h", yanchor="bottom", y=-0.3),
     )
-    fig.update_xaxes(title_text=x_title, type="log" if log_x else "linear")
-    fig.update_yaxes(title_text=y_title, type="log" if log_y else "linear")
+    fig.update_xaxes(title_text=x_title, type="log" if log_x else "linear", **(LOG_TICKS if log_x else {}))
+    fig.update_yaxes(title_text=y_title, type="log" if log_y else "linear", **(LOG_TICKS if log_y else {}))
 
 
 def _x(result: BenchResult, sweep: Sweep) -> tuple[list[float], str]:

@@ -193,6 +193,9 @@ def test_time_figure_traces(name):
     fig = plots.time_figure(r)
     assert "recorded on" in fig.layout.title.text and r.device.name in fig.layout.title.text
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    # whole numbers at 1, 2 and 5 of each decade, never a bare leading digit ("5 6 7 8 9 1000 2 3")
+    assert (fig.layout.xaxis.dtick, fig.layout.xaxis.tickformat) == ("D2", "~g") == (fig.layout.yaxis.dtick,
+                                                                                   fig.layout.yaxis.tickformat)
     for sweep in r.sweeps:
         xs = size_axis(sweep, r.size_names)[0]
         for impl in sweep.impls():
