@@ -35,6 +35,7 @@ sys.path.insert(0, str(REPO))
 
 from browser_support import (CHROMIUM, CHROMIUM_ARGS, app_server, browser_missing_reason,  # noqa: E402
                              editor_frame, wait_idle, workbench_frame)
+from processes import descendants  # noqa: E402
 
 KERNELS = ["add", "gelu", "softmax", "layer_norm"]
 TARGETS = ["sm_90", "sm_80", "gfx942"]
@@ -44,19 +45,9 @@ CLI_FILES = ["kernels/add.py", "kernels/gelu.py", "kernels/softmax.py"]
 def rss_kib(pid: int, seen: dict[int, str] | None = None) -> int:
     """Resident memory of a process and every descendant, in KiB (from /proc); `seen` collects
     each descendant's pid and command line."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    total, todo = 0, [pid]
-    while todo:
-        p = todo.pop()
+    total = 0
+    below = descendants(pid)
+    for p in [pid, *below]:
         if seen is not None and p != pid:
             seen.setdefault(p, _cmdline(p))
         try:
@@ -64,7 +55,6 @@ def rss_kib(pid: int, seen: dict[int, str] | None = None) -> int:
                 total += next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
         except (OSError, StopIteration):
             pass
-        todo += children.get(p, [])
     return total
 
 

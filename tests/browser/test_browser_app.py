@@ -142,10 +142,7 @@ def test_broken_syntax_shows_the_error_line_and_keeps_the_text(page, server):
 
     page.reload()  # the text survives a reload: the editor reopens on the saved copy
     page.locator("[data-testid=stAlertContentError]", has_text="Syntax error").wait_for()
-    deadline = time.monotonic() + 30
-    while "mask = offs < n)" not in editor_text(page):
-        assert time.monotonic() < deadline, "the edited text did not come back after a reload"
-        time.sleep(0.2)
+    wait_for(lambda: "mask = offs < n)" in editor_text(page), "the edited text back after a reload", 30)
 
     page.get_by_role("button", name="Revert to bundled add.py").click()
     page.get_by_text("Compiled add.py for sm_90").first.wait_for()
@@ -166,10 +163,8 @@ def test_text_typed_just_before_switching_kernel_is_kept(page, server):
     choose(page, "Kernel", next(line.split('"')[1] for line in (REPO / "kernels" / "gelu.py").read_text().split("\n")
                                 if line.startswith("TITLE = ")))
     page.get_by_text("Compiled gelu.py for sm_90").first.wait_for()
-    deadline = time.monotonic() + 30
-    while "# typed, then straight to another kernel" not in editor_text(page):
-        assert time.monotonic() < deadline, "the editor reopened without the typed text"
-        time.sleep(0.2)
+    wait_for(lambda: "# typed, then straight to another kernel" in editor_text(page),
+             "the editor reopened with the typed text", 30)
     page.get_by_role("button", name="Revert to bundled gelu.py").click()
     page.get_by_text("Compiled gelu.py for sm_90").first.wait_for()
     wait_idle(page)

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import descendants
 
 REPO = Path(__file__).resolve().parents[2]
 ADD = str(REPO / "kernels" / "add.py")
@@ -48,29 +49,6 @@ def wait_for(predicate, timeout: float = 60.0, what: str = "the condition"):
         if time.monotonic() > end:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
         time.sleep(0.05)
-
-
-def descendants(pid: int) -> set[int]:
-    """Every process below `pid` (by parent links in /proc)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                text = f.read()
-            ppid = int(text[text.rindex(")") + 2:].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    out: set[int] = set()
-    todo = [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            if c not in out:
-                out.add(c)
-                todo.append(c)
-    return out
 
 
 def alive(pid: int) -> bool:
