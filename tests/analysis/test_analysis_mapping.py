@@ -157,15 +157,37 @@ def test_region_ops_map_through_their_closing_brace(bundled):
         assert mapped and any("range(" in src[s - 1] for s in mapped), (n, mapped)
 
 
+def _first_stage(rec) -> str:
+    """TTIR; a Gluon kernel starts at TTGIR (it is written at that level)."""
+    return "ttir" if "ttir" in rec.stages else "ttgir"
+
+
 def _runtime_lines(rec, lm) -> list[int]:
-    """tl.* lines with a TTIR op that is not a constant (tl.zeros(...) - inf folds to one)."""
-    ttir = stage_lines(rec.stages["ttir"])
+    """tl.* (gl.*) lines with an op in the first stage that is not a constant (tl.zeros(...) - inf
+    folds to one)."""
+    first = _first_stage(rec)
+    ttir = stage_lines(rec.stages[first])
+    # In a TTGIR written by hand (Gluon) shared-memory allocations become a fixed offset and a
+    # conversion to the layout a value already has is no code: neither reaches the LLVM IR.
+    folded = ("arith.constant", "ttg.local_alloc", "ttg.convert_layout", "ttg.memdesc_")
     out = []
     for ln in tl_lines(rec.source):
-        ops = [ttir[n - 1] for n in lm.stage_lines("ttir", ln)]
-        if any("arith.constant" not in op for op in ops):
+        ops = [ttir[n - 1] for n in lm.stage_lines(first, ln)]
+        if any(not any(f in op for f in folded) for op in ops):
             out.append(ln)
     return out
+
+
+_LOCATION = {"llir": r"!DILocation\(line: {n},", "ptx": r"\.loc\s+\d+ {n} \d+", "sass": r"line {n}\b",
+             "ttgir": r":{n}:\d+\)"}
+
+
+def _located(rec, stage: str, line: int) -> bool:
+    """Whether the compiler wrote a location for `line` anywhere in the stage's text."""
+    import re
+
+    pattern = _LOCATION.get(stage)
+    return pattern is None or re.search(pattern.replace("{n}", str(line)), rec.stages.get(stage, "")) is not None
 
 
 def test_bundled_kernels_map_their_tl_lines(bundled):
@@ -175,8 +197,9 @@ def test_bundled_kernels_map_their_tl_lines(bundled):
         lm = line_map(rec)
         lines = _runtime_lines(rec, lm)
         assert lines, name
-        for stage in NVIDIA_STAGES[1:]:
-            missing = [ln for ln in lines if not lm.stage_lines(stage, ln)]
+        for stage in NVIDIA_STAGES[NVIDIA_STAGES.index(_first_stage(rec)) + 1:]:
+            # a line the compiler itself gave no location in this stage is not the map's to find
+            missing = [ln for ln in lines if not lm.stage_lines(stage, ln) and _located(rec, stage, ln)]
             assert len(missing) <= max(1, len(lines) // 10), f"{name} {stage}: {missing}"
         for stage, sm in lm.stages.items():
             assert sm.to_source, (name, stage)

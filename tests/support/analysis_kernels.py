@@ -122,7 +122,8 @@ def write_kernel(directory: Path, name: str, source: str) -> Path:
 
 
 def tl_lines(source: str) -> list[int]:
-    """Lines inside `@triton.jit` functions that call a `tl.*` function (tl.load, tl.math.exp2, ...)."""
+    """Lines inside `@triton.jit` (or `@gluon.jit`) functions that call a `tl.*` (Gluon: `gl.*`)
+    function (tl.load, tl.math.exp2, gl.exp2, ...)."""
     tree = ast.parse(source)
     out: set[int] = set()
     for fn in ast.walk(tree):
@@ -135,7 +136,7 @@ def tl_lines(source: str) -> list[int]:
                 root = node.func
                 while isinstance(root, ast.Attribute):
                     root = root.value
-                if isinstance(root, ast.Name) and root.id == "tl":
+                if isinstance(root, ast.Name) and root.id in ("tl", "gl"):
                     out.add(node.lineno)
     return sorted(out)
 
