@@ -636,8 +636,11 @@ def launch(
     assert q.dtype == torch.float16, "fp16 only (the layouts and the measured settings are fp16's)"
     settings = _hopper_settings(D, causal, N_CTX)
     assert settings is not None and N_CTX % 128 == 0, "head dim 64 or 128, N_CTX a multiple of 128"
-    if q.device.type == "cuda":
-        assert torch.cuda.get_device_capability(q.device) == CAPABILITY, "an sm_90 GPU (H100, H200)"
+    # On a GPU, or compiling GPU-free for a target (the inspector's stand-in answers as that GPU):
+    # Hopper's wgmma, TMA and setmaxnreg exist on sm_90 alone.
+    if torch.cuda.is_available() and (torch.version.hip or torch.cuda.get_device_capability() != CAPABILITY):
+        raise RuntimeError("attention_gluon.py runs on sm_90 only (H100, H200): its Gluon kernel is written with "
+                           "Hopper's wgmma, TMA and setmaxnreg; attention.py runs everywhere")
     out = torch.empty_like(q) if out is None else out
     assert out.shape == q.shape and out.is_contiguous(), "out: contiguous, shaped like q"
     sm_scale = 1.0 / math.sqrt(D) if sm_scale is None else sm_scale

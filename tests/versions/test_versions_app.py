@@ -68,7 +68,7 @@ def test_a_link_opens_two_releases_compared_in_the_diff_tab(home):
     layouts = next(f for f in frames if f"Triton {OLD}" in f.columns)
     assert "layout conversions" in list(layouts[""])
     table = next(f for f in frames if "A" in f.columns)
-    row = table[table[""] == "triton"]
+    row = table[table[""] == "Triton"]
     assert list(row["A"]) == [OLD] and list(row["B"]) == [NEW]
     assert at.query_params["vs_triton"] == NEW
 
