@@ -162,13 +162,26 @@ def test_strided_copy_shows_its_sector_use_and_a_warp_drawing_on_hover(new_page,
                           "copy_coalesced_vs_strided.py for sm_90")
     bundled = (REPO / "kernels" / "copy_coalesced_vs_strided.py").read_text().split("\n")
     line = next(i for i, t in enumerate(bundled, 1) if "tl.load(src_ptr + offs.to(tl.int64) * stride" in t)
-    marker = wait_for(lambda: _marker_on_line(frame, line), "the marker on the strided load's line")
-    kinds = marker.get_attribute("data-kinds")
-    assert "coalescing-uncoalesced" in kinds and "memory-scalar" in kinds, kinds
-    marker.hover()
+    from playwright.sync_api import Error as PlaywrightError  # here: the GPU machine has no playwright
+
     tip = frame.locator(".tip")
-    tip.wait_for(state="visible")
-    text = tip.inner_text()
+
+    def hovered() -> str:
+        """The hover box's text over the line's marker ("" if a redraw replaced the marker or hid the
+        box meanwhile: a loaded machine may still be drawing the page's last rerun)."""
+        try:
+            marker = _marker_on_line(frame, line)
+            if marker is None:
+                return ""
+            kinds = marker.get_attribute("data-kinds")
+            assert "coalescing-uncoalesced" in kinds and "memory-scalar" in kinds, kinds
+            marker.hover()
+            tip.wait_for(state="visible", timeout=10_000)
+            return tip.inner_text() if "sectors" in tip.inner_text() and tip.locator("svg.warp").count() else ""
+        except PlaywrightError:
+            return ""
+
+    text = wait_for(hovered, "the hover box over the strided load's marker")
     # stride 8 in the example: lanes 4 x 8 x 4 = 128 bytes apart, a sector each, for 4 sectors of bytes
     assert "32 sectors of 32 bytes where 4 would hold its bytes" in text and "12%" in text, text
     drawing = tip.locator("svg.warp")
