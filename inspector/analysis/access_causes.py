@@ -140,9 +140,10 @@ class Flow:
                 walk.push(*op.operands)
         return out
 
-    def unscaled_range(self, value: str) -> bool | None:
+    def unscaled_range(self, value: str, multipliers: list[str] | None = None) -> bool | None:
         """Whether a `tl.arange` reaches the offset without being multiplied or divided on the way
-        (a contiguous index); None when no range is involved (a scalar offset)."""
+        (a contiguous index); None when no range is involved (a scalar offset). `multipliers`
+        collects the kernel arguments a range is multiplied by (strides known only at run time)."""
         memo: dict[str, bool | None] = {}
 
         def walk(v: str, depth: int) -> bool | None:
@@ -171,6 +172,10 @@ class Flow:
                     r = True if True in res else None
                 else:
                     r = False if (True in res or False in res) else None
+                    if multipliers is not None and True in res:
+                        for o, reached in zip(op.operands, res):
+                            if reached is not True:
+                                multipliers.extend(a for a in sorted(self.leaves(o)[0]) if a not in multipliers)
             else:
                 res = [walk(x, depth + 1) for x in op.operands]
                 r = False if (True in res or False in res) else None
@@ -178,33 +183,6 @@ class Flow:
             return r
 
         return walk(value, 0)
-
-    def range_multipliers(self, value: str) -> list[str]:
-        """The kernel arguments a `tl.arange` is multiplied by on its way to the offset (a stride
-        known only at run time), in the order met."""
-        out: list[str] = []
-        seen: set[str] = set()
-
-        def walk(v: str, depth: int) -> bool:
-            if v in seen or depth > 200:
-                return False
-            seen.add(v)
-            if v in self.mod.loop_carried:
-                return any([walk(x, depth + 1) for x in self.mod.loop_carried[v]])
-            op = self.mod.defs.get(v)
-            if op is None or op.name == "tt.load":
-                return False
-            if op.name == "tt.make_range":
-                return True
-            reached = [walk(x, depth + 1) for x in op.operands]
-            if op.name == "arith.muli" and any(reached):
-                for o, r in zip(op.operands, reached):
-                    if not r:
-                        out.extend(a for a in sorted(self.leaves(o)[0]) if a not in out)
-            return any(reached)
-
-        walk(value, 0)
-        return out
 
 
 # A tensor descriptor's stride as Triton names the argument it becomes where the target has no TMA
@@ -300,11 +278,11 @@ def access_reasons(mod: Module, op: Op, elem_bytes: int | None, per_thread: int 
     vec = 16 // elem_bytes if elem_bytes else None
     odd = [c for c in off_consts if vec and c % vec]
     contiguous = None
+    scalers: list[str] = []
     for off in offsets:
-        u = flow.unscaled_range(off)
+        u = flow.unscaled_range(off, scalers)
         contiguous = u if contiguous is None else (contiguous or bool(u))
     if contiguous is False:
-        scalers = [a for off in offsets for a in flow.range_multipliers(off)]
         described = [a for a in scalers if DESCRIPTOR_STRIDE.search(a)]
         if described:
             reasons.insert(0, f"the tensor descriptor is rewritten into pointer arithmetic on this target (no TMA), "

@@ -24,14 +24,13 @@ def _label(rec: Inspection) -> str:
 
 # The record's field names as the page says them (the analysis keeps the names; the CLI's JSON too).
 FIELD_WORDS = {
-    "triton": "Triton", "num_warps": "num_warps", "num_stages": "num_stages", "num_ctas": "num_ctas",
-    "threads": "threads per block", "registers": "registers per thread", "spill_store_bytes": "spill stores",
-    "spill_load_bytes": "spill loads", "local_bytes": "local memory per thread", "shared_bytes": "shared memory",
-    "barriers": "barriers", "vgprs": "VGPRs", "agprs": "AGPRs", "sgprs": "SGPRs", "vgpr_spills": "VGPR spills",
+    "triton": "Triton", "threads": "threads per block", "registers": "registers per thread",
+    "spill_store_bytes": "spill stores", "spill_load_bytes": "spill loads", "local_bytes": "local memory per thread",
+    "shared_bytes": "shared memory", "vgprs": "VGPRs", "agprs": "AGPRs", "sgprs": "SGPRs", "vgpr_spills": "VGPR spills",
     "sgpr_spills": "SGPR spills", "lds_bytes": "LDS", "scratch_bytes": "scratch per lane",
     "amd_occupancy": "waves per SIMD (compiler)", "blocks_per_sm": "blocks per SM", "active_warps": "active warps per SM",
-    "occupancy": "occupancy", "limiters": "limited by", "maxnreg": "maxnreg",
-}
+    "limiters": "limited by",
+}  # names not here (num_warps, num_stages, occupancy, ...) read as they are
 _BYTES = {"spill_store_bytes", "spill_load_bytes", "local_bytes", "shared_bytes", "lds_bytes", "scratch_bytes"}
 
 
