@@ -7,6 +7,7 @@ layout are (`access_site`). Used by coalescing.py.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -45,13 +46,20 @@ class Unknown:
         self.loaded = loaded  # it comes from memory (a gather), not from arithmetic this does not model
 
 
+# The evaluator visits each op once per program and loop iteration: its types are parsed once per
+# distinct op text (a launch of thousands of programs re-reads the same few dozen ops).
+@functools.lru_cache(maxsize=4096)
+def _types_of(op_text: str) -> tuple[str, ...]:
+    return tuple(TYPE_TOKEN.findall(type_text(op_text)))
+
+
 def _types(op: Op) -> list[str]:
-    text = type_text(op.text)
-    return TYPE_TOKEN.findall(text)
+    return list(_types_of(op.text))
 
 
-def result_type(op: Op) -> str | None:
-    text = type_text(op.text)
+@functools.lru_cache(maxsize=4096)
+def _result_type_of(op_text: str) -> str | None:
+    text = type_text(op_text)
     if "->" in text:
         tail = TYPE_TOKEN.findall(text.rsplit("->", 1)[1])
         return tail[-1] if tail else None
@@ -59,12 +67,21 @@ def result_type(op: Op) -> str | None:
     return ts[0] if ts else None
 
 
+def result_type(op: Op) -> str | None:
+    return _result_type_of(op.text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _shape_of(t: str) -> tuple[int, ...]:
+    m = TENSOR_PARTS.match(t)
+    return tuple(int(d) for d in m.group(1).split("x") if d) if m else ()
+
+
 def shape_of(t: str | None) -> list[int]:
-    if t and (m := TENSOR_PARTS.match(t)):
-        return [int(d) for d in m.group(1).split("x") if d]
-    return []
+    return list(_shape_of(t)) if t else []
 
 
+@functools.lru_cache(maxsize=4096)
 def _pointee_bytes(t: str | None) -> int | None:
     """Bytes of the element a pointer type points to (`tensor<64x!tt.ptr<f16>>` -> 2)."""
     if not t:
@@ -74,6 +91,15 @@ def _pointee_bytes(t: str | None) -> int | None:
         return None
     bits = element_bits(m.group(1))
     return bits // 8 if bits else None
+
+
+def _invariant_names(mod: Module) -> frozenset[str]:
+    """The module's arguments and the values its ops outside every loop define (computed once per module)."""
+    names = getattr(mod, "_invariant_names", None)
+    if names is None:
+        names = frozenset(mod.args) | frozenset(n for n, op in mod.defs.items() if op.loop is None)
+        mod._invariant_names = names  # type: ignore[attr-defined]
+    return names
 
 
 class Evaluator:
@@ -90,21 +116,47 @@ class Evaluator:
         self.used: dict[str, str] = {}  # unknown scalars substituted: origin -> description
         self.arg_index = {name: i for i, name in enumerate(mod.args)}
         self.state: dict[str, Any] = {}  # a loop's induction variable and iter args at the iteration evaluated
+        # values defined outside every loop, the same at each iteration, shared with `at`'s
+        # evaluators: name -> (value, the unknowns substituted to compute it)
+        self.invariant: dict[str, tuple[Any, dict[str, str]]] = {}
+        self.invariant_names = _invariant_names(mod)
+        self._taints: list[dict[str, str]] = []  # per value() in progress: the unknowns it substituted
 
     def at(self, state: dict[str, Any]) -> "Evaluator":
-        """The same program at another loop iteration (values computed inside the loop are forgotten)."""
+        """The same program at another loop iteration: values computed inside the loop are forgotten,
+        those defined outside every loop kept (a kept value computed with a stand-in marks the
+        iteration that reuses it, as computing it there would)."""
         ev = Evaluator(self.mod, self.scalars, self.pid, self.grid, self.shift)
         ev.state = state
+        ev.invariant = self.invariant
         return ev
+
+    def _substitute(self, origin: str, description: str) -> None:
+        self.used[origin] = description
+        if self._taints:
+            self._taints[-1][origin] = description
 
     def value(self, name: str, depth: int = 0) -> Any:
         if name in self.state:
             return self.state[name]
         if name in self.memo:
             return self.memo[name]
+        if name in self.invariant:
+            v, taint = self.invariant[name]
+            for origin, description in taint.items():
+                self._substitute(origin, description)
+            return v
         self.memo[name] = Unknown(f"`%{name}` (a cycle)", False)
+        self._taints.append({})
         v = self._value(name, depth)
-        self.memo[name] = v
+        taint = self._taints.pop()
+        if self._taints:
+            self._taints[-1].update(taint)
+        if name in self.invariant_names:
+            del self.memo[name]
+            self.invariant[name] = (v, taint)
+        else:
+            self.memo[name] = v
         return v
 
     def _value(self, name: str, depth: int) -> Any:
@@ -117,7 +169,7 @@ class Evaluator:
                 return np.int64((self.arg_index[name] + 1) * _BASE_STRIDE)
             if name in self.scalars:
                 return np.int64(self.scalars[name])
-            self.used[f"argument `{name}`"] = f"`{name}` (no value recorded)"
+            self._substitute(f"argument `{name}`", f"`{name}` (no value recorded)")
             return np.int64(self.shift)
         if name in mod.loop_carried:  # a loop's first iteration: the initial value
             return self.value(mod.loop_carried[name][0], depth + 1)
@@ -143,7 +195,7 @@ class Evaluator:
     def _unknown_result(self, op: Op, origin: str) -> Any:
         shape = shape_of(result_type(op))
         if not shape:  # a scalar: evaluate with a stand-in value and remember it
-            self.used[origin] = origin
+            self._substitute(origin, origin)
             return np.int64(self.shift)
         return Unknown(origin, False, loaded=True)
 

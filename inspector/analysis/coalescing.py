@@ -102,11 +102,16 @@ def _request_counts(addr: np.ndarray, mask: np.ndarray | None, coords: np.ndarra
         # two loads of a thread from the same addresses are one (ptxas merges them: a broadcast
         # value loaded into 8 registers is one LDG in SASS): such a request is issued once
         keyed = np.where(act, a, -1).reshape(W, K, L * vec)
-        for w in range(W):
-            _, first = np.unique(keyed[w], axis=0, return_index=True)
-            repeat = np.ones(K, bool)
-            repeat[first] = False
-            act[w * K:(w + 1) * K][repeat] = False
+        if W * K * K * L * vec <= 1 << 24:  # every pair of a warp's requests compared at once
+            same = (keyed[:, :, None, :] == keyed[:, None, :, :]).all(axis=3)  # (W, K earlier, K later)
+            repeat = (np.triu(same, k=1)).any(axis=1)  # the same as an earlier request of its warp
+            act[repeat.reshape(W * K)] = False
+        else:
+            for w in range(W):
+                _, first = np.unique(keyed[w], axis=0, return_index=True)
+                repeat = np.ones(K, bool)
+                repeat[first] = False
+                act[w * K:(w + 1) * K][repeat] = False
     nbytes = _distinct(a, act) * eb
     return {"active": act.reshape(W * K, L, vec).any(axis=2).sum(axis=1), "bytes": nbytes,
             "sectors": _distinct(a // sector, act), "ideal": -(-nbytes // sector), "lines": _distinct(a // line, act),

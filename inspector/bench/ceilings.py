@@ -22,6 +22,7 @@ from typing import Any
 
 from inspector.compile.cache import default_cache_dir
 
+from .recorded import recorded_kernels, recorded_result
 from .records import Ceilings, DeviceInfo
 
 # Bytes of the copied buffer (read once, written once: twice this moves), all far beyond any L2.
@@ -126,3 +127,25 @@ def device_ceilings(device: DeviceInfo, uuid: str | None = None, refresh: bool =
     except OSError:
         pass  # a read-only cache folder only costs a re-measure next time
     return ceilings
+
+
+def ceilings_for_name(device_name: str) -> Ceilings | None:
+    """Ceilings measured on a device of this name: this machine's own (the cache; the newest when
+    several drivers measured it), else the newest in a shipped benchmark record; None when neither.
+    For a profile read on another machine, whose device is only known by name."""
+    if not device_name:
+        return None
+    found = []
+    for entry in _read_cache().values():
+        try:
+            c = Ceilings.from_dict(entry)
+        except (KeyError, TypeError):
+            continue
+        if c.device == device_name:
+            found.append(c)
+    if not found:
+        for kernel in recorded_kernels():
+            result = recorded_result(kernel)
+            if result is not None and result.ceilings is not None and result.ceilings.device == device_name:
+                found.append(result.ceilings)
+    return max(found, key=lambda c: c.measured) if found else None

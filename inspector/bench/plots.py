@@ -6,6 +6,7 @@ Each builder takes a `BenchResult` (live or recorded) and returns a `plotly.grap
 - `throughput_figure`: GB/s (memory-bound kernels) or TFLOP/s vs size, with the measured ceiling
 - `speedup_figure`: PyTorch's time over Triton's per size (above 1: Triton is faster)
 - `roofline_figure`: achieved TFLOP/s against arithmetic intensity under the two measured roofs
+- `profiled_point_figure`: one profiled launch (counted by Nsight Compute) under the same roofs
 
 `variants` selects sweeps (a name, a list, or None for all of them). Traces are named by
 implementation ("triton", "eager", "compile"), with " · <variant>" when several variants are drawn.
@@ -19,7 +20,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import plotly.graph_objects as go
 
-from .records import BenchResult, Point, Sweep, size_axis
+from .records import BenchResult, Ceilings, Point, Sweep, size_axis
 from .roofline import memory_bound, roof_line, sweep_points
 
 IMPL_COLORS = {"triton": "#1f77b4", "eager": "#ff7f0e", "compile": "#2ca02c"}
@@ -227,32 +228,7 @@ def roofline_figure(
                 )
             )
     if c is not None:
-        lo = min([c.ridge / 100, *intensities]) / 2
-        hi = max([c.ridge * 10, *intensities]) * 2
-        xs, ys = roof_line(c, lo, hi)
-        fig.add_trace(
-            go.Scatter(
-                x=xs,
-                y=ys,
-                mode="lines",
-                line=dict(color=CEILING_COLOR, width=2),
-                name=f"roof: copy {c.copy_gbps:,.0f} GB/s, bf16 matmul {c.matmul_tflops:,.0f} TFLOP/s",
-                hoverinfo="name",
-            )
-        )
-        # Annotations on log axes are placed in log10 units.
-        fig.add_annotation(
-            x=math.log10(c.ridge),
-            y=math.log10(c.matmul_tflops),
-            text=f"ridge {c.ridge:.0f} FLOP/B",
-            showarrow=True,
-            arrowhead=2,
-            ax=0,
-            ay=-30,
-            xref="x",
-            yref="y",
-        )
-        fig.update_layout(xaxis=dict(type="log"), yaxis=dict(type="log"))
+        _add_roof(fig, c, intensities)
     _layout(
         fig,
         _title(result, "roofline"),
@@ -261,6 +237,63 @@ def roofline_figure(
         log_x=True,
         log_y=True,
     )
+    fig.update_layout(hovermode="closest")
+    return fig
+
+
+def _add_roof(fig: go.Figure, c: Ceilings, intensities: list[float]) -> None:
+    """The measured roof across the points' intensities (and a decade either side of the ridge), with
+    the ridge marked; both axes logarithmic."""
+    lo = min([c.ridge / 100, *intensities]) / 2
+    hi = max([c.ridge * 10, *intensities]) * 2
+    xs, ys = roof_line(c, lo, hi)
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="lines",
+            line=dict(color=CEILING_COLOR, width=2),
+            name=f"roof: copy {c.copy_gbps:,.0f} GB/s, bf16 matmul {c.matmul_tflops:,.0f} TFLOP/s",
+            hoverinfo="name",
+        )
+    )
+    # Annotations on log axes are placed in log10 units.
+    fig.add_annotation(
+        x=math.log10(c.ridge),
+        y=math.log10(c.matmul_tflops),
+        text=f"ridge {c.ridge:.0f} FLOP/B",
+        showarrow=True,
+        arrowhead=2,
+        ax=0,
+        ay=-30,
+        xref="x",
+        yref="y",
+    )
+    fig.update_layout(xaxis=dict(type="log"), yaxis=dict(type="log"))
+
+
+def profiled_point_figure(kernel: str, rate: dict[str, Any]) -> go.Figure | None:
+    """One profiled launch (`inspector.profile.rate`: counted FLOP and bytes, placed on measured
+    ceilings) on the device's roof; None without ceilings or without arithmetic to place."""
+    if not rate.get("intensity") or not rate.get("ceilings") or not rate.get("tflops"):
+        return None
+    c = Ceilings(copy_gbps=rate["ceilings"]["copy_gbps"], matmul_tflops=rate["ceilings"]["matmul_tflops"],
+                 copy_bytes=0, matmul_n=0, device=rate["ceilings"].get("device", ""))
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=[rate["intensity"]],
+            y=[rate["tflops"]],
+            mode="markers",
+            name=f"{kernel}, as profiled",
+            marker=dict(color=IMPL_COLORS.get("triton"), size=12),
+            hovertemplate="%{x:.3g} FLOP/B, %{y:.4g} TFLOP/s" + f" ({rate.get('of_roof', 0) * 100:.1f}% of roof)"
+            "<extra></extra>",
+        )
+    )
+    _add_roof(fig, c, [rate["intensity"]])
+    _layout(fig, f"{kernel} on the roofline ({c.device})", "arithmetic intensity (FLOP/byte)",
+            "achieved TFLOP/s", log_x=True, log_y=True)
     fig.update_layout(hovermode="closest")
     return fig
 

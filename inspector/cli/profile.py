@@ -21,9 +21,11 @@ import argparse
 import json
 import os
 import sys
+import time
 from typing import Any
 
 from ..profile.measured import Profile
+from ..profile.rate import describe_rate
 from .options import add_compile_options, command_parser, inspect_from
 from .output import report_error
 
@@ -60,6 +62,8 @@ def format_profile(prof: Profile, top: int = 8) -> list[str]:
             out.append(f"  {label:24s} {_fmt(figures[key]['value'])} {figures[key]['unit']}".rstrip())
     if figures.get("grid"):
         out.append(f"  {'grid x block':24s} {figures['grid']} x {figures.get('block', '')}")
+    if figures.get("rate"):
+        out += ["", "Roofline point (counted by Nsight Compute)"] + [f"  {s}" for s in describe_rate(figures["rate"])]
     hot = sorted((l for l in prof.lines if l.samples), key=lambda l: -l.samples)[:top]
     if hot:
         out += ["", "Where the warps waited (share of stall samples; top reasons; instructions; L2 sectors / ideal)"]
@@ -78,6 +82,10 @@ def format_profile(prof: Profile, top: int = 8) -> list[str]:
         out += ["", f"  {prof.note}"]
     if prof.unmapped:
         out += ["", f"  {len(prof.unmapped)} profiled line(s) not found in the file: " + "; ".join(prof.unmapped[:3])]
+    if prof.seconds:
+        steps = [f"{k} {v:.1f} s" for k, v in prof.seconds.items() if k != "in all"]
+        total = prof.seconds.get("in all")
+        out += ["", f"  took {total:.1f} s: " + ", ".join(steps) if total else "  took " + ", ".join(steps)]
     return out
 
 
@@ -104,7 +112,9 @@ def run(ns: argparse.Namespace) -> int:
     from ..profile.measure import measure
     from ..profile.run_ncu import ProfileError
 
+    started = time.perf_counter()
     rec = inspect_from(ns)
+    compiled = time.perf_counter() - started
     if rec.error or not rec.reproducer:
         report_error(rec)
         return 1
@@ -117,6 +127,9 @@ def run(ns: argparse.Namespace) -> int:
         print(f"note: Nsight Compute could not measure it ({got.fallback_reason}); Proton timed the kernel "
               "instead (its duration only)", file=sys.stderr)
     pages, prof = got.pages, got.profile
+    steps = {"native compile, from the cache": compiled} if rec.cached else {
+        "native compile": rec.compile_seconds, "its worker's start and hand-over": max(compiled - rec.compile_seconds, 0)}
+    prof.seconds = {**steps, **prof.seconds, "in all": time.perf_counter() - started}
     if ns.raw and pages is not None:
         os.makedirs(ns.raw, exist_ok=True)
         for name, text in (("source.csv", pages.source), ("details.csv", pages.details),

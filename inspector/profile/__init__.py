@@ -5,6 +5,8 @@
 - `ncu_details`: its details page (`--page details --csv`): each section's metrics with units.
 - `measured`: a `Profile` of one launch joined with its inspection record: per file line, the
   kernel's figures, and the static model checked against the measurement.
+- `rate`: the launch's roofline point from Nsight Compute's FLOP and byte counts, on the device's
+  measured ceilings.
 - `run_ncu`: running a record's reproducer under Nsight Compute (GPU only).
 - `run_proton`: timing it with Triton's Proton where Nsight Compute cannot run (kernel time only).
 - `workdir`: the folder a reproducer runs in, under either.

@@ -6,10 +6,12 @@ The CLI's `profile` and the page's Profile tab both come here.
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass
 
 from ..record import Inspection
-from .measured import Profile, build_profile, proton_profile
+from .measured import Profile, build_profile, predict_sectors, proton_profile
 from .ncu_details import parse_details_page
 from .ncu_source import parse_source_page
 from .run_ncu import NcuPages, ProfileError, profile_reproducer
@@ -26,6 +28,17 @@ class Measured:
 def measure(rec: Inspection, ncu: str | None = None) -> Measured:
     """The profile of `rec`'s reproducer (see the module docstring). Raises ProfileError saying
     why neither profiler could measure it."""
+    # The sector model's prediction for the whole launch takes seconds for a big grid: it runs
+    # beside Nsight Compute's run (which waits on the GPU and a subprocess) instead of after it.
+    model: dict = {}
+
+    def predict() -> None:
+        started = time.perf_counter()
+        model["predicted"] = predict_sectors(rec)
+        model["seconds"] = time.perf_counter() - started
+
+    worker = threading.Thread(target=predict, name="sector-model", daemon=True)
+    worker.start()
     try:
         pages = profile_reproducer(rec.reproducer, rec.kernel, ncu)
     except ProfileError as e:
@@ -41,5 +54,11 @@ def measure(rec: Inspection, ncu: str | None = None) -> Measured:
         source = parse_source_page(pages.source)
     except ValueError as e:
         raise ProfileError(f"Nsight Compute's pages could not be read: {e}") from None
-    prof = build_profile(rec, source[0], details[0] if details else None, f"ncu {pages.version}", pages.profiled_text)
+    waited = time.perf_counter()
+    worker.join()
+    waited = time.perf_counter() - waited
+    prof = build_profile(rec, source[0], details[0] if details else None, f"ncu {pages.version}", pages.profiled_text,
+                         model["predicted"])
+    prof.seconds = {**pages.seconds, "sector model, beside the run": model["seconds"],
+                    "waiting for it after the run": waited}
     return Measured(prof, pages)

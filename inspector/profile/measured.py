@@ -19,7 +19,9 @@ from typing import Any
 
 from ..record import Inspection
 from . import ncu_details as nd
+from ..bench.ceilings import ceilings_for_name
 from .ncu_source import SECTORS, SECTORS_IDEAL, LaunchSource
+from .rate import measured_rate, place_on_roofline
 
 SAMPLES = "Warp Stall Sampling (All Samples)"
 INSTRUCTIONS = "Instructions Executed"
@@ -68,6 +70,7 @@ class Profile:
     library_samples: int = 0  # stall samples in Triton's own inlined code (tl.max, tl.sum, ...)
     triton_version: str = ""
     note: str = ""  # what this profile lacks and why (a Proton profile: no per-line counters)
+    seconds: dict[str, float] = field(default_factory=dict)  # wall time of each step of taking it
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -117,7 +120,7 @@ def map_lines(user_source: str, profiled_source: str, kernel: str, lines: list[t
     return out
 
 
-def _figures(details: nd.LaunchDetails | None) -> dict[str, Any]:
+def _figures(details: nd.LaunchDetails | None, device: str) -> dict[str, Any]:
     if details is None:
         return {}
     pick = {
@@ -132,6 +135,10 @@ def _figures(details: nd.LaunchDetails | None) -> dict[str, Any]:
         value = details.value(key)
         if value is not None:
             out[name] = {"value": value, "unit": details.unit(key)}
+    rate = measured_rate(details)
+    if rate is not None:
+        ceilings = ceilings_for_name(device)
+        out["rate"] = rate if ceilings is None else place_on_roofline(rate, ceilings)
     return out
 
 
@@ -144,11 +151,12 @@ def _check(what: str, predicted: float | None, measured: float | None, note: str
 
 
 def build_profile(rec: Inspection, source: LaunchSource, details: nd.LaunchDetails | None, tool: str,
-                  profiled_text: str) -> Profile:
+                  profiled_text: str, predicted: dict[int, tuple[int, int] | None] | str | None = None) -> Profile:
     """The profile of `rec`'s launch from Nsight Compute's source page (`source`) and details page
-    (`details`) of the profiled reproducer, whose text is `profiled_text`."""
+    (`details`) of the profiled reproducer, whose text is `profiled_text`; `predicted`: the sector
+    model's prediction (`predict_sectors`) when already made, else it is made here."""
     prof = Profile(kernel=rec.kernel, file=rec.file, target=rec.target, tool=tool, device=rec.device_name,
-                   figures=_figures(details), triton_version=rec.triton_version)
+                   figures=_figures(details, rec.device_name), triton_version=rec.triton_version)
     counted = list(source.lines)
     mapping = map_lines(rec.source or "", profiled_text, rec.kernel, [(l.line, l.source) for l in counted])
     total = sum(int(l.metrics.get(SAMPLES) or 0) for l in counted) or 1
@@ -186,11 +194,23 @@ def build_profile(rec: Inspection, source: LaunchSource, details: nd.LaunchDetai
         entry.share = entry.samples / total
         entry.stalls = sorted(entry.stalls, key=lambda s: -s[1])[:4]
     prof.lines = sorted(merged.values(), key=lambda e: e.line)
-    prof.checks = _checks(rec, prof, details)
+    prof.checks = _checks(rec, prof, details, predicted)
     return prof
 
 
-def _checks(rec: Inspection, prof: Profile, details: nd.LaunchDetails | None) -> list[Check]:
+def predict_sectors(rec: Inspection) -> dict[int, tuple[int, int] | None] | str:
+    """The sector model's per-line prediction for the whole launch (`analysis.memory.launch_line_sectors`),
+    or why it has none. Seconds for a big launch: `measure` runs it beside Nsight Compute's run."""
+    try:
+        from ..analysis.memory import launch_line_sectors
+
+        return launch_line_sectors(rec)
+    except Exception as e:  # noqa: BLE001 - a kernel the sector model does not cover
+        return str(e) or type(e).__name__
+
+
+def _checks(rec: Inspection, prof: Profile, details: nd.LaunchDetails | None,
+            predicted: dict[int, tuple[int, int] | None] | str | None) -> list[Check]:
     """Our registers, shared memory, theoretical occupancy and sectors per line against the
     measurement; a disagreement is a fidelity warning, never hidden."""
     out: list[Check] = []
@@ -207,12 +227,10 @@ def _checks(rec: Inspection, prof: Profile, details: nd.LaunchDetails | None) ->
         occ = (rec.occupancy or {}).get("occupancy")
         out.append(_check("theoretical occupancy (%)", None if occ is None else occ * 100,
                           details.value(nd.THEORETICAL_OCCUPANCY)))
-    try:
-        from ..analysis.memory import launch_line_sectors
-
-        predicted = launch_line_sectors(rec)
-    except Exception as e:  # noqa: BLE001 - a kernel the sector model does not cover
-        return out + [Check("sectors per line", None, None, None, f"not predicted: {e}")]
+    if predicted is None:
+        predicted = predict_sectors(rec)
+    if isinstance(predicted, str):
+        return out + [Check("sectors per line", None, None, None, f"not predicted: {predicted}")]
     for line in prof.lines:
         if line.sectors is None:
             continue

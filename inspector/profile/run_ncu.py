@@ -4,8 +4,9 @@ The launch profiled is the inspection's reproducer (`rec.reproducer`: the kernel
 `example(device)` that launches it exactly as recorded), run by a two-line runner, so what is
 measured is what was inspected. One profiling run writes a report with the sections the profile
 reads (source counters and warp states per line; launch statistics, occupancy, speed of light and
-memory workload for the kernel's figures); the source and details pages are then printed from the
-report, which needs no GPU.
+memory workload for the kernel's figures, and the FLOP and byte counts of its roofline point,
+`rate.METRICS`); the source and details pages are then printed from the report, which needs no
+GPU, both at once.
 """
 
 from __future__ import annotations
@@ -15,8 +16,11 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
+from .rate import METRICS
 from .workdir import reproducer_folder
 
 SECTIONS = ("SourceCounters", "WarpStateStats", "LaunchStats", "Occupancy", "SpeedOfLight",
@@ -44,6 +48,7 @@ class NcuPages:
     details: str  # `--page details --csv`
     version: str  # "2025.3.1"
     profiled_text: str  # the reproducer that ran
+    seconds: dict[str, float] = field(default_factory=dict)  # wall time of each step, in order
 
 
 def find_ncu(explicit: str | None = None) -> str | None:
@@ -81,7 +86,8 @@ def profile_reproducer(reproducer: str, kernel: str, ncu: str | None = None, tim
     with reproducer_folder("inspector-profile-", reproducer, RUNNER) as (work, repro, runner, env):
         report = os.path.join(work, "launch")
         command = [binary, "--target-processes", "all", "-k", f"regex:^{re.escape(kernel)}$", "--launch-count", "1",
-                   *[a for s in SECTIONS for a in ("--section", s)], "--import-source", "yes",
+                   *[a for s in SECTIONS for a in ("--section", s)], "--metrics", ",".join(METRICS),
+                   "--import-source", "yes",
                    "-o", report, "-f", sys.executable, runner, repro]
         if jailed:
             from ..bench.client import jailed_command
@@ -91,16 +97,24 @@ def profile_reproducer(reproducer: str, kernel: str, ncu: str | None = None, tim
             folder = os.path.dirname(os.path.realpath(binary))
             tools = [os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder]
             command = jailed_command(command, [repro], env, writable=[work], tools=tools)
+        started = time.perf_counter()
         run = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env, cwd=work)
+        seconds = {"Nsight Compute run": time.perf_counter() - started}
         if run.returncode != 0 or not os.path.exists(report + ".ncu-rep"):
             output = run.stdout + run.stderr
             raise ProfileError(f"ncu could not profile {kernel}: {_explain(output)}",
                                fallback="ERR_NVGPUCTRPERM" in output)
-        pages = []
-        for page in (["--page", "source", "--csv", "--print-source", "sass,cuda"], ["--page", "details", "--csv"]):
-            out = subprocess.run([binary, "--import", report + ".ncu-rep", *page], capture_output=True, text=True,
+        started = time.perf_counter()
+
+        def page(args: list[str]) -> str:
+            out = subprocess.run([binary, "--import", report + ".ncu-rep", *args], capture_output=True, text=True,
                                  timeout=timeout)
             if out.returncode != 0:
-                raise ProfileError(f"ncu could not print the {page[1]} page: {_explain(out.stdout + out.stderr)}")
-            pages.append(out.stdout)
-        return NcuPages(pages[0], pages[1], _version(binary), reproducer)
+                raise ProfileError(f"ncu could not print the {args[1]} page: {_explain(out.stdout + out.stderr)}")
+            return out.stdout
+
+        with ThreadPoolExecutor(2) as pool:  # each is its own ncu process reading the report
+            source, details = pool.map(page, (["--page", "source", "--csv", "--print-source", "sass,cuda"],
+                                              ["--page", "details", "--csv"]))
+        seconds["its two pages printed"] = time.perf_counter() - started
+        return NcuPages(source, details, _version(binary), reproducer, seconds)

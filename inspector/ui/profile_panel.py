@@ -14,7 +14,9 @@ import json
 
 import streamlit as st
 
+from inspector.bench.plots import profiled_point_figure
 from inspector.profile.measured import Profile
+from inspector.profile.rate import describe_rate
 from inspector.record import Inspection
 from inspector.ui import target_picker
 
@@ -45,6 +47,29 @@ def _figures(prof: Profile) -> None:
     for col, (label, fig) in zip(cols, shown):
         unit = fig["unit"].replace("register/thread", "")
         col.metric(label, f"{fig['value']:,.3g} {unit}".strip())
+
+
+def _rate(prof: Profile) -> None:
+    """The roofline point: what the launch did, how fast, and where it sits under the measured roofs."""
+    rate = prof.figures.get("rate")
+    if not rate:
+        return
+    cols = st.columns(4)
+    if rate.get("tflops"):
+        cols[0].metric("Achieved", f"{rate['tflops']:.3g} TFLOP/s")
+    if rate.get("dram_gbps") is not None:
+        share = rate.get("dram_of_ceiling")
+        cols[1].metric("DRAM bandwidth", f"{rate['dram_gbps']:,.0f} GB/s",
+                       help=None if share is None else f"{share * 100:.0f}% of the {rate['ceilings']['copy_gbps']:,.0f} "
+                       f"GB/s measured on {rate['ceilings']['device']} (a large copy)")
+    if rate.get("l2_gbps") is not None:
+        cols[2].metric("L2 bandwidth", f"{rate['l2_gbps']:,.0f} GB/s")
+    if rate.get("intensity"):
+        cols[3].metric("Arithmetic intensity", f"{rate['intensity']:.3g} FLOP/B")
+    st.caption(" ".join(s[:1].upper() + s[1:] + "." for s in describe_rate(rate)))
+    fig = profiled_point_figure(prof.kernel, rate)
+    if fig is not None:
+        st.plotly_chart(fig, key="w.profile.roofline", config={"displayModeBar": False})
 
 
 def _checks(prof: Profile) -> None:
@@ -107,7 +132,10 @@ def profile_panel(rec: Inspection) -> None:
     st.markdown(f"**{prof.kernel}** on {prof.device or prof.target}, measured by {prof.tool} "
                 f"(Triton {prof.triton_version})")
     _figures(prof)
+    _rate(prof)
     if prof.note:
         st.caption(prof.note[:1].upper() + prof.note[1:] + ".")
     _checks(prof)
     _lines(prof)
+    if prof.seconds:
+        st.caption("Taken in " + ", ".join(f"{k} {v:.1f} s" for k, v in prof.seconds.items()) + ".")

@@ -316,3 +316,22 @@ def test_a_saved_profile_opens_in_the_profile_view(home):
     assert table.iloc[0]["line"] == 44 and table.iloc[0]["L2 sectors"] == 1_179_648
     assert any("copy_strided_kernel" in i.value for i in at.info)  # another kernel of the file
     assert any("registers per thread" in w.value and "**40**" in w.value for w in at.warning)
+
+
+def test_a_profile_shows_its_roofline_point_and_what_taking_it_cost(home):
+    import json
+
+    from inspector.ui.profile_panel import LOADED
+
+    at = open_app({"kernel": "matmul", "target": "sm_90", "view": "profile"})
+    rec = at.session_state["record"]
+    shipped = json.loads((REPO / "assets" / "profiles" / "matmul-h100.json").read_text())
+    at.session_state[LOADED] = {rec.file: shipped}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Achieved"].endswith("TFLOP/s") and metrics["Arithmetic intensity"] == "639 FLOP/B"
+    assert metrics["DRAM bandwidth"].endswith("GB/s") and "L2 bandwidth" in metrics
+    captions = " ".join(c.value for c in at.caption)
+    assert "639 FLOP per byte of device memory: compute-bound there, at 92.2% of the roof" in captions
+    assert "Taken in native compile" in captions and "Nsight Compute run" in captions

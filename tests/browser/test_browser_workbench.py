@@ -296,6 +296,8 @@ def test_a_shipped_profile_opens_in_the_profile_tab_with_a_heat_strip_in_the_gut
     # the page draws the heading first and the checks after it: wait for them, then count
     wait_for(lambda: page.get_by_text("Agrees with the measurement").count(), "the checks under the heading")
     assert page.get_by_text("Agrees with the measurement").count() == 1
+    # the roofline point: a copy moves bytes and does no arithmetic, and the page says so
+    assert page.get_by_text("a pure data-movement kernel, judged by bandwidth", exact=False).count() == 1
     frame = workbench_frame(page)
     heat = frame.locator(".pane.source .mk.heat")
     wait_for(lambda: heat.count(), "a heat strip in the editor's gutter")

@@ -91,6 +91,11 @@ def test_profiling_a_kernel_on_the_gpu(tmp_path):
     hot = max(prof.lines, key=lambda l: l.samples)
     assert "* stride" in hot.source and hot.sectors > 4 * hot.ideal_sectors
     assert not prof.disagreements(), [(c.what, c.predicted, c.measured) for c in prof.disagreements()]
+    rate = prof.figures["rate"]  # a copy: bytes moved, no floating-point arithmetic
+    assert rate["flop"] == 0 and rate["dram_bytes"] > 0 and rate["seconds"] > 0 and rate["dram_gbps"] > 0
+    assert "Roofline point" in run.stdout and "a pure data-movement kernel" in run.stdout
+    assert {"Nsight Compute run", "its two pages printed", "in all"} <= set(prof.seconds)
+    print(f"\nprofile of copy_strided_kernel: " + ", ".join(f"{k} {v:.1f} s" for k, v in prof.seconds.items()))
 
 
 def test_findings_are_ranked_by_what_the_measurement_says_they_cost():

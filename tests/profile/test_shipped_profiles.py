@@ -40,8 +40,8 @@ def test_a_shipped_profile_maps_onto_its_kernel_file(name):
     assert hot.samples > 0 and hot.sass  # the hottest line with its SASS instructions
     assert sum(l.share for l in prof.lines) <= 1.0 + 1e-9
     for c in prof.checks:
-        if (name, c.what) == KNOWN_DISAGREEMENT:
-            assert c.agrees is False and c.predicted == 8_388_608 and c.measured == 8_187_248
+        if (name, c.what) == KNOWN_DISAGREEMENT:  # 8,187,248 and 8,184,992 in two recordings
+            assert c.agrees is False and c.predicted == 8_388_608 and 0.97 * c.predicted < c.measured < c.predicted
         else:
             assert c.agrees is not False, (c.what, c.predicted, c.measured)
     assert any(c.what == "registers per thread" and c.agrees for c in prof.checks)
@@ -81,3 +81,47 @@ def test_the_stage_panes_get_heat_by_instruction_and_by_python_line(sandbox):
     other = inspect_kernel(KERNELS / "copy_coalesced_vs_strided.py", kernel="copy_coalesced_kernel", target="sm_90",
                            sandbox=sandbox)
     assert "sass" not in profile_markers(prof, other)
+
+
+def _rate(name: str) -> dict:
+    return _load(name).figures["rate"]
+
+
+def test_the_roofline_point_counts_what_the_kernel_does():
+    """Nsight Compute's counts against what the examples do: a 4096^3 bf16 matmul is 2 * 4096^3
+    tensor-core FLOP, the tf32 one 2 * 2048^3; vector add one fp32 add per element of its 4096
+    programs of 1024 (a masked lane adds too: only its load and store are predicated off); a copy
+    none. Device memory: add's two inputs at least (its output may still sit in L2 at the end)."""
+    matmul = _rate("matmul")
+    assert matmul["flop_by"] == {"tensor cores, bf16": 2 * 4096**3}
+    assert matmul["bound"] == "compute" and 0.5 < matmul["of_roof"] <= 1.05
+    assert matmul["ceilings"]["device"] == "NVIDIA H100 80GB HBM3" and matmul["roof_tflops"] == matmul["ceilings"]["matmul_tflops"]
+    tf32 = _rate("matmul_tf32_vs_ieee")
+    assert tf32["flop_by"] == {"tensor cores, tf32": 2 * 2048**3} and tf32["bound"] == "compute"
+    for name in ("add_n4194304", "add_n4194303"):
+        add = _rate(name)
+        assert add["flop_by"] == {"CUDA cores, fp32": 4096 * 1024} and add["bound"] == "memory"
+        assert add["dram_bytes"] >= 2 * 4 * 4194303 and add["intensity"] < 0.2
+        assert abs(add["dram_gbps"] - add["dram_bytes"] / add["seconds"] / 1e9) < 1e-6
+    assert _rate("add_n4194304")["of_roof"] > _rate("add_n4194303")["of_roof"]  # the scalar loads cost bandwidth
+    for name in ("copy_coalesced_kernel", "copy_strided_kernel"):
+        assert _rate(name)["flop"] == 0 and _rate(name)["dram_bytes"] > 0
+    attention = _rate("attention")
+    assert attention["flop_by"]["tensor cores, fp16"] > 50 * attention["flop_by"]["CUDA cores, fp32"]
+
+
+def test_the_roofline_point_in_words_and_on_the_plot():
+    from inspector.bench.plots import profiled_point_figure
+    from inspector.profile.rate import describe_rate
+
+    words = describe_rate(_rate("matmul"))
+    assert words[0].startswith("137 GFLOP (tensor cores, bf16 100%)")
+    assert "compute-bound there, at 92.2% of the roof (737 TFLOP/s; ceilings measured on NVIDIA H100" in words[2]
+    tf32 = " ".join(describe_rate(_rate("matmul_tf32_vs_ieee")))
+    assert "tf32 tensor cores at half of it on Hopper" in tf32
+    assert "a pure data-movement kernel" in " ".join(describe_rate(_rate("copy_strided_kernel")))
+    fig = profiled_point_figure("matmul_kernel", _rate("matmul"))
+    point, roof = fig.data[0], fig.data[1]
+    assert point.x[0] == _rate("matmul")["intensity"] and point.y[0] == _rate("matmul")["tflops"]
+    assert max(roof.y) == _rate("matmul")["ceilings"]["matmul_tflops"]
+    assert profiled_point_figure("copy_strided_kernel", _rate("copy_strided_kernel")) is None
