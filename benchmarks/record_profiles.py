@@ -60,6 +60,7 @@ def main() -> int:
     ap.add_argument("--json", help="write every run's wall time and steps there")
     ns = ap.parse_args()
     names = ns.only.split(",") if ns.only else list(SHIPPED)
+    Path(ns.out).mkdir(parents=True, exist_ok=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

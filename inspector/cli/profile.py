@@ -106,6 +106,28 @@ def _show(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _start_early(ns: argparse.Namespace) -> Any:
+    """Nsight Compute started on a waiting runner while the kernel compiles (`run_ncu.EarlyRun`:
+    Python, torch and CUDA start meanwhile), for a file whose @jit functions can be read and a
+    machine with ncu and an NVIDIA GPU; None otherwise (the profile then runs after the compile)."""
+    from ..guard.discovery import kernel_defs
+    from ..profile.run_ncu import EarlyRun, ProfileError, find_ncu
+
+    if getattr(ns, "run", None) or not ns.file or ns.target != "native" or find_ncu(ns.ncu) is None:
+        return None
+    try:
+        with open(ns.file, encoding="utf-8") as f:
+            names = [ns.kernel] if ns.kernel else sorted(kernel_defs(f.read()))
+    except OSError:
+        return None
+    if not names or not os.path.exists("/dev/nvidiactl"):  # NVIDIA's driver: no GPU, nothing to start
+        return None
+    try:
+        return EarlyRun(names, ns.ncu)
+    except (ProfileError, OSError):
+        return None
+
+
 def run(ns: argparse.Namespace) -> int:
     if ns.file == "show":  # `profile show P.json`
         return _show(ns)
@@ -113,13 +135,21 @@ def run(ns: argparse.Namespace) -> int:
     from ..profile.run_ncu import ProfileError
 
     started = time.perf_counter()
-    rec = inspect_from(ns)
+    early = _start_early(ns)
+    try:
+        rec = inspect_from(ns)
+    except BaseException:
+        if early is not None:
+            early.cancel()
+        raise
     compiled = time.perf_counter() - started
     if rec.error or not rec.reproducer:
+        if early is not None:
+            early.cancel()
         report_error(rec)
         return 1
     try:
-        got = measure(rec, ns.ncu)
+        got = measure(rec, ns.ncu, early)
     except ProfileError as e:
         print(f"error: {rec.kernel}: {e}", file=sys.stderr)
         return 1

@@ -14,7 +14,7 @@ from ..record import Inspection
 from .measured import Profile, build_profile, predict_sectors, proton_profile
 from .ncu_details import parse_details_page
 from .ncu_source import parse_source_page
-from .run_ncu import NcuPages, ProfileError, profile_reproducer
+from .run_ncu import EarlyRun, NcuPages, ProfileError, profile_reproducer
 from .run_proton import time_reproducer
 
 
@@ -25,9 +25,10 @@ class Measured:
     fallback_reason: str = ""  # why Nsight Compute could not, when Proton measured
 
 
-def measure(rec: Inspection, ncu: str | None = None) -> Measured:
-    """The profile of `rec`'s reproducer (see the module docstring). Raises ProfileError saying
-    why neither profiler could measure it."""
+def measure(rec: Inspection, ncu: str | None = None, early: EarlyRun | None = None) -> Measured:
+    """The profile of `rec`'s reproducer (see the module docstring). `early`: Nsight Compute
+    already started beside the compile (`run_ncu.EarlyRun`), used when it can give this kernel's
+    profile. Raises ProfileError saying why neither profiler could measure it."""
     # The sector model's prediction for the whole launch takes seconds for a big grid: it runs
     # beside Nsight Compute's run (which waits on the GPU and a subprocess) instead of after it.
     model: dict = {}
@@ -40,7 +41,9 @@ def measure(rec: Inspection, ncu: str | None = None) -> Measured:
     worker = threading.Thread(target=predict, name="sector-model", daemon=True)
     worker.start()
     try:
-        pages = profile_reproducer(rec.reproducer, rec.kernel, ncu)
+        pages = early.finish(rec.reproducer, rec.kernel) if early is not None else None
+        if pages is None:
+            pages = profile_reproducer(rec.reproducer, rec.kernel, ncu)
     except ProfileError as e:
         if not e.fallback:
             raise

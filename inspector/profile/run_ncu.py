@@ -31,6 +31,15 @@ namespace = runpy.run_path(sys.argv[1])
 namespace["example"]("cuda")
 torch.cuda.synchronize()
 """
+# `EarlyRun`'s runner: torch and CUDA start first, then it waits for "go" (the reproducer written)
+EARLY_RUNNER = """import runpy, sys, torch
+torch.cuda.init()
+if sys.stdin.readline().strip() != "go":
+    sys.exit(0)
+namespace = runpy.run_path(sys.argv[1])
+namespace["example"]("cuda")
+torch.cuda.synchronize()
+"""
 
 
 class ProfileError(Exception):
@@ -75,46 +84,117 @@ def _explain(output: str) -> str:
     return output.strip()[-1500:]
 
 
-def profile_reproducer(reproducer: str, kernel: str, ncu: str | None = None, timeout: float = 600,
-                       jailed: bool = True) -> NcuPages:
-    """Run the reproducer once under Nsight Compute (its first launch of `kernel`) and print both
-    pages of the report. Raises ProfileError saying why not."""
+def _binary(ncu: str | None) -> str:
     binary = find_ncu(ncu)
     if binary is None:
         raise ProfileError(f"Nsight Compute (ncu) is not {'at ' + ncu if ncu else 'installed here'}: install the "
                            "CUDA toolkit's Nsight Compute, or pass --ncu PATH", fallback=True)
-    with reproducer_folder("inspector-profile-", reproducer, RUNNER) as (work, repro, runner, env):
-        report = os.path.join(work, "launch")
-        command = [binary, "--target-processes", "all", "-k", f"regex:^{re.escape(kernel)}$", "--launch-count", "1",
-                   *[a for s in SECTIONS for a in ("--section", s)], "--metrics", ",".join(METRICS),
-                   "--import-source", "yes",
-                   "-o", report, "-f", sys.executable, runner, repro]
-        if jailed:
-            from ..bench.client import jailed_command
+    return binary
 
-            # ncu is a launcher beside its own libraries and sections (CUDA's bin/ncu starts
-            # ../nsight-compute-*/ncu): its folder, or the toolkit above a bin/, read-only
-            folder = os.path.dirname(os.path.realpath(binary))
-            tools = [os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder]
-            command = jailed_command(command, [repro], env, writable=[work], tools=tools)
+
+def _command(binary: str, kernels: list[str], work: str, runner: str, repro: str, env: dict[str, str],
+             jailed: bool) -> list[str]:
+    """ncu on `runner repro`, profiling the first launch of a kernel named in `kernels`."""
+    names = "|".join(re.escape(k) for k in kernels)
+    command = [binary, "--target-processes", "all", "-k", f"regex:^({names})$", "--launch-count", "1",
+               *[a for s in SECTIONS for a in ("--section", s)], "--metrics", ",".join(METRICS),
+               "--import-source", "yes", "-o", os.path.join(work, "launch"), "-f", sys.executable, runner, repro]
+    if not jailed:
+        return command
+    from ..bench.client import jailed_command
+
+    # ncu is a launcher beside its own libraries and sections (CUDA's bin/ncu starts
+    # ../nsight-compute-*/ncu): its folder, or the toolkit above a bin/, read-only
+    folder = os.path.dirname(os.path.realpath(binary))
+    tools = [os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder]
+    return jailed_command(command, [repro], env, writable=[work], tools=tools)
+
+
+def _pages(binary: str, work: str, kernel: str, output: str, returncode: int, timeout: float,
+           seconds: dict[str, float], reproducer: str) -> NcuPages:
+    """Both pages of the run's report, printed at once (each its own ncu process reading it)."""
+    report = os.path.join(work, "launch.ncu-rep")
+    if returncode != 0 or not os.path.exists(report):
+        raise ProfileError(f"ncu could not profile {kernel}: {_explain(output)}", fallback="ERR_NVGPUCTRPERM" in output)
+    started = time.perf_counter()
+
+    def page(args: list[str]) -> str:
+        out = subprocess.run([binary, "--import", report, *args], capture_output=True, text=True, timeout=timeout)
+        if out.returncode != 0:
+            raise ProfileError(f"ncu could not print the {args[1]} page: {_explain(out.stdout + out.stderr)}")
+        return out.stdout
+
+    with ThreadPoolExecutor(2) as pool:
+        source, details = pool.map(page, (["--page", "source", "--csv", "--print-source", "sass,cuda"],
+                                          ["--page", "details", "--csv"]))
+    seconds["its two pages printed"] = time.perf_counter() - started
+    return NcuPages(source, details, _version(binary), reproducer, seconds)
+
+
+def profile_reproducer(reproducer: str, kernel: str, ncu: str | None = None, timeout: float = 600,
+                       jailed: bool = True) -> NcuPages:
+    """Run the reproducer once under Nsight Compute (its first launch of `kernel`) and print both
+    pages of the report. Raises ProfileError saying why not."""
+    binary = _binary(ncu)
+    with reproducer_folder("inspector-profile-", reproducer, RUNNER) as (work, repro, runner, env):
+        command = _command(binary, [kernel], work, runner, repro, env, jailed)
         started = time.perf_counter()
         run = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env, cwd=work)
         seconds = {"Nsight Compute run": time.perf_counter() - started}
-        if run.returncode != 0 or not os.path.exists(report + ".ncu-rep"):
-            output = run.stdout + run.stderr
-            raise ProfileError(f"ncu could not profile {kernel}: {_explain(output)}",
-                               fallback="ERR_NVGPUCTRPERM" in output)
-        started = time.perf_counter()
+        return _pages(binary, work, kernel, run.stdout + run.stderr, run.returncode, timeout, seconds, reproducer)
 
-        def page(args: list[str]) -> str:
-            out = subprocess.run([binary, "--import", report + ".ncu-rep", *args], capture_output=True, text=True,
-                                 timeout=timeout)
-            if out.returncode != 0:
-                raise ProfileError(f"ncu could not print the {args[1]} page: {_explain(out.stdout + out.stderr)}")
-            return out.stdout
 
-        with ThreadPoolExecutor(2) as pool:  # each is its own ncu process reading the report
-            source, details = pool.map(page, (["--page", "source", "--csv", "--print-source", "sass,cuda"],
-                                              ["--page", "details", "--csv"]))
-        seconds["its two pages printed"] = time.perf_counter() - started
-        return NcuPages(source, details, _version(binary), reproducer, seconds)
+class EarlyRun:
+    """Nsight Compute started before the reproducer exists, so that Python, torch and CUDA start
+    under it while the inspector compiles the kernel (`python -m inspector profile` does both at
+    once). The runner waits on its stdin: `finish(reproducer, kernel)` writes the reproducer and
+    says "go"; `cancel()` says "stop". It profiles the first launch of any kernel named in
+    `kernels` (the file's @jit functions: which one the inspection picks is not known yet), and
+    `finish` refuses (returns None, so the caller profiles the usual way) when the kernel
+    inspected is not among them."""
+
+    def __init__(self, kernels: list[str], ncu: str | None = None, jailed: bool = True) -> None:
+        self.kernels = list(kernels)
+        self.binary = _binary(ncu)
+        self._folder = reproducer_folder("inspector-profile-", "", EARLY_RUNNER)
+        self.work, self.repro, runner, env = self._folder.__enter__()
+        command = _command(self.binary, self.kernels, self.work, runner, self.repro, env, jailed)
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True, env=env, cwd=self.work)
+
+    def finish(self, reproducer: str, kernel: str, timeout: float = 600) -> NcuPages | None:
+        """The pages of `kernel`'s profile, or None when this run did not give them (the kernel is
+        not one it waits for, the runner is gone, the run failed): `profile_reproducer` then runs
+        it the usual way, and says why if it fails too. Raises ProfileError on a timeout."""
+        if kernel not in self.kernels:
+            self.cancel()
+            return None
+        with open(self.repro, "w") as f:  # the same file (and inode) the jail shows the runner
+            f.write(reproducer)
+        go = time.perf_counter()
+        try:
+            output, _ = self.proc.communicate("go\n", timeout=timeout)
+        except OSError:  # the runner is gone (its stdin closed)
+            self.cancel()
+            return None
+        except subprocess.TimeoutExpired:
+            self.cancel()
+            raise ProfileError(f"ncu did not finish profiling {kernel} within {timeout:g} s") from None
+        try:
+            if self.proc.returncode != 0 or not os.path.exists(os.path.join(self.work, "launch.ncu-rep")):
+                return None
+            seconds = {"Nsight Compute run, after the compile (started beside it)": time.perf_counter() - go}
+            return _pages(self.binary, self.work, kernel, output, 0, timeout, seconds, reproducer)
+        finally:
+            self._folder.__exit__(None, None, None)
+
+    def cancel(self) -> None:
+        """Stop the runner (it exits without launching anything) and remove its folder."""
+        if self.proc.returncode is None:
+            try:
+                self.proc.communicate("stop\n", timeout=30)
+            except (OSError, ValueError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        self._folder.__exit__(None, None, None)

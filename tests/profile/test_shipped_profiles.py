@@ -40,7 +40,7 @@ def test_a_shipped_profile_maps_onto_its_kernel_file(name):
     assert hot.samples > 0 and hot.sass  # the hottest line with its SASS instructions
     assert sum(l.share for l in prof.lines) <= 1.0 + 1e-9
     for c in prof.checks:
-        if (name, c.what) == KNOWN_DISAGREEMENT:  # 8,187,248 and 8,184,992 in two recordings
+        if (name, c.what) == KNOWN_DISAGREEMENT:  # 8,187,248, 8,184,992, 8,184,112 in three recordings
             assert c.agrees is False and c.predicted == 8_388_608 and 0.97 * c.predicted < c.measured < c.predicted
         else:
             assert c.agrees is not False, (c.what, c.predicted, c.measured)
@@ -116,7 +116,8 @@ def test_the_roofline_point_in_words_and_on_the_plot():
 
     words = describe_rate(_rate("matmul"))
     assert words[0].startswith("137 GFLOP (tensor cores, bf16 100%)")
-    assert "compute-bound there, at 92.2% of the roof (737 TFLOP/s; ceilings measured on NVIDIA H100" in words[2]
+    share = f"{_rate('matmul')['of_roof'] * 100:.1f}%"
+    assert f"compute-bound there, at {share} of the roof (737 TFLOP/s; ceilings measured on NVIDIA H100" in words[2]
     tf32 = " ".join(describe_rate(_rate("matmul_tf32_vs_ieee")))
     assert "tf32 tensor cores at half of it on Hopper" in tf32
     assert "a pure data-movement kernel" in " ".join(describe_rate(_rate("copy_strided_kernel")))
