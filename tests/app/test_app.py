@@ -319,8 +319,6 @@ def test_a_saved_profile_opens_in_the_profile_view(home):
 
 
 def test_a_profile_shows_its_roofline_point_and_what_taking_it_cost(home):
-    import json
-
     from inspector.ui.profile_panel import LOADED
 
     at = open_app({"kernel": "matmul", "target": "sm_90", "view": "profile"})
@@ -336,3 +334,6 @@ def test_a_profile_shows_its_roofline_point_and_what_taking_it_cost(home):
     share = f"{shipped['figures']['rate']['of_roof'] * 100:.1f}%"
     assert f"639 FLOP per byte of device memory: compute-bound there, at {share} of the roof" in captions
     assert "Taken in native compile" in captions and "Nsight Compute run" in captions
+    (chart,) = [e for e in at.main if getattr(e, "type", "") == "plotly_chart"]
+    names = [t.get("name", "") for t in json.loads(chart.proto.spec)["data"]]
+    assert names[0] == "matmul_kernel, as profiled" and names[1].startswith("roof: copy 3,029 GB/s"), names
