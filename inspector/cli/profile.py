@@ -72,6 +72,12 @@ def format_profile(prof: Profile, top: int = 8) -> list[str]:
             sectors = "" if l.sectors is None else f"  sectors {l.sectors:,} / {l.ideal_sectors or 0:,}"
             out.append(f"  line {l.line:4d}  {l.share * 100:5.1f}%  {reasons}  instr {l.instructions:,}{sectors}")
             out.append(f"             {l.source}")
+    if prof.kernel_stalls:
+        stalled = sum(n for _, n in prof.kernel_stalls) or 1
+        samples = prof.figures.get("pc_samples", {}).get("value", stalled)
+        out += ["", f"Where the warps waited, over the whole kernel (PC sampling: {samples:,} samples, "
+                    f"{stalled * 100 / max(samples, 1):.0f}% of them stalled)",
+                "  " + ", ".join(f"{r} {n * 100 / stalled:.0f}%" for r, n in prof.kernel_stalls[:6])]
     if prof.checks:
         out += ["", "The inspector's model against the measurement"]
         for c in prof.checks:

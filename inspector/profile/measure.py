@@ -51,7 +51,7 @@ def measure(rec: Inspection, ncu: str | None = None, early: EarlyRun | None = No
             times = time_reproducer(rec.reproducer, rec.kernel)
         except ProfileError as p:
             raise ProfileError(f"{e}; Proton could not time it either: {p}") from None
-        return Measured(proton_profile(rec, times.launches, times.mean_ns, times.triton_version, str(e)), None, str(e))
+        return Measured(proton_profile(rec, times, str(e)), None, str(e))
     try:
         details = parse_details_page(pages.details)
         source = parse_source_page(pages.source)

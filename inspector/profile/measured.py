@@ -71,6 +71,7 @@ class Profile:
     triton_version: str = ""
     note: str = ""  # what this profile lacks and why (a Proton profile: no per-line counters)
     seconds: dict[str, float] = field(default_factory=dict)  # wall time of each step of taking it
+    kernel_stalls: list[tuple[str, int]] = field(default_factory=list)  # Proton's PC sampling: reason, samples
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -81,6 +82,7 @@ class Profile:
         data["lines"] = [ProfileLine(**{**l, "stalls": [tuple(s) for s in l.get("stalls", [])]})
                          for l in d.get("lines", [])]
         data["checks"] = [Check(**c) for c in d.get("checks", [])]
+        data["kernel_stalls"] = [tuple(s) for s in d.get("kernel_stalls", [])]
         return Profile(**data)
 
     def disagreements(self) -> list[Check]:
@@ -270,12 +272,19 @@ def rank_by_cost(findings: list[Any], prof: Profile) -> list[Any]:
     return [f for *_, f in sorted(ranked, key=lambda t: t[:3])]
 
 
-def proton_profile(rec: Inspection, launches: int, mean_ns: float, triton_version: str, why: str) -> Profile:
+def proton_profile(rec: Inspection, times: Any, why: str) -> Profile:
     """The profile Proton gives where Nsight Compute cannot run (`why`): the kernel's duration, the
-    mean of `launches` timed launches; no per-line counters, no checks."""
+    mean of the timed launches (`run_proton.ProtonTimes`), and where its PC sampling ran, the
+    warps' stall reasons over the whole kernel; no per-line counters, no checks."""
+    figures: dict[str, Any] = {"duration": {"value": times.mean_ns / 1000, "unit": "us"},
+                               "launches_timed": {"value": times.launches, "unit": ""}}
+    if times.samples:
+        figures["pc_samples"] = {"value": times.samples, "unit": ""}
+    sampled = "kernel time and, from PC sampling, the stall reasons over the whole kernel" if times.samples else \
+        f"kernel time only ({times.sampling_note})"
     return Profile(kernel=rec.kernel, file=rec.file, target=rec.target,
-                   tool=f"Proton (Triton {triton_version}, CUPTI kernel times)", device=rec.device_name or "",
-                   figures={"duration": {"value": mean_ns / 1000, "unit": "us"},
-                            "launches_timed": {"value": launches, "unit": ""}},
-                   triton_version=rec.triton_version,
-                   note=f"kernel time only: the per-line counters and the checks need Nsight Compute ({why})")
+                   tool=f"Proton (Triton {times.triton_version}, CUPTI kernel times"
+                        + (", PC sampling)" if times.samples else ")"),
+                   device=rec.device_name or "", figures=figures, triton_version=rec.triton_version,
+                   kernel_stalls=list(times.stalls),
+                   note=f"{sampled}: the per-line counters and the checks need Nsight Compute ({why})")

@@ -136,6 +136,11 @@ def profile_panel(rec: Inspection) -> None:
     if prof.note:
         st.caption(prof.note[:1].upper() + prof.note[1:] + ".")
     _checks(prof)
-    _lines(prof)
+    if prof.kernel_stalls:
+        stalled = sum(n for _, n in prof.kernel_stalls) or 1
+        st.caption("Where the warps waited, over the whole kernel (PC sampling): " + ", ".join(
+            f"{r} {n * 100 / stalled:.0f}%" for r, n in prof.kernel_stalls[:6]) + ".")
+    if prof.lines:
+        _lines(prof)
     if prof.seconds:
         st.caption("Taken in " + ", ".join(f"{k} {v:.1f} s" for k, v in prof.seconds.items()) + ".")

@@ -182,6 +182,32 @@ def test_a_proton_session_tree_gives_the_kernel_s_launches_and_time():
     assert kernel_times(tree, "no_such_kernel") == (0, 0.0)
 
 
+def test_proton_s_pc_sampling_gives_the_kernel_s_stall_reasons():
+    """A PC sampling session tree Proton wrote on the H100 (tests/data/proton/, see its README),
+    and the profile and words made of it where Nsight Compute could not run."""
+    from inspector.cli.profile import format_profile
+    from inspector.profile.measured import proton_profile
+    from inspector.profile.run_proton import ProtonTimes, kernel_stalls
+    from inspector.record import Inspection
+
+    tree = json.loads((REPO / "tests" / "data" / "proton" / "copy_strided_kernel-pcsampling.hatchet").read_text())
+    samples, stalls = kernel_stalls(tree, "copy_strided_kernel")
+    assert samples == 84_875 and sum(n for _, n in stalls) == 43_119
+    assert [r for r, _ in stalls[:3]] == ["long_scoreboard", "drain", "lg_throttle"]  # waiting on memory
+    assert all(n > 0 for _, n in stalls) and kernel_stalls(tree, "other") == (0, [])
+    rec = Inspection(kernel="copy_strided_kernel", file="kernels/copy_coalesced_vs_strided.py", target="sm_90",
+                     device_name="NVIDIA H100 80GB HBM3")
+    prof = proton_profile(rec, ProtonTimes(20, 16_400.0, "3.6.0", stalls, samples), "ncu is not installed here")
+    assert prof.tool == "Proton (Triton 3.6.0, CUPTI kernel times, PC sampling)" and not prof.lines
+    words = "\n".join(format_profile(Profile.from_dict(json.loads(json.dumps(prof.to_dict())))))
+    assert "PC sampling: 84,875 samples, 51% of them stalled" in words
+    assert "long_scoreboard 34%, drain 33%, lg_throttle 29%" in words
+    assert "the per-line counters and the checks need Nsight Compute (ncu is not installed here)" in words
+    unsampled = proton_profile(rec, ProtonTimes(20, 16_400.0, "3.6.0", sampling_note="PC sampling did not run: x"),
+                               "why")
+    assert unsampled.note.startswith("kernel time only (PC sampling did not run: x)") and not unsampled.kernel_stalls
+
+
 @pytest.mark.gpu
 def test_where_counters_are_forbidden_proton_times_the_kernel(tmp_path):
     from inspector.compile.api import inspect_kernel
@@ -192,4 +218,7 @@ def test_where_counters_are_forbidden_proton_times_the_kernel(tmp_path):
     assert got.pages is None and "ERR_NVGPUCTRPERM" in got.fallback_reason
     duration = got.profile.figures["duration"]
     assert duration["unit"] == "us" and duration["value"] > 0 and got.profile.figures["launches_timed"]["value"] == 20
-    print(f"\nProton on {rec.device_name}: add_kernel {duration['value']:.2f} us (mean of 20 launches)")
+    # PC sampling (root here, so CUPTI allows it): the warps' stall reasons over the whole kernel
+    assert got.profile.kernel_stalls and got.profile.figures["pc_samples"]["value"] > 0, got.profile.note
+    print(f"\nProton on {rec.device_name}: add_kernel {duration['value']:.2f} us (mean of 20 launches); "
+          f"PC sampling {got.profile.figures['pc_samples']['value']} samples, {got.profile.kernel_stalls[:3]}")
