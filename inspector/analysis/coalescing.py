@@ -28,7 +28,7 @@ of a tail program are not counted), and loops are read at their first iteration.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -278,13 +278,19 @@ def _describe(cz: Coalescing, vec: int, eb: int) -> str:
 
 # ---- the whole launch ------------------------------------------------------------------------------------------
 
+class ModelStopped(Exception):
+    """`launch_sectors` was asked to stop (its caller stopped waiting for it)."""
+
+
 def launch_sectors(sites: list[tuple[AccessSite, int | None]], mod: Module, *, backend: str, arch: str | int,
-                   values: dict[str, Any], grid: list[int], max_requests: int = 1 << 24) -> tuple[int, int] | None:
+                   values: dict[str, Any], grid: list[int], max_requests: int = 1 << 24,
+                   stop: Callable[[], bool] | None = None) -> tuple[int, int] | None:
     """(sectors, ideal sectors) of `sites` (the TTGIR ops of one source line, each with its vector
     width in bits) summed over every program of `grid` and every iteration of a loop around them:
     the figures Nsight Compute reports as `L2 Theoretical Sectors Global` and its ideal for the line.
     None when not computable: a gather or a value loaded from memory in the address, a TMA copy,
-    an unmodelled layout, loops nested two deep, or more than `max_requests` requests."""
+    an unmodelled layout, loops nested two deep, or more than `max_requests` requests. `stop`,
+    asked before each program: when it says so, raises ModelStopped (a big launch takes seconds)."""
     g = tuple((list(grid) + [1, 1, 1])[:3])
     prepared = []
     warps = int(mod.attrs.get("ttg.num-warps", "4") or 4)
@@ -311,6 +317,8 @@ def launch_sectors(sites: list[tuple[AccessSite, int | None]], mod: Module, *, b
     for z in range(g[2]):
         for y in range(g[1]):
             for x in range(g[0]):
+                if stop is not None and stop():
+                    raise ModelStopped(f"stopped after {x + g[0] * (y + g[1] * z):,} of {g[0] * g[1] * g[2]:,} programs")
                 ev = Evaluator(mod, scalars, (x, y, z), g, 0)
                 for site, _ in sites:
                     if not site.shape and (site.pointer is not None or site.offsets is not None):

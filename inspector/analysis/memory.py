@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..record import Inspection
 from .access_causes import Flow, access_reasons
@@ -382,12 +383,13 @@ def _descriptor_base(mod: Module, desc: str) -> list[str]:
     return []
 
 
-def launch_line_sectors(rec: Inspection) -> dict[int, tuple[int, int] | None]:
+def launch_line_sectors(rec: Inspection, stop: Callable[[], bool] | None = None) -> dict[int, tuple[int, int] | None]:
     """Per kernel-file line with global memory ops: the (sectors, ideal sectors) its requests touch
     over the whole recorded launch (every program of `rec.grid`, every loop iteration), as Nsight
     Compute's `L2 Theoretical Sectors Global` (and its ideal) counts them; None for a line this
     cannot compute (coalescing.launch_sectors says when). Slow for big grids: for checking the
-    model against a measurement (benchmarks/coalescing_fidelity.py), not for every inspection."""
+    model against a measurement (benchmarks/coalescing_fidelity.py), not for every inspection;
+    `stop` (asked before each program) ends it early with coalescing.ModelStopped."""
     ctx = context(rec)
     if "ttgir" not in rec.stages or "ttgir" not in ctx.stages or not rec.grid:
         return {}
@@ -405,5 +407,6 @@ def launch_line_sectors(rec: Inspection) -> dict[int, tuple[int, int] | None]:
             continue
         by_line.setdefault(frame[0], []).append((site, width.get(frame)))
     values = {p.name: p.value for p in rec.parameters}
-    return {line: launch_sectors(sites, mod, backend=rec.backend, arch=rec.arch, values=values, grid=rec.grid)
+    return {line: launch_sectors(sites, mod, backend=rec.backend, arch=rec.arch, values=values, grid=rec.grid,
+                                 stop=stop)
             for line, sites in sorted(by_line.items())}

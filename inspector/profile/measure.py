@@ -18,6 +18,12 @@ from .run_ncu import EarlyRun, NcuPages, ProfileError, profile_reproducer
 from .run_proton import time_reproducer
 
 
+# Seconds the profile waits for the sector model once Nsight Compute's measurement is in (the
+# model is exact but slow for big launches: the tf32 matmul example's 256 programs x 64 loop steps
+# take 12-15 s, which it waits 8 s of after a 5 s run).
+MODEL_GRACE = 15.0
+
+
 @dataclass
 class Measured:
     profile: Profile
@@ -30,12 +36,14 @@ def measure(rec: Inspection, ncu: str | None = None, early: EarlyRun | None = No
     already started beside the compile (`run_ncu.EarlyRun`), used when it can give this kernel's
     profile. Raises ProfileError saying why neither profiler could measure it."""
     # The sector model's prediction for the whole launch takes seconds for a big grid: it runs
-    # beside Nsight Compute's run (which waits on the GPU and a subprocess) instead of after it.
+    # beside Nsight Compute's run (which waits on the GPU and a subprocess) instead of after it,
+    # and is waited for MODEL_GRACE seconds at most once the measurement is in.
     model: dict = {}
+    stop = threading.Event()
 
     def predict() -> None:
         started = time.perf_counter()
-        model["predicted"] = predict_sectors(rec)
+        model["predicted"] = predict_sectors(rec, stop.is_set)
         model["seconds"] = time.perf_counter() - started
 
     worker = threading.Thread(target=predict, name="sector-model", daemon=True)
@@ -45,6 +53,7 @@ def measure(rec: Inspection, ncu: str | None = None, early: EarlyRun | None = No
         if pages is None:
             pages = profile_reproducer(rec.reproducer, rec.kernel, ncu)
     except ProfileError as e:
+        stop.set()
         if not e.fallback:
             raise
         try:
@@ -58,6 +67,8 @@ def measure(rec: Inspection, ncu: str | None = None, early: EarlyRun | None = No
     except ValueError as e:
         raise ProfileError(f"Nsight Compute's pages could not be read: {e}") from None
     waited = time.perf_counter()
+    worker.join(MODEL_GRACE)
+    stop.set()  # past the grace: the model stops at its next program and says so
     worker.join()
     waited = time.perf_counter() - waited
     prof = build_profile(rec, source[0], details[0] if details else None, f"ncu {pages.version}", pages.profiled_text,

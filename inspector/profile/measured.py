@@ -15,7 +15,7 @@ without a GPU (`python -m inspector profile show P.json`).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, Callable
 
 from ..record import Inspection
 from . import ncu_details as nd
@@ -200,15 +200,26 @@ def build_profile(rec: Inspection, source: LaunchSource, details: nd.LaunchDetai
     return prof
 
 
-def predict_sectors(rec: Inspection) -> dict[int, tuple[int, int] | None] | str:
+def predict_sectors(rec: Inspection, stop: Callable[[], bool] | None = None) -> dict[int, tuple[int, int] | None] | str:
     """The sector model's per-line prediction for the whole launch (`analysis.memory.launch_line_sectors`),
-    or why it has none. Seconds for a big launch: `measure` runs it beside Nsight Compute's run."""
-    try:
-        from ..analysis.memory import launch_line_sectors
+    or why it has none. Seconds for a big launch: `measure` runs it beside Nsight Compute's run,
+    and `stop` ends it when the measurement has waited long enough."""
+    from ..analysis.coalescing import ModelStopped
+    from ..analysis.memory import launch_line_sectors
 
-        return launch_line_sectors(rec)
+    try:
+        return launch_line_sectors(rec, stop)
+    except ModelStopped as e:
+        return f"the model did not finish in time for this launch of {_programs(rec)} programs ({e})"
     except Exception as e:  # noqa: BLE001 - a kernel the sector model does not cover
         return str(e) or type(e).__name__
+
+
+def _programs(rec: Inspection) -> str:
+    n = 1
+    for g in rec.grid or [1]:
+        n *= int(g)
+    return f"{n:,}"
 
 
 def _checks(rec: Inspection, prof: Profile, details: nd.LaunchDetails | None,

@@ -76,3 +76,23 @@ def test_cancelling_stops_the_runner_before_anything_runs(fake_ncu):
     folder = run.work
     run.cancel()
     assert run.proc.returncode == 0 and log.read_text() == "runner said: stop\n" and not os.path.exists(folder)
+
+
+def test_the_profile_waits_for_the_sector_model_only_so_long(fake_ncu, sandbox, tmp_path, monkeypatch):
+    """Vector add at n = 2^22 (4,096 programs) takes the model seconds; with no grace left after
+    the (stand-in) measurement, it stops at its next program and the check says why."""
+    from inspector.compile.api import inspect_kernel
+    from inspector.profile import measure as measure_module
+    from paths import KERNELS
+
+    ncu, _ = fake_ncu
+    big = tmp_path / "add.py"
+    text = (KERNELS / "add.py").read_text()
+    big.write_text(text.replace("launch(*make_inputs(4096, device))", "launch(*make_inputs(4194304, device))"))
+    rec = inspect_kernel(big, target="sm_90", sandbox=sandbox)
+    assert rec.grid == [4096], rec.error
+    monkeypatch.setattr(measure_module, "MODEL_GRACE", 0.0)
+    got = measure_module.measure(rec, ncu=ncu, early=EarlyRun(["add_kernel"], ncu=ncu, jailed=False))
+    (check,) = [c for c in got.profile.checks if c.what == "sectors per line"]
+    assert check.agrees is None and "the model did not finish in time for this launch of 4,096 programs" in check.note
+    assert "of 4,096 programs" in check.note and got.profile.seconds["sector model, beside the run"] < 60
