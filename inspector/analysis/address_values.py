@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -121,6 +121,7 @@ class Evaluator:
         self.invariant: dict[str, tuple[Any, dict[str, str]]] = {}
         self.invariant_names = _invariant_names(mod)
         self._taints: list[dict[str, str]] = []  # per value() in progress: the unknowns it substituted
+        self._memo_taint: dict[str, dict[str, str]] = {}  # a memoised value's unknowns, where it has any
 
     def at(self, state: dict[str, Any]) -> "Evaluator":
         """The same program at another loop iteration: values computed inside the loop are forgotten,
@@ -140,6 +141,8 @@ class Evaluator:
         if name in self.state:
             return self.state[name]
         if name in self.memo:
+            for origin, description in self._memo_taint.get(name, {}).items():
+                self._substitute(origin, description)
             return self.memo[name]
         if name in self.invariant:
             v, taint = self.invariant[name]
@@ -157,7 +160,21 @@ class Evaluator:
             self.invariant[name] = (v, taint)
         else:
             self.memo[name] = v
+            if taint:
+                self._memo_taint[name] = taint
         return v
+
+    def tainted(self, compute: Callable[[], Any]) -> tuple[Any, dict[str, str]]:
+        """`compute()`, and the unknowns substituted for the values it read (computed now or before:
+        several sites evaluated with one evaluator each get their own)."""
+        self._taints.append({})
+        try:
+            out = compute()
+        finally:
+            taint = self._taints.pop()
+            if self._taints:
+                self._taints[-1].update(taint)
+        return out, taint
 
     def _value(self, name: str, depth: int) -> Any:
         mod = self.mod

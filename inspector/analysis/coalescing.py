@@ -78,18 +78,22 @@ class Coalescing:
     sectors_range: tuple[float, float] | None = None  # data-dependent: (fewest, most) sectors per request
 
 
+_NONE = np.iinfo(np.int64).max  # an invalid entry's value while counting
+
+
 def _distinct(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
     """Per row of a 2-D array: how many distinct values its valid entries hold."""
-    v = np.where(valid, values, np.iinfo(np.int64).max)
+    v = np.where(valid, values, _NONE)
     v.sort(axis=1)
     new = np.ones(v.shape, dtype=bool)
     new[:, 1:] = v[:, 1:] != v[:, :-1]
-    return (new & (v != np.iinfo(np.int64).max)).sum(axis=1)
+    return (new & (v != _NONE)).sum(axis=1)
 
 
 def _request_counts(addr: np.ndarray, mask: np.ndarray | None, coords: np.ndarray, vec: int, eb: int, sector: int,
-                    line: int, dedupe: bool = True) -> dict[str, np.ndarray]:
-    """Per request (warp, register group): active lanes, distinct bytes, sectors, ideal sectors, lines."""
+                    line: int, dedupe: bool = True, lines: bool = True) -> dict[str, np.ndarray]:
+    """Per request (warp, register group): active lanes, distinct bytes, sectors, ideal sectors, and
+    (with `lines`) lines."""
     idx = tuple(coords[..., d] for d in range(coords.shape[-1]))
     a = addr[idx] if addr.ndim else np.broadcast_to(addr, coords.shape[:-1])  # (W, L, R)
     act = (mask[idx] if mask.ndim else np.broadcast_to(mask, a.shape)) if mask is not None else np.ones(a.shape, bool)
@@ -114,8 +118,8 @@ def _request_counts(addr: np.ndarray, mask: np.ndarray | None, coords: np.ndarra
                 act[w * K:(w + 1) * K][repeat] = False
     nbytes = _distinct(a, act) * eb
     return {"active": act.reshape(W * K, L, vec).any(axis=2).sum(axis=1), "bytes": nbytes,
-            "sectors": _distinct(a // sector, act), "ideal": -(-nbytes // sector), "lines": _distinct(a // line, act),
-            "shape": np.array([W, K])}
+            "sectors": _distinct(a // sector, act), "ideal": -(-nbytes // sector),
+            "lines": _distinct(a // line, act) if lines else None, "shape": np.array([W, K])}
 
 
 def _requests(addr: np.ndarray, mask: np.ndarray | None, coords: np.ndarray, vec: int, eb: int,
@@ -291,53 +295,116 @@ def launch_sectors(sites: list[tuple[AccessSite, int | None]], mod: Module, *, b
     None when not computable: a gather or a value loaded from memory in the address, a TMA copy,
     an unmodelled layout, loops nested two deep, or more than `max_requests` requests. `stop`,
     asked before each program: when it says so, raises ModelStopped (a big launch takes seconds)."""
+    return launch_sectors_by_line({0: sites}, mod, backend=backend, arch=arch, values=values, grid=grid,
+                                  max_requests=max_requests, stop=stop)[0]
+
+
+def _bounds_known(ev: Evaluator, loop: Op | None) -> bool:
+    """Whether `iterations` can step through `loop` (its bounds are known numbers)."""
+    if loop is None:
+        return True
+    bounds = [ev.value(o) for o in loop.operands[:3]]
+    return not any(isinstance(v, Unknown) or np.ndim(v) for v in bounds) and int(bounds[2]) > 0
+
+
+def _counted(counted: dict[tuple, tuple[int, int, int]], site: AccessSite, prep: tuple, addr: Any,
+             mask: np.ndarray | None) -> tuple[int, int, int]:
+    """(sectors, ideal sectors, active requests) of one site's addresses in one program and
+    iteration, remembered in `counted` by what they depend on: the addresses less the lowest, that
+    lowest address's place in a cache line, and the mask. Counts do not change when every address
+    moves by whole lines, and programs of a regular kernel differ by just that: most are looked up."""
+    coords, vec, eb, sector, line = prep
+    a = np.ascontiguousarray(np.broadcast_to(addr, site.shape))
+    low = int(a.min()) if a.size else 0
+    key = (id(site), low % line, (a - low).tobytes(), None if mask is None else np.ascontiguousarray(mask).tobytes())
+    got = counted.get(key)
+    if got is None:
+        c = _request_counts(a, mask, coords, vec, eb, sector, line,
+                            _direction(site.op) == "load" and "isVolatile = true" not in site.op.text, lines=False)
+        on = c["active"] > 0
+        got = (int(c["sectors"][on].sum()), int(c["ideal"][on].sum()), int(on.sum()))
+        if len(counted) >= 4096:  # an irregular kernel: keep the memory bounded
+            counted.clear()
+        counted[key] = got
+    return got
+
+
+def launch_sectors_by_line(lines: dict[int, list[tuple[AccessSite, int | None]]], mod: Module, *, backend: str,
+                           arch: str | int, values: dict[str, Any], grid: list[int], max_requests: int = 1 << 24,
+                           stop: Callable[[], bool] | None = None) -> dict[int, tuple[int, int] | None]:
+    """`launch_sectors` of several lines at once: each program is evaluated once for all of them,
+    and each loop stepped through once for all their sites inside it (a line's result does not
+    depend on the others': each site's address is judged by the unknowns its own values needed)."""
     g = tuple((list(grid) + [1, 1, 1])[:3])
-    prepared = []
     warps = int(mod.attrs.get("ttg.num-warps", "4") or 4)
-    uniform = 0  # requests of one element per program (a scalar load or store): one per warp, one sector
-    for site, vector_bits in sites:
-        if site.op.loop_depth > 1 or (site.op.loop is not None and site.op.loop.line not in mod.loops):
-            return None
-        if not site.shape and (site.pointer is not None or site.offsets is not None):
-            uniform += 1
+    out: dict[int, tuple[int, int] | None] = {}
+    # per loop (None: outside every loop): the line's sites there, each prepared, or a scalar site
+    by_loop: dict[int | None, list[tuple[int, AccessSite, Any]]] = {}
+    for no, sites in lines.items():
+        mine: list[tuple[int | None, AccessSite, Any]] = []
+        for site, vector_bits in sites:
+            loop = site.op.loop
+            if site.op.loop_depth > 1 or (loop is not None and loop.line not in mod.loops):
+                break
+            if not site.shape and (site.pointer is not None or site.offsets is not None):
+                mine.append((None if loop is None else loop.line, site, None))  # one request per warp, one sector
+                continue
+            if site.pointer is None and site.offsets is None or site.encoding is None:
+                break
+            bases = layout_bases(site.encoding, mod, site.shape)
+            if bases is None:
+                break
+            sector, line = memory_granules(backend, arch, _direction(site.op))
+            eb = site.element_bytes
+            mine.append((None if loop is None else loop.line, site,
+                         (coordinates(bases, len(site.shape)), max(1, (vector_bits or eb * 8) // (eb * 8)), eb,
+                          sector, line)))
+        else:
+            out[no] = (0, 0)
+            for key, site, prep in mine:
+                by_loop.setdefault(key, []).append((no, site, prep))
             continue
-        if site.pointer is None and site.offsets is None or site.encoding is None:
-            return None
-        if site.op.loop_depth > 1 or (site.op.loop is not None and site.op.loop.line not in mod.loops):
-            return None
-        bases = layout_bases(site.encoding, mod, site.shape)
-        if bases is None:
-            return None
-        sector, line = memory_granules(backend, arch, _direction(site.op))
-        eb = site.element_bytes
-        prepared.append((site, coordinates(bases, len(site.shape)), max(1, (vector_bits or eb * 8) // (eb * 8)), eb,
-                         sector, line))
+        out[no] = None
+    requests = {no: 0 for no in out}
+    counted: dict[tuple, tuple[int, int, int]] = {}
     scalars = representative_scalars(values)
-    total = ideal = requests = 0
-    for z in range(g[2]):
-        for y in range(g[1]):
-            for x in range(g[0]):
-                if stop is not None and stop():
-                    raise ModelStopped(f"stopped after {x + g[0] * (y + g[1] * z):,} of {g[0] * g[1] * g[2]:,} programs")
-                ev = Evaluator(mod, scalars, (x, y, z), g, 0)
-                for site, _ in sites:
-                    if not site.shape and (site.pointer is not None or site.offsets is not None):
+    programs = g[0] * g[1] * g[2]
+    for index in range(programs):
+        if not any(out[no] is not None for no in out):
+            break
+        if stop is not None and stop():
+            raise ModelStopped(f"stopped after {index:,} of {programs:,} programs")
+        z, rest = divmod(index, g[0] * g[1])
+        y, x = divmod(rest, g[0])
+        ev = Evaluator(mod, scalars, (x, y, z), g, 0)
+        for members in by_loop.values():
+            members = [m for m in members if out[m[0]] is not None]
+            if not members:
+                continue
+            loop = members[0][1].op.loop
+            if not _bounds_known(ev, loop):
+                for no, _, _ in members:
+                    out[no] = None
+                continue
+            for step in iterations(ev, loop):
+                for no, site, prep in members:
+                    got = out[no]
+                    if got is None:
+                        continue
+                    if prep is None:
                         # a scalar load is issued by every warp; a scalar store or atomic by one thread
                         # of the program (Triton predicates it so), as Nsight Compute counts them
                         per = warps if _direction(site.op) == "load" else 1
-                        trips = sum(1 for _ in iterations(ev, site.op.loop)) * per
-                        total, ideal, requests = total + trips, ideal + trips, requests + trips
-                for site, coords, vec, eb, sector, line in prepared:
-                    for step in iterations(ev, site.op.loop):
-                        addr, mask = site_values(step, site)
-                        if isinstance(addr, Unknown) or step.used:
-                            return None
-                        c = _request_counts(np.broadcast_to(addr, site.shape), mask, coords, vec, eb, sector, line,
-                                            _direction(site.op) == "load" and "isVolatile = true" not in site.op.text)
-                        on = c["active"] > 0
-                        total += int(c["sectors"][on].sum())
-                        ideal += int(c["ideal"][on].sum())
-                        requests += int(on.sum())
-                        if requests > max_requests:
-                            return None
-    return total, ideal
+                        out[no] = (got[0] + per, got[1] + per)
+                        requests[no] += per
+                        continue
+                    (addr, mask), taint = step.tainted(lambda: site_values(step, site))
+                    if isinstance(addr, Unknown) or taint:
+                        out[no] = None
+                        continue
+                    sectors, ideal, active = _counted(counted, site, prep, addr, mask)
+                    out[no] = (got[0] + sectors, got[1] + ideal)
+                    requests[no] += active
+                    if requests[no] > max_requests:
+                        out[no] = None
+    return out

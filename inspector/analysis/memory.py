@@ -28,7 +28,7 @@ from typing import Callable
 from ..record import Inspection
 from .access_causes import Flow, access_reasons
 from .address_values import AccessSite, access_site
-from .coalescing import Coalescing, coalescing, launch_sectors
+from .coalescing import Coalescing, coalescing, launch_sectors_by_line
 from .context import Context, context
 from .layouts import contiguous_per_thread, parse_params
 from .machine_memory import LineMemory, MemoryInstruction, machine_memory, opcodes, summarise
@@ -407,6 +407,5 @@ def launch_line_sectors(rec: Inspection, stop: Callable[[], bool] | None = None)
             continue
         by_line.setdefault(frame[0], []).append((site, width.get(frame)))
     values = {p.name: p.value for p in rec.parameters}
-    return {line: launch_sectors(sites, mod, backend=rec.backend, arch=rec.arch, values=values, grid=rec.grid,
-                                 stop=stop)
-            for line, sites in sorted(by_line.items())}
+    return launch_sectors_by_line(dict(sorted(by_line.items())), mod, backend=rec.backend, arch=rec.arch,
+                                  values=values, grid=rec.grid, stop=stop)

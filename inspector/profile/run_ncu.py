@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from .rate import METRICS
@@ -31,15 +32,15 @@ namespace = runpy.run_path(sys.argv[1])
 namespace["example"]("cuda")
 torch.cuda.synchronize()
 """
-# `EarlyRun`'s runner: torch and CUDA start first, then it waits for "go" (the reproducer written)
-EARLY_RUNNER = """import runpy, sys, torch
+# `EarlyRun`'s runner: torch, CUDA and Triton's driver (its C helpers, built by the compiler on a
+# fresh cache; `get_current_target` as Triton's tutorials call it) start first; then it waits for
+# "go" (the reproducer written) and runs RUNNER.
+EARLY_RUNNER = """import sys, torch, triton
 torch.cuda.init()
+triton.runtime.driver.active.get_current_target()
 if sys.stdin.readline().strip() != "go":
     sys.exit(0)
-namespace = runpy.run_path(sys.argv[1])
-namespace["example"]("cuda")
-torch.cuda.synchronize()
-"""
+""" + RUNNER
 
 
 class ProfileError(Exception):
@@ -156,8 +157,9 @@ class EarlyRun:
     def __init__(self, kernels: list[str], ncu: str | None = None, jailed: bool = True) -> None:
         self.kernels = list(kernels)
         self.binary = _binary(ncu)
-        self._folder = reproducer_folder("inspector-profile-", "", EARLY_RUNNER)
-        self.work, self.repro, runner, env = self._folder.__enter__()
+        self._folder = ExitStack()  # the run's folder, removed by finish or cancel
+        self.work, self.repro, runner, env = self._folder.enter_context(
+            reproducer_folder("inspector-profile-", "", EARLY_RUNNER))
         command = _command(self.binary, self.kernels, self.work, runner, self.repro, env, jailed)
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -187,7 +189,7 @@ class EarlyRun:
             seconds = {"Nsight Compute run, after the compile (started beside it)": time.perf_counter() - go}
             return _pages(self.binary, self.work, kernel, output, 0, timeout, seconds, reproducer)
         finally:
-            self._folder.__exit__(None, None, None)
+            self._folder.close()
 
     def cancel(self) -> None:
         """Stop the runner (it exits without launching anything) and remove its folder."""
@@ -197,4 +199,4 @@ class EarlyRun:
             except (OSError, ValueError, subprocess.TimeoutExpired):
                 self.proc.kill()
                 self.proc.wait()
-        self._folder.__exit__(None, None, None)
+        self._folder.close()

@@ -79,20 +79,35 @@ def test_cancelling_stops_the_runner_before_anything_runs(fake_ncu):
 
 
 def test_the_profile_waits_for_the_sector_model_only_so_long(fake_ncu, sandbox, tmp_path, monkeypatch):
-    """Vector add at n = 2^22 (4,096 programs) takes the model seconds; with no grace left after
-    the (stand-in) measurement, it stops at its next program and the check says why."""
+    """The model runs beside the measurement; with no grace left once the (stand-in) measurement
+    is in, the profile asks it to stop, and the check says why. The model itself, asked to stop,
+    stops before its next program (vector add at n = 2^22: 4,096 programs)."""
+    import threading
+
     from inspector.compile.api import inspect_kernel
     from inspector.profile import measure as measure_module
+    from inspector.profile.measured import predict_sectors
     from paths import KERNELS
 
-    ncu, _ = fake_ncu
     big = tmp_path / "add.py"
     text = (KERNELS / "add.py").read_text()
     big.write_text(text.replace("launch(*make_inputs(4096, device))", "launch(*make_inputs(4194304, device))"))
     rec = inspect_kernel(big, target="sm_90", sandbox=sandbox)
     assert rec.grid == [4096], rec.error
+    said = predict_sectors(rec, stop=lambda: True)
+    assert said == "the model did not finish in time for this launch of 4,096 programs (stopped after 0 of 4,096 programs)"
+
+    asked = threading.Event()
+
+    def model_until_stopped(rec, stop):  # stands in for a model slower than any grace
+        while not stop():
+            asked.wait(0.01)
+        asked.set()
+        return predict_sectors(rec, stop)
+
+    ncu, _ = fake_ncu
     monkeypatch.setattr(measure_module, "MODEL_GRACE", 0.0)
+    monkeypatch.setattr(measure_module, "predict_sectors", model_until_stopped)
     got = measure_module.measure(rec, ncu=ncu, early=EarlyRun(["add_kernel"], ncu=ncu, jailed=False))
     (check,) = [c for c in got.profile.checks if c.what == "sectors per line"]
-    assert check.agrees is None and "the model did not finish in time for this launch of 4,096 programs" in check.note
-    assert "of 4,096 programs" in check.note and got.profile.seconds["sector model, beside the run"] < 60
+    assert asked.is_set() and check.agrees is None and check.note == f"not predicted: {said}"
