@@ -18,9 +18,9 @@ from .run_ncu import EarlyRun, NcuPages, ProfileError, profile_reproducer
 from .run_proton import time_reproducer
 
 
-# Seconds the profile waits for the sector model once Nsight Compute's measurement is in (the
-# model is exact but slow for big launches: the tf32 matmul example's 256 programs x 64 loop steps
-# take 12-15 s, which it waits 8 s of after a 5 s run).
+# Seconds the profile waits for the sector model once Nsight Compute's measurement is in: the
+# model is exact but walks every program of the launch (the gallery's longest, the tf32 matmul's
+# 256 programs x 64 loop steps, takes 4 s on a 2-core VM, less than the measurement beside it).
 MODEL_GRACE = 15.0
 
 

@@ -40,7 +40,7 @@ def test_a_shipped_profile_maps_onto_its_kernel_file(name):
     assert hot.samples > 0 and hot.sass  # the hottest line with its SASS instructions
     assert sum(l.share for l in prof.lines) <= 1.0 + 1e-9
     for c in prof.checks:
-        if (name, c.what) == KNOWN_DISAGREEMENT:  # 8,187,248, 8,184,992, 8,184,112 in three recordings
+        if (name, c.what) == KNOWN_DISAGREEMENT:  # 8,187,248, 8,184,992, 8,184,112, 8,185,488 in four recordings
             assert c.agrees is False and c.predicted == 8_388_608 and 0.97 * c.predicted < c.measured < c.predicted
         else:
             assert c.agrees is not False, (c.what, c.predicted, c.measured)
