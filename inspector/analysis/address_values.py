@@ -93,15 +93,6 @@ def _pointee_bytes(t: str | None) -> int | None:
     return bits // 8 if bits else None
 
 
-def _invariant_names(mod: Module) -> frozenset[str]:
-    """The module's arguments and the values its ops outside every loop define (computed once per module)."""
-    names = getattr(mod, "_invariant_names", None)
-    if names is None:
-        names = frozenset(mod.args) | frozenset(n for n, op in mod.defs.items() if op.loop is None)
-        mod._invariant_names = names  # type: ignore[attr-defined]
-    return names
-
-
 class Evaluator:
     """Integer values of a TTGIR module's address arithmetic for one program (numpy arrays)."""
 
@@ -119,7 +110,7 @@ class Evaluator:
         # values defined outside every loop, the same at each iteration, shared with `at`'s
         # evaluators: name -> (value, the unknowns substituted to compute it)
         self.invariant: dict[str, tuple[Any, dict[str, str]]] = {}
-        self.invariant_names = _invariant_names(mod)
+        self.invariant_names = mod.outside_loops
         self._taints: list[dict[str, str]] = []  # per value() in progress: the unknowns it substituted
         self._memo_taint: dict[str, dict[str, str]] = {}  # a memoised value's unknowns, where it has any
 
@@ -150,11 +141,7 @@ class Evaluator:
                 self._substitute(origin, description)
             return v
         self.memo[name] = Unknown(f"`%{name}` (a cycle)", False)
-        self._taints.append({})
-        v = self._value(name, depth)
-        taint = self._taints.pop()
-        if self._taints:
-            self._taints[-1].update(taint)
+        v, taint = self.tainted(lambda: self._value(name, depth))
         if name in self.invariant_names:
             del self.memo[name]
             self.invariant[name] = (v, taint)
@@ -405,19 +392,27 @@ def site_values(ev: Evaluator, site: AccessSite) -> tuple[Any, np.ndarray | None
     return addr, None if mask is None else np.broadcast_to(mask, site.shape)
 
 
+def loop_range(ev: Evaluator, loop: Op) -> range | None:
+    """The values `loop`'s induction variable takes, when its bounds are known numbers."""
+    lb, ub, step = (ev.value(o) for o in loop.operands[:3])
+    if any(isinstance(v, Unknown) or np.ndim(v) for v in (lb, ub, step)) or int(step) <= 0:
+        return None
+    return range(int(lb), int(ub), int(step))
+
+
 def iterations(ev: Evaluator, loop: Op | None, limit: int = 1 << 16):
     """The evaluator at each iteration of `loop` (just `ev` outside loops)."""
     if loop is None:
         yield ev
         return
     iv, carried = ev.mod.loops[loop.line]
-    lb, ub, step = (ev.value(o) for o in loop.operands[:3])
-    if any(isinstance(v, Unknown) or np.ndim(v) for v in (lb, ub, step)) or int(step) <= 0:
+    steps = loop_range(ev, loop)
+    if steps is None:
         ev.used["the loop's bounds"] = "the loop's bounds"
         yield ev
         return
     state = {k: ev.value(ev.mod.loop_carried[k][0]) for k in carried if ev.mod.loop_carried.get(k)}
-    for i, value in enumerate(range(int(lb), int(ub), int(step))):
+    for i, value in enumerate(steps):
         if i >= limit:
             ev.used["a loop of more iterations than modelled"] = "loop"
             return

@@ -33,7 +33,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..hardware.architectures import memory_granules
-from .address_values import AccessSite, Evaluator, Unknown, addresses, iterations, representative_scalars, site_values
+from .address_values import (AccessSite, Evaluator, Unknown, addresses, iterations, loop_range, representative_scalars,
+                             site_values)
 from .lanes import coordinates, layout_bases
 from .mlir import Module, Op
 
@@ -299,14 +300,6 @@ def launch_sectors(sites: list[tuple[AccessSite, int | None]], mod: Module, *, b
                                   max_requests=max_requests, stop=stop)[0]
 
 
-def _bounds_known(ev: Evaluator, loop: Op | None) -> bool:
-    """Whether `iterations` can step through `loop` (its bounds are known numbers)."""
-    if loop is None:
-        return True
-    bounds = [ev.value(o) for o in loop.operands[:3]]
-    return not any(isinstance(v, Unknown) or np.ndim(v) for v in bounds) and int(bounds[2]) > 0
-
-
 def _counted(counted: dict[tuple, tuple[int, int, int]], site: AccessSite, prep: tuple, addr: Any,
              mask: np.ndarray | None) -> tuple[int, int, int]:
     """(sectors, ideal sectors, active requests) of one site's addresses in one program and
@@ -382,7 +375,7 @@ def launch_sectors_by_line(lines: dict[int, list[tuple[AccessSite, int | None]]]
             if not members:
                 continue
             loop = members[0][1].op.loop
-            if not _bounds_known(ev, loop):
+            if loop is not None and loop_range(ev, loop) is None:  # bounds not known numbers
                 for no, _, _ in members:
                     out[no] = None
                 continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -77,6 +78,12 @@ class Module:
     attrs: dict[str, str] = field(default_factory=dict)  # module attributes ("ttg.num-warps" -> "4")
     loops: dict[int, tuple[str, list[str]]] = field(default_factory=dict)  # scf.for line -> (induction var, iter args)
     branches: dict[int, list[list[str]]] = field(default_factory=dict)  # scf.if line -> [then yields, else yields]
+
+    @functools.cached_property
+    def outside_loops(self) -> frozenset[str]:
+        """The arguments and the values defined by ops outside every loop: the same at each
+        iteration of any loop (read once the module is built)."""
+        return frozenset(self.args) | frozenset(n for n, op in self.defs.items() if op.loop is None)
 
 
 def _split_top(s: str, sep: str = ",") -> list[str]:
