@@ -14,8 +14,12 @@ For each bundled kernel and target:
 - bare, warm process: the same compile in a process that has compiled before (imports, LLVM and
   backend initialisation done): Triton's pipeline alone.
 - inspection, warm: `inspect_kernel(use_cache=False, defer=("sass",))` from the caller with a
-  warm worker manager (every warm-up step done): fork, jail, import the file, run example(),
-  compile, resources, reproducer, record back as JSON.
+  warm worker manager (every warm-up step done) holding a warm spare (what a user who edits
+  between compiles gets; `Sandbox.wait_for_spare`): hand the request to the spare's jailed
+  worker, import the file, run example(), compile, resources, reproducer, record back as JSON.
+- no spare: the same with spares off (TRITON_INSPECTOR_SPARE=0): each request forks its
+  processes from the worker manager and builds its jail first (what back-to-back requests get
+  when the spare is still warming).
 - + SASS: `complete(rec)` afterwards, when the SASS is first asked for (nvdisasm in the sandbox).
 - CLI cache hit: `python -m inspector compile FILE --target T` served from the cache, wall-clock
   of the whole process (median of 5).
@@ -115,18 +119,21 @@ def main() -> None:
         kernels = [p for p in kernels if p.stem in wanted]
     box = Sandbox(warm_up_worker=True)
     box.warm_up(complete=True)
+    fresh_box = Sandbox(warm_up_worker=True, spare=False)
+    fresh_box.warm_up(complete=True)
     cache = Cache(tempfile.mkdtemp(prefix="inspection-cost-"))
     machine = (f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores; Python "
                f"{platform.python_version()}; Triton {triton_version()}")
     print(f"machine: {machine}\n")
     print("| kernel | target | bare, fresh process (s) | CLI, cold (s) | cold / bare | bare, warm process (s) "
-          "| inspection, warm (s) | warm / bare | + SASS when asked (s) | CLI cache hit (s) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| inspection, warm (s) | warm / bare | no spare (s) | no spare / bare | + SASS when asked (s) "
+          "| CLI cache hit (s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     for path in kernels:
         for target in ns.targets.split(","):
             try:
-                row = _row(path, target, ns.repeat, box, cache)
+                row = _row(path, target, ns.repeat, box, fresh_box, cache)
             except (subprocess.CalledProcessError, SystemExit) as e:
                 detail = getattr(e, "stderr", "") or str(e)
                 print(f"| {path.stem} | {target} | failed: {detail.strip().splitlines()[-1][:200] if detail.strip() else e} |",
@@ -136,13 +143,15 @@ def main() -> None:
             warm, fresh = row["bare_warm"], row["bare_fresh"]
             print(f"| {path.stem} | {target} | {fresh:.2f} | {row['cli_cold']:.2f} | {row['cli_cold'] / fresh:.2f}x | "
                   f"{warm:.3f} | {row['inspection_warm']:.3f} | {row['inspection_warm'] / warm:.2f}x | "
+                  f"{row['no_spare']:.3f} | {row['no_spare'] / warm:.2f}x | "
                   f"{row['sass']:.3f} | {row['cli_hit']:.2f} |", flush=True)
     box.close()
+    fresh_box.close()
     if ns.json:
         Path(ns.json).write_text(json.dumps({"machine": machine, "rows": rows}, indent=1))
 
 
-def _row(path: Path, target: str, repeat: int, box, cache) -> dict:
+def _row(path: Path, target: str, repeat: int, box, fresh_box, cache) -> dict:
     """One kernel and target: every column's median."""
     from inspector.compile.api import complete, inspect_kernel
 
@@ -151,8 +160,15 @@ def _row(path: Path, target: str, repeat: int, box, cache) -> dict:
     cold = med(cli(path, target, tempfile.mkdtemp(prefix="inspection-cost-home-"), "--no-cache")
                for _ in range(repeat))
     warm = med(bare(path, target, warm=True)["compile"] for _ in range(repeat))
+    forked = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        rec = inspect_kernel(path, target=target, use_cache=False, sandbox=fresh_box, timeout=600,
+                             cache=cache, defer=("sass",))
+        forked.append(time.perf_counter() - t0)
     fulls, sass = [], []
     for _ in range(repeat):
+        box.wait_for_spare()
         t0 = time.perf_counter()
         rec = inspect_kernel(path, target=target, use_cache=False, sandbox=box, timeout=600,
                              cache=cache, defer=("sass",))
@@ -166,7 +182,8 @@ def _row(path: Path, target: str, repeat: int, box, cache) -> dict:
     cli(path, target, home)
     hit = med(cli(path, target, home) for _ in range(5))
     return {"kernel": path.stem, "target": target, "bare_fresh": fresh, "cli_cold": cold,
-            "bare_warm": warm, "inspection_warm": med(fulls), "sass": med(sass), "cli_hit": hit}
+            "bare_warm": warm, "inspection_warm": med(fulls), "no_spare": med(forked), "sass": med(sass),
+            "cli_hit": hit}
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ REQUEST_NAMESPACES = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET |
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+PR_SET_PDEATHSIG, PR_SET_NAME, PR_SET_NO_NEW_PRIVS = 1, 15, 38
 AT_RECURSIVE = 0x8000
 MOUNT_ATTR_RDONLY = 0x1
 # Syscalls glibc has no wrapper for, by machine (both use the generic table for mount_setattr).
@@ -54,6 +54,7 @@ _SYSCALLS = {"x86_64": {"pivot_root": 155, "mount_setattr": 442},
 
 # System directories every compile may read (ptxas, gcc for Triton's launcher, libc, CA files).
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys")
+SPARE_SCRATCH = "/.spare"  # a spare worker's warm-up writes here, never in the request's /tmp
 GPU_DEVICES = ("nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset", "kfd", "dri")
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -95,6 +96,11 @@ def _read_only_recursive(path: str) -> None:
     keep = {os.ST_NOSUID: MS_NOSUID, os.ST_NODEV: MS_NODEV, os.ST_NOEXEC: MS_NOEXEC}
     flags = MS_REMOUNT | MS_BIND | MS_RDONLY | sum(v for k, v in keep.items() if st.f_flag & k)
     mount(None, path, None, flags)
+
+
+def set_process_name(name: str) -> None:
+    """This process's name as `ps` and /proc/PID/comm show it (15 bytes at most)."""
+    _check(_libc.prctl(PR_SET_NAME, _b(name[:15]), 0, 0, 0), "prctl(PR_SET_NAME)")
 
 
 def set_parent_death_signal() -> None:
@@ -144,22 +150,24 @@ def build_root(expose: list[str], hide: list[str], tmp_bytes: int) -> None:
     at their own paths), a private /tmp, a minimal /dev with the GPU's nodes and a private
     /dev/shm, and this namespace's /proc; `hide` (the inspector's cache and workspaces) covered by
     empty read-only tmpfs wherever an exposed directory contains them. Then pivot_root into it."""
+    bound = enter_root(expose, tmp_bytes)
+    seal_root(bound, [], hide, tmp_bytes, spare=False)
+
+
+def enter_root(expose: list[str], tmp_bytes: int) -> list[str]:
+    """The first half of `build_root`: the new root with `expose` bound, entered by pivot_root,
+    the old root still mounted at /.old (so `seal_root` can bind more from it). Returns the paths
+    bound. A spare request's init stops here until its request comes (`inspector.isolation.zygote`):
+    only the inspector's own code runs in between."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     # Exposed paths may lie under the /tmp about to be covered: hold them by descriptor.
-    wanted = sorted({os.path.abspath(p) for p in expose}, key=len)
-    sources: list[tuple[str, int, str | None]] = []  # path, descriptor, symlink text
-    for path in wanted:
-        if not os.path.lexists(path) or _inside(path, [p for p, _, _ in sources]):
-            continue
-        link = os.readlink(path) if os.path.islink(path) and _inside(os.path.realpath(path), wanted) else None
-        sources.append((path, os.open(path, os.O_PATH | os.O_CLOEXEC), link))
+    sources = _hold(expose, [])
     devices = [d for d in ("null", "zero", "full", "random", "urandom", "tty") if os.path.exists("/dev/" + d)]
     devices += [d for d in sorted(os.listdir("/dev")) if d.startswith("nvidia") or d in GPU_DEVICES]
     new = "/tmp"  # any directory will do: the tmpfs mounted on it becomes / below
     mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
     for path in ("/proc", "/tmp", "/dev"):
         os.makedirs(new + path)
-    mount("tmpfs", new + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={tmp_bytes}")
     mount("tmpfs", new + "/dev", "tmpfs", MS_NOSUID, "mode=0755,size=64k")
     for name in devices:
         target = _mountpoint(new, f"/dev/{name}", os.path.isdir(f"/dev/{name}"))
@@ -168,9 +176,80 @@ def build_root(expose: list[str], hide: list[str], tmp_bytes: int) -> None:
                          ("stderr", "/proc/self/fd/2")):
         os.symlink(target, f"{new}/dev/{name}")
     os.makedirs(new + "/dev/shm")
-    mount("tmpfs", new + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={tmp_bytes}")
+    _scratch(new, tmp_bytes)
+    _bind(new, sources)
+    mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    os.makedirs(new + "/.old")
+    _check(_syscall("pivot_root", _b(new), _b(new + "/.old")), "pivot_root")
+    os.chdir("/")
+    return [path for path, _, _ in sources]
+
+
+def seal_root(bound: list[str], expose: list[str], hide: list[str], tmp_bytes: int, spare: bool) -> None:
+    """The second half of `build_root`, after `enter_root` returned `bound`: bind `expose` too
+    (looked up in the old root), cover `hide`, detach the old root and make / read-only. With
+    `spare`, also drop the spare's scratch folder (`SPARE_SCRATCH`) and size /tmp and /dev/shm
+    to `tmp_bytes`, the request's own."""
+    if expose:
+        here = os.open("/", os.O_PATH | os.O_DIRECTORY)
+        os.chroot("/.old")  # symbolic links in the request's paths mean what they mean outside
+        try:
+            os.chdir("/")
+            sources = _hold(expose, bound)
+        finally:
+            os.fchdir(here)
+            os.chroot(".")
+            os.chdir("/")
+            os.close(here)
+        _bind("", sources)
+    wanted = [os.path.abspath(p) for p in [*bound, *expose]]
+    for path in hide:
+        if os.path.isdir(path) and not any(_inside(e, [path]) for e in wanted):
+            mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k")
+    if spare:
+        _check(_libc.umount2(_b(SPARE_SCRATCH), MNT_DETACH), f"umount {SPARE_SCRATCH}")
+        os.rmdir(SPARE_SCRATCH)
+        for path in ("/tmp", "/dev/shm"):
+            mount(None, path, None, MS_REMOUNT | MS_NOSUID | MS_NODEV, f"size={tmp_bytes}")
+    _check(_libc.umount2(b"/.old", MNT_DETACH), "umount /.old")
+    os.rmdir("/.old")
+    mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def spare_scratch() -> str:
+    """In a spare request's init, after `enter_root`: a scratch folder for the spare worker's
+    warm-up (its HOME, TMPDIR and Triton cache), so the request's /tmp starts empty; `seal_root`
+    removes it."""
+    os.mkdir(SPARE_SCRATCH)
+    mount("tmpfs", SPARE_SCRATCH, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=256m")
+    return SPARE_SCRATCH
+
+
+def _scratch(new: str, tmp_bytes: int) -> None:
+    """Empty private /tmp and /dev/shm of `tmp_bytes` each under the root `new`."""
+    for path in ("/tmp", "/dev/shm"):
+        mount("tmpfs", new + path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={tmp_bytes}")
+
+
+def _hold(expose: list[str], bound: list[str]) -> list[tuple[str, int, str | None]]:
+    """(path, O_PATH descriptor, symlink text) for each path of `expose` that exists and lies in
+    neither another one nor `bound`, resolved in the current root. A symbolic link into what is
+    exposed (/lib -> usr/lib on a merged-/usr system) is kept as a link."""
+    wanted = sorted({os.path.abspath(p) for p in expose}, key=len)
+    sources: list[tuple[str, int, str | None]] = []
+    for path in wanted:
+        if not os.path.lexists(path) or _inside(path, [*bound, *(p for p, _, _ in sources)]):
+            continue
+        everything = [*bound, *wanted]
+        link = os.readlink(path) if os.path.islink(path) and _inside(os.path.realpath(path), everything) else None
+        sources.append((path, os.open(path, os.O_PATH | os.O_CLOEXEC), link))
+    return sources
+
+
+def _bind(new: str, sources: list[tuple[str, int, str | None]]) -> None:
+    """Bind each held source read-only at its own path under the root `new`; close the descriptors."""
     for path, fd, link in sources:
-        if link is not None:  # /lib -> usr/lib on a merged-/usr system
+        if link is not None:
             os.makedirs(os.path.dirname(new + path), exist_ok=True)
             os.symlink(link, new + path)
         else:
@@ -178,16 +257,6 @@ def build_root(expose: list[str], hide: list[str], tmp_bytes: int) -> None:
             mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
             _read_only_recursive(target)
         os.close(fd)
-    for path in hide:
-        if os.path.isdir(new + path) and not any(_inside(e, [path]) for e in wanted):
-            mount("tmpfs", new + path, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k")
-    mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    os.makedirs(new + "/.old")
-    _check(_syscall("pivot_root", _b(new), _b(new + "/.old")), "pivot_root")
-    os.chdir("/")
-    _check(_libc.umount2(b"/.old", MNT_DETACH), "umount /.old")
-    os.rmdir("/.old")
-    mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
 def drop_privileges() -> None:

@@ -203,7 +203,8 @@ class Sandbox:
     """One warm worker manager plus the bookkeeping to run requests in jailed children."""
 
     def __init__(self, env: dict[str, str] | None = None, warm_up_worker: bool | None = None,
-                 mode: str | None = None, python: str | None = None, handler: str = DEFAULT_HANDLER):
+                 mode: str | None = None, python: str | None = None, handler: str = DEFAULT_HANDLER,
+                 spare: bool | None = None):
         """`warm_up_worker`: let the zygote do a compile per vendor before forking (a few seconds
         once, then every request is faster). Worth it for a server; a one-shot CLI call skips it.
         Default: the environment variable TRITON_INSPECTOR_PREWARM ("0" or "1", default "1").
@@ -212,7 +213,9 @@ class Sandbox:
         `python`: the interpreter the worker manager runs (a side environment's, for another
         Triton release: `inspector.versions`); default this one. `handler`: the module whose
         `serve(request)` a worker runs and whose `warm_up_steps()` the zygote runs between
-        requests; the compile worker by default."""
+        requests; the compile worker by default. `spare`: once warm, keep the next request's
+        processes made and warmed ahead (`inspector.isolation.zygote`), so a request costs no fork;
+        only with `warm_up_worker`. Default: $TRITON_INSPECTOR_SPARE ("0" or "1", default "1")."""
         self._env = env
         self.handler = handler
         self.python = python or sys.executable
@@ -220,6 +223,13 @@ class Sandbox:
         if warm_up_worker is None:
             warm_up_worker = os.environ.get("TRITON_INSPECTOR_PREWARM", "1") != "0"
         self._warm_up_worker = warm_up_worker
+        if spare is None:
+            spare = os.environ.get("TRITON_INSPECTOR_SPARE", "1") != "0"
+        self._spare = spare and warm_up_worker
+        self._spares = threading.Condition()
+        self.spares_ready = 0  # spares the zygote reported warm, and requests they served
+        self.served_by_spare = 0
+        self._sent = self._started = 0  # requests sent to the zygote, and those it started
         self._lock = threading.Lock()  # the zygote and the table of pending requests
         self._send_lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
@@ -255,13 +265,16 @@ class Sandbox:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         bwrap = status["mode"] == "bwrap"
         cfg = {"control": theirs.fileno(), "jail": status["isolated"], "bwrap": bwrap, "parent": os.getpid(),
-               "warm_up": self._warm_up_worker, "handler": self.handler, "uncover": bwrap and os.geteuid() == 0}
+               "warm_up": self._warm_up_worker, "handler": self.handler, "uncover": bwrap and os.geteuid() == 0,
+               "spare": self._spare}
         command = [self.python, "-m", "inspector.isolation.zygote", "--config", json.dumps(cfg)]
         if bwrap:
             env["TMPDIR"] = "/dev/shm"  # the manager's own scratch space (its warm-up compile)
             command = jail.outer_command(command, env)
         self._ready = ready = threading.Event()
         self._warm = threading.Event()
+        with self._spares:  # a new zygote: none of its spares yet, none of the old one's requests
+            self.spares_ready, self._sent, self._started = self.served_by_spare, 0, 0
         self._ctl = ours
         launched = threading.Event()
 
@@ -315,6 +328,14 @@ class Sandbox:
             if msg.get("event") == "warm":
                 self._warm.set()
                 continue
+            if msg.get("event") in ("spare", "started"):
+                with self._spares:
+                    if msg["event"] == "spare":
+                        self.spares_ready += 1
+                    else:
+                        self._started += 1
+                        self.served_by_spare += bool(msg.get("spare"))
+                    self._spares.notify_all()
             with self._lock:
                 pending = self._pending.get(msg.get("id", ""))
             if pending is None:
@@ -362,6 +383,17 @@ class Sandbox:
             return self._warm.wait(timeout)
         return self._warm.is_set()
 
+    def wait_for_spare(self, timeout: float = 120.0) -> bool:
+        """Wait until the zygote holds a warm spare that no request took (benchmarks and tests of
+        the spare path; a request never waits for one). False if none came within `timeout` s or
+        spares are off. Call it once the previous request's `run` returned."""
+        if not self._spare:
+            return False
+        self._ensure_started()
+        with self._spares:
+            return self._spares.wait_for(
+                lambda: self._started == self._sent and self.spares_ready > self.served_by_spare, timeout)
+
     def active(self) -> list[dict[str, Any]]:
         """The requests running now: {"id", "seconds", "phase", "line"} each (phase from
         `inspector.isolation.progress.phase` in the worker, None before the first one)."""
@@ -408,6 +440,8 @@ class Sandbox:
                 raise SandboxError("crashed", "the worker process stopped: " + self._zygote_log())
             with self._send_lock:
                 socket.send_fds(ctl, [json.dumps(msg).encode()], theirs)
+                with self._spares:
+                    self._sent += 1
             for fd in theirs:
                 os.close(fd)
             theirs = []

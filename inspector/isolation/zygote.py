@@ -10,7 +10,9 @@ bubblewrap when it is installed). It talks to the server over one AF_UNIX SOCK_S
          {"op": "kill", "id": "..."}
     out: {"event": "ready", "vm_bytes": N}      torch and Triton imported: requests are served
          {"event": "warm", "vm_bytes": N}       every warm-up step done (with warm_up in the config)
-         {"id": "...", "event": "started"}    {"id": "...", "event": "exited", "status": 0 | -signal | code}
+         {"event": "spare"}                     a spare (below) is ready for the next request
+         {"id": "...", "event": "started", "spare": bool}
+         {"id": "...", "event": "exited", "status": 0 | -signal | code}
 
 A request is three processes, so that each has one job:
 
@@ -23,8 +25,22 @@ A request is three processes, so that each has one job:
     W  the worker: limits, then the handler's `serve(request)` (`inspector.compile.worker`), the user's code. Its result
        goes back, length-prefixed, on the request's own result pipe, which no other request holds.
 
+**The spare.** Once warm (with `spare` in the config), and whenever no request is in flight, the
+zygote makes the next request's processes ahead: a spare C enters the namespaces, its G builds
+the root as far as it can without the request (`jail.enter_root`: the old root is kept at /.old)
+and forks W, which drops its privileges and warms up in a scratch folder (the handler's
+`warm_spare`, the inspector's own code: a fresh fork pays ~20 ms of copy-on-write faults on the
+pages a request touches, which W then owns). Each says "ready" up the chain. A request then goes
+to the spare over its socket, with its descriptors: C writes the info line, G binds the request's
+paths, covers what is hidden, drops the scratch folder, detaches the old root (`jail.seal_root`),
+drops its privileges and hands W the descriptors; W serves. What the user's code sees is what a
+fork would have shown it (tests/isolation/test_spare.py compares the two). Spare processes are
+named `inspector-spare` until their request comes. A spare serves one request; one that dies
+first is replaced, and after MAX_SPARE_FAILURES the zygote forks afresh only. A request that
+comes while the spare still warms is forked afresh.
+
 Each of them dies with its parent (PR_SET_PDEATHSIG), so killing the server or the zygote kills
-every request in flight. The zygote never runs user code and never initialises CUDA, so forking
+every request in flight, and the spare. The zygote never runs user code and never initialises CUDA, so forking
 stays safe. When the jail is unavailable (fallback mode), C forks W directly and today's process
 group and resource limits are all there is (the sandbox says so).
 """
@@ -60,6 +76,9 @@ EXIT_MEMORY, EXIT_OUTPUT, EXIT_CRASH = 86, 87, 3
 # run whenever no request is in flight (a script's calls come back to back, with gaps shorter
 # than this).
 WARM_AFTER_QUIET = 0.3
+SPARE_NAME = "inspector-spare"  # a spare's processes, as ps shows them until their request comes
+SPARE_TMP = 1024**3  # a spare's /tmp before its request sizes it
+MAX_SPARE_FAILURES = 3  # spares that died before their request: after these, none is made any more
 
 
 def _place_descriptors(fds: list[int]) -> None:
@@ -93,12 +112,7 @@ def _exit_like(status: int) -> None:
 def _request(msg: dict, fds: list[int], cfg: dict, zygote: int) -> None:
     """C: runs in the zygote's fork; never returns."""
     try:
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        os.setsid()
-        jail.set_parent_death_signal()
-        if os.getppid() != zygote:
-            os._exit(1)
+        _leave_session(zygote)
         _place_descriptors(fds)
         alive_w = _pipe_to_alive()
         null = os.open(os.devnull, os.O_RDWR)
@@ -114,23 +128,45 @@ def _request(msg: dict, fds: list[int], cfg: dict, zygote: int) -> None:
             os.close(alive_w)
             os.close(FD_INFO)
             (_init if cfg["jail"] else _worker)(msg, cfg)
-        info = {"pgid": os.getpid(), "ns": jail.pid_namespace(child) if cfg["jail"] else None,
-                "worker": None if cfg["jail"] else child}
-        os.write(FD_INFO, (json.dumps(info) + "\n").encode())
+        _write_info(child, cfg)
         for fd in (FD_REQUEST, FD_RESULT, FD_PROGRESS, FD_LOG, FD_INFO):
             os.close(fd)
         os.write(alive_w, b"g")  # the child may go on: the info line is out first
-        _, status = os.waitpid(child, 0)
-        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
-        if code > 128 and code - 128 in signal.valid_signals():
-            # die of the same signal, so the sandbox reports it; SIGKILL and SIGSTOP take no handler
-            if code - 128 not in (signal.SIGKILL, signal.SIGSTOP):
-                signal.signal(code - 128, signal.SIG_DFL)
-            os.kill(os.getpid(), code - 128)
-        os._exit(code)
+        _end_like(child)
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
         os._exit(EXIT_CRASH)
+
+
+def _leave_session(zygote: int) -> None:
+    """C's first steps: out of the zygote's signal handling, a session of its own, dying with it."""
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    os.setsid()
+    jail.set_parent_death_signal()
+    if os.getppid() != zygote:
+        os._exit(1)
+
+
+def _write_info(child: int, cfg: dict, ns: int | None = None) -> None:
+    """The request's identity on FD_INFO, for the sandbox to watch and kill it by (`ns`: the
+    request's PID namespace, where the child's /proc entry is out of sight)."""
+    if cfg["jail"] and ns is None:
+        ns = jail.pid_namespace(child)
+    info = {"pgid": os.getpid(), "ns": ns, "worker": None if cfg["jail"] else child}
+    os.write(FD_INFO, (json.dumps(info) + "\n").encode())
+
+
+def _end_like(child: int) -> None:
+    """C's last step: wait for its child and exit with its status."""
+    _, status = os.waitpid(child, 0)
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+    if code > 128 and code - 128 in signal.valid_signals():
+        # die of the same signal, so the sandbox reports it; SIGKILL and SIGSTOP take no handler
+        if code - 128 not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(code - 128, signal.SIG_DFL)
+        os.kill(os.getpid(), code - 128)
+    os._exit(code)
 
 
 def _wait_for_parent() -> None:
@@ -157,13 +193,160 @@ def _init(msg: dict, cfg: dict) -> None:
         for fd in (FD_REQUEST, FD_RESULT, FD_PROGRESS, FD_ALIVE):
             os.close(fd)
         os.write(alive_w, b"g")
-        while True:  # PID 1 reaps every orphan of the namespace until the worker is done
-            pid, status = os.wait()
-            if pid == worker:
-                _exit_like(status)
+        _reap_until(worker)
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
         os._exit(EXIT_CRASH)
+
+
+def _reap_until(worker: int) -> None:
+    """G's last step: as PID 1, reap every orphan of the namespace until the worker is done."""
+    while True:
+        pid, status = os.wait()
+        if pid == worker:
+            _exit_like(status)
+
+
+# ---- a spare request: forked and warmed before its request comes ---------------------------------
+
+def _fork_spare(cfg: dict, zygote: int) -> tuple[int, socket.socket]:
+    """Fork a spare C (see the module docstring); returns its pid and the zygote's end of its socket,
+    which says b"ready" once the spare's worker is warm and then carries the request."""
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        mine.close()
+        _spare_request(cfg, zygote, theirs.detach())
+    theirs.close()
+    return pid, mine  # the caller closes it when the spare is used or retired
+
+
+def _spare_child(cfg: dict, role) -> tuple[int, socket.socket, int | None]:
+    """Fork the next process of a spare chain, which runs `role(cfg, fd)` with `fd` its end of a
+    new socket pair; returns its pid, this end, and its PID namespace in the jail, once that
+    child said b"ready". The namespace is read before the child may go on: a spare G's
+    pivot_root moves its parent's root too (one mount namespace), after which its parent's /proc
+    shows only the request's processes."""
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    child = os.fork()
+    if child == 0:
+        mine.close()
+        _place_descriptors([theirs.detach()])  # nothing of its parent's: its socket at 3
+        if os.read(3, 16) != b"go":
+            os._exit(1)
+        role(cfg, 3)
+    theirs.close()
+    ns = jail.pid_namespace(child) if cfg["jail"] and role is _spare_init else None
+    mine.send(b"go")
+    if mine.recv(16) != b"ready":
+        os._exit(EXIT_CRASH)  # the child died warming up
+    return child, mine, ns
+
+
+def _await_request(up: socket.socket, down: socket.socket, count: int) -> tuple[bytes, list[int]]:
+    """Report ready upwards and wait for the request: its message and `count` descriptors. Leaves
+    if the parent closes its end (the spare retired) or the child dies first."""
+    up.send(b"ready")
+    ready, _, _ = select.select([up, down], [], [])
+    if down in ready:
+        os._exit(EXIT_CRASH)
+    data, fds, _, _ = socket.recv_fds(up, 1 << 16, 8)
+    if not data or len(fds) != count:
+        os._exit(0)
+    up.close()
+    return data, fds
+
+
+def _spare_request(cfg: dict, zygote: int, fd: int) -> None:
+    """A spare C: as `_request`, but the namespaces, the root and a warm worker are made before the
+    request, whose descriptors then come over the zygote's socket; never returns."""
+    try:
+        _leave_session(zygote)
+        jail.set_process_name(SPARE_NAME)  # G and W inherit it; each takes the zygote's back with a request
+        _place_descriptors([fd])
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+        os.close(null)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if cfg["jail"]:
+            jail.enter_request_namespaces()
+        child, down, ns = _spare_child(cfg, _spare_init if cfg["jail"] else _spare_worker)
+        data, fds = _await_request(socket.socket(fileno=3), down, 5)
+        jail.set_process_name(_NAME)
+        _place_descriptors([*fds, down.detach()])  # the child's socket at FD_ALIVE
+        os.dup2(FD_LOG, 2)
+        _write_info(child, cfg, ns)
+        _hand_down(data, FD_ALIVE)
+        os.close(FD_INFO)
+        _end_like(child)
+    except BaseException:  # noqa: BLE001
+        traceback.print_exc()
+        os._exit(EXIT_CRASH)
+
+
+def _hand_down(data: bytes, fd: int) -> None:
+    """Pass the request and the worker's four descriptors (FD_REQUEST..FD_LOG) to the child on
+    socket `fd`; close them all here."""
+    down = socket.socket(fileno=fd)
+    socket.send_fds(down, [data], [FD_REQUEST, FD_RESULT, FD_PROGRESS, FD_LOG])
+    down.close()
+    for fd in (FD_REQUEST, FD_RESULT, FD_PROGRESS, FD_LOG):
+        os.close(fd)
+
+
+def _spare_init(cfg: dict, fd: int) -> None:
+    """A spare G: the root as far as it goes without the request (`jail.enter_root`), a scratch
+    folder and a warm worker; when the request comes, its paths bound, the root sealed, privileges
+    dropped, and the worker handed its descriptors; never returns."""
+    try:
+        jail.set_parent_death_signal()
+        bound = jail.enter_root(cfg["expose"], SPARE_TMP)
+        jail.spare_scratch()
+        worker, down, _ = _spare_child(cfg, _spare_worker)
+        data, fds = _await_request(socket.socket(fileno=fd), down, 4)
+        jail.set_process_name(_NAME)
+        msg = json.loads(data)
+        limits = msg["limits"]
+        jail.seal_root(bound, msg.get("expose", []), msg.get("hide", []), limits["tmp"], spare=True)
+        jail.cap_processes(limits.get("processes") or 0)
+        jail.drop_privileges()
+        _place_descriptors([*fds, down.detach()])  # FD_REQUEST..FD_LOG, the worker's socket after them
+        _hand_down(data, FD_INFO)
+        _reap_until(worker)
+    except BaseException:  # noqa: BLE001
+        traceback.print_exc()
+        os._exit(EXIT_CRASH)
+
+
+def _spare_worker(cfg: dict, fd: int) -> None:
+    """A spare W: drops its privileges, warms up (the handler's `warm_spare`: the pages a request
+    touches become this process's own), then waits for its request; never returns."""
+    try:
+        jail.set_parent_death_signal()
+        if cfg["jail"]:
+            jail.drop_privileges()  # before any code runs: unsharing needs a single thread
+            _scratch_at(jail.SPARE_SCRATCH)
+        if hasattr(_HANDLER, "warm_spare"):
+            _warm_step(_HANDLER.warm_spare)
+        gc.collect()
+        gc.freeze()
+        up = socket.socket(fileno=fd)
+        up.send(b"ready")
+        data, fds, _, _ = socket.recv_fds(up, 1 << 16, 8)
+        if not data or len(fds) != 4:
+            os._exit(0)
+        up.close()
+        jail.set_process_name(_NAME)
+        _place_descriptors(fds)
+        os.dup2(FD_LOG, 2)
+        msg = json.loads(data)
+        if cfg["jail"]:
+            _scratch_at("/tmp")
+    except BaseException:  # noqa: BLE001
+        traceback.print_exc()
+        os._exit(EXIT_CRASH)
+    _serve(msg, cfg)
 
 
 def _set_limits(limits: dict, in_jail: bool) -> None:
@@ -180,18 +363,34 @@ def _set_limits(limits: dict, in_jail: bool) -> None:
 
 def _worker(msg: dict, cfg: dict) -> None:
     """W: runs the request; never returns."""
-    code = 0
     try:
         _wait_for_parent()
+        if cfg["jail"]:
+            _scratch_at("/tmp")
+    except BaseException:  # noqa: BLE001
+        traceback.print_exc()
+        os._exit(EXIT_CRASH)
+    _serve(msg, cfg)
+
+
+def _scratch_at(folder: str) -> None:
+    """In the jail: every scratch and cache path of the worker under `folder` (the private /tmp,
+    the only writable place; a spare's scratch folder while it warms up)."""
+    os.environ.update(HOME=folder, TMPDIR=folder, TRITON_HOME=folder, TRITON_CACHE_DIR=f"{folder}/.triton/cache")
+    tempfile.tempdir = None
+    os.chdir(folder)
+    if hasattr(_HANDLER, "in_jail"):  # the handler's own settings for the jail's paths
+        _HANDLER.in_jail(folder)
+
+
+def _serve(msg: dict, cfg: dict) -> None:
+    """W, its request's descriptors in place: limits, the handler's `serve`, the result; never returns."""
+    code = 0
+    try:
         me = os.getpid()
         limits = msg["limits"]
-        if cfg["jail"]:  # the private /tmp is the only writable place: every scratch and cache path there
-            os.environ.update(HOME="/tmp", TMPDIR="/tmp", TRITON_HOME="/tmp",
-                              TRITON_CACHE_DIR="/tmp/.triton/cache")
-            tempfile.tempdir = None
-            os.chdir("/tmp")
-            if hasattr(_HANDLER, "in_jail"):  # the handler's own settings for the jail's paths
-                _HANDLER.in_jail()
+        if limits.get("memory"):  # new allocations bounded: what this process maps now plus the allowance
+            limits["address_space"] = _vm_size() + int(limits["memory"])
         from inspector.isolation import progress
 
         progress._fd = FD_PROGRESS
@@ -226,6 +425,7 @@ def _worker(msg: dict, cfg: dict) -> None:
 
 
 _HANDLER: Any = None  # the module named by the config's "handler" (`Sandbox(handler=)`)
+_NAME = "python"  # the zygote's process name, which a spare's processes take back with their request
 
 
 def _vm_size() -> int:
@@ -252,8 +452,10 @@ def main() -> None:
     import torch  # noqa: F401
     import triton  # noqa: F401
 
-    global _HANDLER
+    global _HANDLER, _NAME
     _HANDLER = importlib.import_module(cfg["handler"])
+    with open("/proc/self/comm") as f:
+        _NAME = f.read().strip()
 
     # Warming runs in steps between requests, never before one: the first request is forked as
     # soon as the imports are done (see the handler's warm_up_steps).
@@ -275,15 +477,33 @@ def main() -> None:
     by_id: dict[str, int] = {}
     quiet_since = time.monotonic()
     served = False  # a request has been forked: warm at once between requests from now on
+    spare: tuple[int, socket.socket] | None = None  # the spare C and its socket
+    spare_ready, spare_failures = False, 0
     while True:
         idle = bool(steps) and not children and (served or not getattr(steps[0], "after_first_request", False))
+        if (cfg.get("spare") and spare is None and not steps and not children
+                and spare_failures < MAX_SPARE_FAILURES):
+            # Warm and between requests: make the next request's processes now.
+            spare, spare_ready = _fork_spare(cfg, zygote), False
         if not idle:
             wait = 1.0 if children else None
         elif served:
             wait = 0.0
         else:
             wait = max(0.0, quiet_since + WARM_AFTER_QUIET - time.monotonic())
-        ready, _, _ = select.select([ctl, wake_r], [], [], wait)
+        ready, _, _ = select.select([ctl, wake_r] + ([spare[1]] if spare else []), [], [], wait)
+        if spare and spare[1] in ready:
+            if spare[1].recv(16) == b"ready" and not spare_ready:
+                spare_ready = True
+                send({"event": "spare"})
+            else:  # it died (or said something it should not): retire it
+                _kill(spare[0])
+                spare[1].close()
+                spare, spare_failures = None, spare_failures + 1
+                if spare_failures == MAX_SPARE_FAILURES:
+                    print(f"inspector: {spare_failures} spare workers died before their request; "
+                          "requests are forked afresh from now on", file=sys.stderr, flush=True)
+            continue
         if idle and not ready:
             _warm_step(steps.pop(0))
             gc.freeze()
@@ -308,34 +528,48 @@ def main() -> None:
                 break  # the server closed the socket, or is gone
             msg = json.loads(data)
             if msg.get("op") == "run" and len(fds) == 5:
-                limits = msg.setdefault("limits", {})
-                if limits.get("memory"):
-                    limits["address_space"] = vm + int(limits["memory"])
-                pid = os.fork()
-                if pid == 0:
-                    _request(msg, fds, cfg, zygote)
+                pid = None
+                if spare and spare_ready:
+                    try:
+                        socket.send_fds(spare[1], [json.dumps(msg).encode()], fds)
+                        pid = spare[0]
+                    except OSError:  # it died since it said ready
+                        _kill(spare[0])
+                    spare[1].close()
+                    spare = None
+                if pid is None:
+                    pid = os.fork()
+                    if pid == 0:
+                        _request(msg, fds, cfg, zygote)
+                    from_spare = False
+                else:
+                    from_spare = True
                 quiet_since, served = time.monotonic(), True
                 children[pid] = msg["id"]
                 by_id[msg["id"]] = pid
-                send({"id": msg["id"], "event": "started"})
+                send({"id": msg["id"], "event": "started", "spare": from_spare})
             elif msg.get("op") == "kill" and msg.get("id") in by_id:
                 _kill(by_id[msg["id"]])
             for fd in fds:
                 os.close(fd)
-        while children:
+        while True:  # requests that ended, and spares that died
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 break
             if pid == 0:
                 break
+            if spare and pid == spare[0]:  # a spare died: retire it now, before its pid can be reused
+                spare[1].close()
+                spare, spare_failures = None, spare_failures + 1
+                continue
             quiet_since = time.monotonic()
             rid = children.pop(pid, None)
             if rid is not None:
                 by_id.pop(rid, None)
                 code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
                 send({"id": rid, "event": "exited", "status": code})
-    for pid in children:
+    for pid in [*children, *([spare[0]] if spare else [])]:
         _kill(pid)
     os._exit(0)
 

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from processes import descendants
+from processes import descendants, without_spares
 
 REPO = Path(__file__).resolve().parents[2]
 ADD = str(REPO / "kernels" / "add.py")
@@ -264,7 +264,7 @@ def test_killed_or_stopped_pool_is_restarted(pool_home, tmp_path):
 
 
 def _request_processes(info: dict, baseline: set[int]) -> set[int]:
-    return {p for p in descendants(info["pid"]) - baseline if alive(p)}
+    return {p for p in without_spares(info["pid"]) - baseline if alive(p)}
 
 
 def test_cancel_and_timeout_kill_the_request_in_the_pool(pool_home, tmp_path):

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from paths import KERNELS, REPO
+from processes import without_spares
 from inspector.compile.api import inspect_kernel, sandbox_status
 from inspector.compile.cache import ENTRY_FORMAT, Cache, default_cache_dir
 from inspector.isolation.exposure import isolation
@@ -161,16 +162,36 @@ def mode(request):
     return request.param
 
 
-@pytest.fixture(scope="module")
-def box(mode):
+# Each attack on a request forked afresh in each mode, and on one a warm spare served (the
+# default once a worker manager is warm; `inspector.isolation.zygote`).
+BOXES = [(m, False) for m in MODES] + [(MODES[0], True)]
+
+
+@pytest.fixture(scope="module", params=BOXES, ids=[f"{m}-{'spare' if s else 'forked'}" for m, s in BOXES])
+def warm_box(request):
     """A sandbox started while the server holds a secret in its environment."""
+    if REQUIRED and not STATUS["isolated"]:
+        pytest.fail(f"INSPECTOR_REQUIRE_SANDBOX=1 but compiles cannot be sandboxed here: {STATUS['missing']}")
+    mode, spare = request.param
     os.environ[SECRET_NAME] = SECRET
-    sandbox = Sandbox(mode=mode)
+    sandbox = Sandbox(mode=mode, warm_up_worker=spare, spare=spare)
     assert sandbox.isolation()["isolated"]
-    sandbox.warm_up()
+    sandbox.warm_up(complete=spare)
     yield sandbox
     sandbox.close()
     os.environ.pop(SECRET_NAME, None)
+
+
+@pytest.fixture
+def box(warm_box):
+    """The module's sandbox; with spares, the test's first request is served by one."""
+    if not warm_box._spare:
+        yield warm_box
+        return
+    assert warm_box.wait_for_spare(120), "no spare was made ready"
+    served = warm_box.served_by_spare
+    yield warm_box
+    wait_until(lambda: warm_box.served_by_spare > served, 10, "the test's first request to be a spare's")
 
 
 def test_status_says_isolated():
@@ -497,7 +518,7 @@ def test_fork_bomb_is_named_and_leaves_nothing(box, tmp_path):
     rec = inspect_kernel(path, target="sm_90", sandbox=box, use_cache=False, timeout=180)
     assert rec.error is not None and rec.error.kind == "processes", rec.error and rec.error.short()
     assert "fork bomb" in rec.error.message
-    wait_until(lambda: not descendants(zygote_of(box)), 10, "the bomb's processes to die")
+    wait_until(lambda: not without_spares(zygote_of(box)), 10, "the bomb's processes to die")
 
 
 def test_memory_cap_covers_every_process(box, tmp_path):

@@ -26,3 +26,24 @@ def descendants(pid: int) -> set[int]:
                 out.add(c)
                 todo.append(c)
     return out
+
+
+def name(pid: int) -> str:
+    """A process's name (/proc/PID/comm), "" once it is gone."""
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def without_spares(pid: int) -> set[int]:
+    """`descendants(pid)` less the worker manager's spare (its processes are named SPARE_NAME
+    until their request comes) and whatever a spare runs while it warms up: what requests left."""
+    from inspector.isolation.zygote import SPARE_NAME
+
+    below = descendants(pid)
+    spares = {p for p in below if name(p) == SPARE_NAME}
+    for p in list(spares):
+        spares |= descendants(p)
+    return below - spares

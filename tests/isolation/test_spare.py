@@ -1,0 +1,185 @@
+"""The worker manager's spare: a request's processes made, jailed and warmed before it comes.
+
+A spare's worker warms up by inspecting a kernel of its own, in a scratch folder, with the
+inspector's code only; then its request comes and the user's code runs there. These tests hold it
+to what a request forked afresh gets: the same record, an empty /tmp, no trace of the warm-up, its
+request's limits; and to its own promises: it dies with the worker manager, one that dies is
+replaced, and without the jail it still serves. State is polled, never slept on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from paths import KERNELS
+from processes import descendants, name
+from inspector.compile.api import inspect_kernel
+from inspector.compile.cache import Cache
+from inspector.isolation.exposure import isolation
+from inspector.isolation.sandbox import Sandbox
+from inspector.isolation.zygote import SPARE_NAME
+
+STATUS = isolation()
+REQUIRED = os.environ.get("INSPECTOR_REQUIRE_SANDBOX") == "1"
+jailed = pytest.mark.skipif(not STATUS["isolated"] and not REQUIRED,
+                            reason=f"no sandbox on this machine: {STATUS['missing']}")
+
+# A kernel file whose example() reports what the worker it runs in sees (as its error).
+LOOK_AROUND = '''
+import json, os, re, resource
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+
+
+def example(device):
+    seen = {}
+    seen["tmp"] = sorted(re.sub(r"[A-Za-z0-9_]{8}$", "*", n) for n in os.listdir("/tmp"))
+    seen["warm-up files"] = [os.path.join(d, f) for d, _, fs in os.walk("/tmp") for f in fs if "warm" in f]
+    seen["root"] = sorted(os.listdir("/"))
+    seen["env"] = {k: re.sub(r"inspector-[A-Za-z0-9_]{8}", "inspector-*", os.environ.get(k, ""))
+                   for k in ("HOME", "TMPDIR", "TRITON_HOME", "TRITON_CACHE_DIR")}
+    seen["cwd"] = os.getcwd()
+    seen["comm"] = open("/proc/self/comm").read().strip()
+    seen["status"] = [l.strip() for l in open("/proc/self/status") if l.startswith(("Cap", "NoNewPrivs", "Uid"))]
+    seen["uid_map"] = open("/proc/self/uid_map").read().split()
+    seen["mounts"] = sorted((m.split()[1], m.split()[3].split(",")[0]) for m in open("/proc/self/mounts"))
+    seen["pids"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+    seen["limits"] = [resource.getrlimit(r) for r in (resource.RLIMIT_FSIZE, resource.RLIMIT_NPROC, resource.RLIMIT_CORE)]
+    raise RuntimeError("SEEN " + json.dumps(seen, sort_keys=True))
+'''
+
+
+def wait_until(predicate, timeout: float = 30.0, what: str = "") -> None:
+    end = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < end, f"gave up after {timeout} s waiting for {what}"
+        time.sleep(0.05)
+
+
+def spare_processes(root: int) -> set[int]:
+    return {p for p in descendants(root) if name(p) == SPARE_NAME}
+
+
+def served(box: Sandbox, path: Path, cache: Cache, **kw):
+    """Inspect `path` with a ready spare; assert the spare served it."""
+    assert box.wait_for_spare(120), "no spare was made ready"
+    before = box.served_by_spare
+    rec = inspect_kernel(path, target="sm_90", sandbox=box, use_cache=False, cache=cache, **kw)
+    wait_until(lambda: box.served_by_spare == before + 1, 10, "the request to be the spare's")
+    return rec
+
+
+@pytest.fixture(scope="module")
+def jailed_box():
+    if REQUIRED and not STATUS["isolated"]:
+        pytest.fail(f"INSPECTOR_REQUIRE_SANDBOX=1 but compiles cannot be sandboxed here: {STATUS['missing']}")
+    box = Sandbox(mode="unshare", warm_up_worker=True, spare=True)  # the zygote is box._proc itself
+    box.warm_up(complete=True)
+    yield box
+    box.close()
+
+
+@jailed
+def test_a_spare_serves_the_same_record_as_a_fresh_fork(jailed_box, tmp_path):
+    cache = Cache(tmp_path / "cache")
+    fresh = Sandbox(mode="unshare", warm_up_worker=False)
+    try:
+        forked = inspect_kernel(KERNELS / "add.py", target="sm_90", sandbox=fresh, use_cache=False, cache=cache)
+    finally:
+        fresh.close()
+    spare = served(jailed_box, KERNELS / "add.py", cache)
+    assert forked.error is None and spare.error is None, (forked.error, spare.error)
+    for stage in ("ttir", "ttgir", "llir", "ptx"):
+        assert spare.stages[stage] == forked.stages[stage], stage
+    assert spare.resources == forked.resources
+
+
+@jailed
+def test_a_spare_worker_sees_what_a_fresh_fork_sees(jailed_box, tmp_path):
+    """Its /tmp, root, mounts, environment, identity, capabilities, limits and neighbours: nothing of
+    its warm-up (scratch folder, files, mounts, the old root) and nothing it kept from before."""
+    path = tmp_path / "look_around.py"
+    path.write_text(LOOK_AROUND)
+    cache = Cache(tmp_path / "cache")
+    fresh = Sandbox(mode="unshare", warm_up_worker=False)
+    try:
+        forked = inspect_kernel(path, target="sm_90", sandbox=fresh, use_cache=False, cache=cache)
+    finally:
+        fresh.close()
+    spare = served(jailed_box, path, cache)
+
+    def seen(rec) -> dict:
+        assert rec.error is not None and "SEEN " in rec.error.message, rec.error
+        return json.loads(rec.error.message.split("SEEN ", 1)[1].splitlines()[0])
+
+    forked, spare = seen(forked), seen(spare)
+    assert spare == forked
+    assert spare["warm-up files"] == [] and ".spare" not in spare["root"] and ".old" not in spare["root"]
+    assert spare["comm"] != SPARE_NAME and spare["pids"][:2] == [1, 2]
+
+
+@jailed
+def test_a_spare_takes_its_requests_limits(jailed_box, tmp_path):
+    path = tmp_path / "hog.py"
+    path.write_text(LOOK_AROUND.replace("    seen = {}", "    hog = bytearray(3 * 2**30)"))
+    rec = served(jailed_box, path, Cache(tmp_path / "cache"), memory=1 << 30)
+    assert rec.error is not None and rec.error.kind == "memory", rec.error and rec.error.short()
+
+
+@jailed
+def test_a_spare_that_dies_is_replaced(jailed_box, tmp_path):
+    assert jailed_box.wait_for_spare(120)
+    old = spare_processes(jailed_box._proc.pid)
+    assert len(old) >= 3, old  # C, G and W
+    worker = max(old)  # forked last
+    os.kill(worker, signal.SIGKILL)
+    wait_until(lambda: not any(name(p) for p in old), 30, "the dead spare's other processes to leave")
+    rec = served(jailed_box, KERNELS / "add.py", Cache(tmp_path / "cache"))
+    assert rec.error is None, rec.error.message
+
+
+@jailed
+def test_an_idle_spare_dies_with_the_worker_manager(tmp_path):
+    box = Sandbox(mode="unshare", warm_up_worker=True, spare=True)
+    try:
+        box.warm_up(complete=True)
+        assert box.wait_for_spare(120)
+        spare = spare_processes(box._proc.pid)
+        assert spare
+        os.kill(box._proc.pid, signal.SIGKILL)
+        wait_until(lambda: not any(os.path.exists(f"/proc/{p}") for p in spare), 30, "the spare to die")
+    finally:
+        box.close()
+
+
+def test_without_the_jail_a_spare_still_serves(tmp_path):
+    box = Sandbox(mode="off", warm_up_worker=True, spare=True)
+    try:
+        box.warm_up(complete=True)
+        rec = served(box, KERNELS / "add.py", Cache(tmp_path / "cache"))
+        assert rec.error is None, rec.error.message
+        assert "ld.global" in rec.stages["ptx"]
+    finally:
+        box.close()
+
+
+def test_spares_are_off_for_a_one_shot_sandbox():
+    box = Sandbox(mode="off", warm_up_worker=False, spare=True)
+    try:
+        assert not box.wait_for_spare(1)
+    finally:
+        box.close()
