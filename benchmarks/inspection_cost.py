@@ -53,11 +53,11 @@ warnings.simplefilter("ignore")
 import contextlib
 import torch, triton
 from inspector import triton_compat as tc
-from inspector.compile import kernel_file as kf, worker
+from inspector.compile import kernel_file as kf, handler
 from inspector.compile.stand_in_device import stand_in_device
 from inspector.hardware.targets import parse_target
 if {warm!r}:
-    worker.warm_up()
+    handler.warm_up()
 native = {target!r} == "native"
 target = None if native else parse_target({target!r})
 driver = contextlib.nullcontext() if native else tc.offline_target(target)

@@ -1,23 +1,22 @@
 """What runs inside the worker process: import the user's file, build the call, compile, read.
 
 Never import this in the app server or the CLI's parent: it executes the user's file. The
-sandbox forks a child for each request and calls `handle(request)` there.
+sandbox runs each request in a worker process of its own, where `inspector.compile.handler`
+calls `inspect_file`.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
-import functools
 import io
 import os
 import re
 import shutil
-import sys
 import tempfile
 import time
 import warnings
-from typing import Any, Callable
+from typing import Any
 
 import torch
 import triton
@@ -453,158 +452,3 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
         rec.error = ErrorInfo("out_of_resources", f"{err} (a launch on {rec.target} would raise this)",
                               path, info.line,
                               {"required": rec.resources.shared_bytes, "limit": limit, "name": "shared memory"})
-
-
-def in_jail(folder: str = "/tmp") -> None:
-    """Called by the worker manager in a jailed child before the request: Triton's cache goes to
-    `folder`, the private /tmp (an explicit setting: the zygote imported Triton before
-    TRITON_CACHE_DIR was set)."""
-    tc.set_cache_dir(f"{folder}/.triton/cache")
-
-
-def serve(request: dict) -> dict:
-    """`handle`, with a KeyboardInterrupt from the user's code reported as the user's exception
-    (`handle` lets it through). What the worker manager (`inspector.isolation.zygote`) calls."""
-    try:
-        return handle(request)
-    except KeyboardInterrupt as e:
-        path = os.path.abspath(request.get("file") or "<kernel>")
-        info = error_info(e, path, [], stage=getattr(e, "_inspector_stage", "example"))
-        rec = Inspection.failure(info, file=path, source=request.get("source") or "",
-                                 target=str(request.get("target") or ""), kernel=request.get("kernel") or "")
-        return rec.to_dict()
-
-
-def handle(request: dict[str, Any]) -> dict[str, Any]:
-    """Entry point of a worker child: one request in, one JSON-able result out."""
-    kind = request.get("kind", "inspect")
-    if kind == "inspect":
-        return inspect_file(InspectRequest.from_dict(request)).to_dict()
-    if kind == "probe_targets":
-        return probe_targets(request.get("candidates") or [])
-    if kind == "native":
-        return native_info()
-    if kind == "stages":
-        return {"stages": for_backend(request["backend"]).stages_from_binary(
-            base64.b64decode(request["binary"]), list(request.get("stages") or []))}
-    raise ValueError(f"unknown request kind {kind!r}")
-
-
-_PROBE_SRC = '''
-import triton, triton.language as tl
-@triton.jit
-def probe(x_ptr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
-'''
-
-
-def probe_targets(candidates: list[str]) -> dict[str, Any]:
-    """Which candidate targets the installed Triton can build (compile a tiny kernel for each)."""
-    workdir = tempfile.mkdtemp(prefix="inspector-probe-")
-    path = os.path.join(workdir, "probe.py")
-    with open(path, "w") as f:
-        f.write(_PROBE_SRC)
-    result: dict[str, Any] = {"buildable": [], "failed": {}}
-    try:
-        module = kf.load_module(path)  # its kernels only: nothing in it runs as __main__
-        for name in candidates:
-            target = parse_target(name)
-            try:
-                with tc.use_cache_dir(os.path.join(workdir, "cache")), tc.offline_target(target, [module.probe]), \
-                        warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-                    warnings.simplefilter("ignore")
-                    k = module.probe.warmup(torch.float32, BLOCK=128, grid=(1,))
-                    binary = "cubin" if target.backend == "cuda" else "hsaco"
-                    if not k.asm.get(binary):
-                        raise RuntimeError(f"no {binary}")
-                result["buildable"].append(name)
-            except Exception as e:  # noqa: BLE001 - a target this Triton cannot build
-                result["failed"][name] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-    return result
-
-
-_WARM_UP_SRC = _PROBE_SRC + '''
-
-def example(device):
-    import torch
-    x = torch.randn(256, device=device)
-    probe[(1,)](torch.empty_like(x), BLOCK=128)
-'''
-
-
-def warm_up_steps() -> list[Callable[[], None]]:
-    """The one-time work every request would otherwise repeat, in steps the zygote runs between
-    requests (`inspector.isolation.zygote`): Triton's backend and LLVM's targets for NVIDIA, then
-    AMD's, then torch's meta-tensor machinery. A request that arrives first is forked at once and
-    pays for what it needs itself, so warming never delays the first compile. Never initialises
-    CUDA (forked children must be free to)."""
-
-    def meta_tensors() -> None:
-        # Meta-tensor ops import sympy and torch.fx's symbolic shapes on first use (0.3 s), and
-        # torch._dynamo (0.9 s), which a GPU-free request defers (`dynamo_deferred`). Imported
-        # here all the same: without it in the zygote, native requests of matmul and softmax took
-        # 1.5 s more on the H200 (measured; torch._dynamo itself was not imported by them, so it
-        # is modules it brings in that they need).
-        import torch._dynamo
-
-        x = torch.randn(64, 64, device="meta")
-        ((3 * x).to(torch.bfloat16).t().contiguous().float() + torch.empty_like(x)).sum(dim=-1)
-
-    # The default target's compile first: a page's first compile is for it. The meta-tensor step
-    # (1.2 s) waits for a first request to have been served (`after_first_request`): the first
-    # request may not need it, and should not queue behind it.
-    meta_tensors.after_first_request = True  # type: ignore[attr-defined]
-    return [functools.partial(_warm_compile, DEFAULT_TARGET), functools.partial(_warm_compile, "gfx942"),
-            meta_tensors]
-
-
-def _warm_compile(target: str) -> None:
-    """Inspect the warm-up kernel for `target` in a scratch folder, and forget it."""
-    workdir = tempfile.mkdtemp(prefix="inspector-warm-")
-    path = os.path.join(workdir, "warm_up.py")
-    with open(path, "w") as f:
-        f.write(_WARM_UP_SRC)
-    main = sys.modules["__main__"]
-    try:
-        inspect_file(InspectRequest(file=path, target=target, defer=["sass"]))
-    finally:
-        sys.modules["__main__"] = main  # a compile runs the file as __main__
-        shutil.rmtree(workdir, ignore_errors=True)
-
-
-def warm_spare() -> None:
-    """What a spare worker runs before its request comes (`inspector.isolation.zygote`): an
-    inspection of the warm-up kernel for the default target and for AMD's. A fresh fork of the
-    warm zygote pays copy-on-write faults on every page a request touches (about 20 ms for a
-    small kernel, measured: 79 ms forked against 60 ms in-process); after this, those pages are
-    its own."""
-    _warm_compile(DEFAULT_TARGET)
-    _warm_compile("gfx942")
-
-
-def warm_up() -> None:
-    """Every warm-up step at once (see `warm_up_steps`)."""
-    for step in warm_up_steps():
-        step()
-
-
-def native_info() -> dict[str, Any]:
-    """The local GPU, if any: its target and properties."""
-    try:
-        if not torch.cuda.is_available():
-            return {"available": False, "reason": "torch.cuda.is_available() is False"}
-        target = tc.native_target()
-        return {"available": True, "target": target.name, "backend": target.backend,
-                "properties": tc.native_device_properties()}
-    except Exception as e:  # noqa: BLE001
-        return {"available": False, "reason": f"{type(e).__name__}: {e}"}
-
-
-if __name__ == "__main__":  # debugging aid: python -m inspector.compile.worker FILE [TARGET]
-    import json
-
-    req = {"file": sys.argv[1], "target": sys.argv[2] if len(sys.argv) > 2 else "sm_90"}
-    print(json.dumps(handle(req), indent=1)[:4000])

@@ -57,12 +57,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import jail, progress
+from . import request_watch as watch
 from .exposure import REPO_ROOT, _warn_once, clean_environment, hidden_paths, isolation, request_paths
 
 
 DEFAULT_TIMEOUT = 60.0
 # The module a worker serves requests with (named, not imported: isolation sits below compile).
-DEFAULT_HANDLER = "inspector.compile.worker"
+DEFAULT_HANDLER = "inspector.compile.handler"
 DEFAULT_MEMORY = 4 * 1024**3  # bytes a child may add to what the zygote maps / its resident set
 DEFAULT_OUTPUT = 256 * 1024**2  # largest file a child may write, and the largest result
 DEFAULT_PROCESSES = 64  # processes in a request's namespace (ptxas and friends need a handful)
@@ -88,61 +89,6 @@ class Limits:
     memory: int | None = DEFAULT_MEMORY
     output: int | None = DEFAULT_OUTPUT
     processes: int | None = DEFAULT_PROCESSES
-
-
-# ---- watching a request's processes ------------------------------------------------------------
-
-def _members(info: dict[str, Any]) -> list[int]:
-    """Host pids of a request's processes: its PID namespace (jail), else its process group."""
-    ns, pgid = info.get("ns"), info.get("pgid")
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            if ns is not None:
-                if os.stat(f"/proc/{entry}/ns/pid").st_ino == ns:
-                    out.append(int(entry))
-            else:
-                with open(f"/proc/{entry}/stat") as f:
-                    stat = f.read()
-                if int(stat[stat.rindex(")") + 2:].split()[2]) == pgid:  # field 5, pgrp
-                    out.append(int(entry))
-        except (OSError, ValueError, IndexError):
-            continue
-    return out
-
-
-def _rss(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-def _pss(pid: int) -> int:
-    """Proportional resident bytes: each shared page split among the processes that map it."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            for line in f:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
-
-
-def _ns_pid(pid: int) -> int | None:
-    """A process's pid inside its innermost PID namespace."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("NSpid:"):
-                    return int(line.split()[-1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
 
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
@@ -406,7 +352,7 @@ class Sandbox:
     # -- requests ------------------------------------------------------------------------------
     def run(self, request: dict[str, Any], limits: Limits | None = None,
             cancel: threading.Event | None = None) -> dict[str, Any]:
-        """Run `inspector.compile.worker.handle(request)` in a fresh jailed worker; return its result.
+        """Run `inspector.compile.handler.handle(request)` in a jailed worker; return its result.
 
         When `cancel` is set, the request's processes are all killed and SandboxError("cancelled")
         is raised. Raises SandboxError when the worker is stopped or dies without a result.
@@ -493,18 +439,18 @@ class Sandbox:
                                    {"timeout": limits.timeout, "where": where, "line": line, "phase": run.marker})
             if now >= next_look and run.info:
                 next_look = now + POLL
-                members = _members(run.info)
+                members = watch.members(run.info)
                 if limits.processes and len(members) >= limits.processes:
                     self._stop(run, pending)
                     raise SandboxError("processes", f"the kernel file started {len(members)} processes, the limit is "
                                        f"{limits.processes} (a fork bomb?); it was stopped with all of them",
                                        {"processes": len(members), "limit": limits.processes})
                 if limits.memory:
-                    rss = sum(_rss(p) for p in members)
+                    rss = sum(watch.rss(p) for p in members)
                     if rss > limits.memory:
                         # Forks of the warm worker manager each show its pages as their own: count
                         # shared pages once (proportional set size; slower, so only when needed).
-                        rss = sum(_pss(p) for p in members)
+                        rss = sum(watch.pss(p) for p in members)
                     if rss > limits.memory:
                         self._stop(run, pending)
                         raise SandboxError("memory", f"the worker used {rss / 2**20:.0f} MiB, more than the "
@@ -521,11 +467,11 @@ class Sandbox:
         """Kill the request's processes: its init (and with it the namespace) from here, its C
         through the zygote; then wait until none is left."""
         if run.info.get("ns") is not None:
-            for pid in _members(run.info):
-                if _ns_pid(pid) == 1:
-                    _kill(pid)
+            for pid in watch.members(run.info):
+                if watch.ns_pid(pid) == 1:
+                    watch.kill(pid)
         elif run.info.get("pgid") is not None:  # no jail: the zygote's pids are this machine's
-            _kill(-run.info["pgid"])
+            watch.kill(-run.info["pgid"])
         with self._lock:
             ctl = self._ctl
         if ctl is not None:
@@ -536,7 +482,7 @@ class Sandbox:
                 pass
         pending.exited.wait(10)
         end = time.monotonic() + 5
-        while run.info and _members(run.info) and time.monotonic() < end:
+        while run.info and watch.members(run.info) and time.monotonic() < end:
             time.sleep(0.02)
 
     def _where(self, run: _Request) -> tuple[str, int | None]:
@@ -544,7 +490,7 @@ class Sandbox:
         and the line of the user's file it was at."""
         target = None
         if run.info.get("ns") is not None:
-            target = next((p for p in _members(run.info) if _ns_pid(p) == 2), None)
+            target = next((p for p in watch.members(run.info) if watch.ns_pid(p) == 2), None)
         elif run.info.get("worker"):
             target = run.info["worker"]
         dump = ""
@@ -588,14 +534,3 @@ class Sandbox:
                                {"status": status})
         raise SandboxError("crashed", f"the worker exited with status {status} without a result"
                            + (f":\n{tail}" if tail else ""), {"status": status})
-
-
-def _kill(pid: int) -> None:
-    """SIGKILL a process (a negative pid: a process group)."""
-    try:
-        if pid < 0:
-            os.killpg(-pid, signal.SIGKILL)
-        else:
-            os.kill(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

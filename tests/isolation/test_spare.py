@@ -24,7 +24,7 @@ from inspector.compile.api import inspect_kernel
 from inspector.compile.cache import Cache
 from inspector.isolation.exposure import isolation
 from inspector.isolation.sandbox import Sandbox
-from inspector.isolation.zygote import SPARE_NAME
+from inspector.isolation.request_processes import SPARE_NAME
 
 STATUS = isolation()
 REQUIRED = os.environ.get("INSPECTOR_REQUIRE_SANDBOX") == "1"

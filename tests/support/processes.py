@@ -40,7 +40,7 @@ def name(pid: int) -> str:
 def without_spares(pid: int) -> set[int]:
     """`descendants(pid)` less the worker manager's spare (its processes are named SPARE_NAME
     until their request comes) and whatever a spare runs while it warms up: what requests left."""
-    from inspector.isolation.zygote import SPARE_NAME
+    from inspector.isolation.request_processes import SPARE_NAME
 
     below = descendants(pid)
     spares = {p for p in below if name(p) == SPARE_NAME}
