@@ -15,6 +15,7 @@ import os
 import shutil
 import sys
 import tempfile
+import traceback
 import warnings
 from typing import Any, Callable
 
@@ -136,27 +137,37 @@ def warm_up_steps() -> list[Callable[[], None]]:
 
 
 def _warm_compile(target: str) -> None:
-    """Inspect the warm-up kernel for `target` in a scratch folder, and forget it."""
+    """Inspect the warm-up kernel for `target` in a scratch folder, and forget it; raise if that failed."""
     workdir = tempfile.mkdtemp(prefix="inspector-warm-")
     path = os.path.join(workdir, "warm_up.py")
     with open(path, "w") as f:
         f.write(_WARM_UP_SRC)
     main = sys.modules["__main__"]
     try:
-        inspect_file(InspectRequest(file=path, target=target, defer=["sass"]))
+        rec = inspect_file(InspectRequest(file=path, target=target, defer=["sass"]))
     finally:
         sys.modules["__main__"] = main  # a compile runs the file as __main__
         shutil.rmtree(workdir, ignore_errors=True)
+    if rec.error is not None:
+        raise RuntimeError(f"the warm-up inspection for {target} failed: {rec.error.short()}")
 
 
-def warm_spare() -> None:
-    """What a spare worker runs before its request comes (`inspector.isolation.zygote`): an
-    inspection of the warm-up kernel for the default target and for AMD's. A fresh fork of the
-    warm zygote pays copy-on-write faults on every page a request touches (about 20 ms for a
-    small kernel, measured: 79 ms forked against 60 ms in-process); after this, those pages are
-    its own."""
-    _warm_compile(DEFAULT_TARGET)
-    _warm_compile("gfx942")
+def warm_spare(native: bool = False) -> None:
+    """What a spare worker runs before its request comes (`inspector.isolation.zygote`). A fresh
+    fork of the warm zygote pays copy-on-write faults on every page a request touches (about
+    20 ms for a small kernel, measured: 79 ms forked against 60 ms in-process); after an
+    inspection of the warm-up kernel, those pages are its own. GPU-free, for the default target
+    and AMD's; `native`, on this machine's GPU, which also initialises CUDA and Triton's driver
+    (the zygote never may: its forks must be free to), the larger part of a native request."""
+    if native:  # a failure raises: a CUDA context it leaves broken is no place for a request
+        if torch.cuda.is_available():  # else a native request fails at once: nothing to warm
+            _warm_compile("native")
+        return
+    for target in (DEFAULT_TARGET, "gfx942"):  # a failure here costs warmth only
+        try:
+            _warm_compile(target)
+        except Exception:  # noqa: BLE001
+            traceback.print_exc()
 
 
 def warm_up() -> None:

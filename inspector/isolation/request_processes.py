@@ -302,14 +302,18 @@ def _spare_init(cfg: dict, fd: int) -> None:
 
 def _spare_worker(cfg: dict, fd: int) -> None:
     """A spare W: drops its privileges, warms up (the handler's `warm_spare`: the pages a request
-    touches become this process's own), then waits for its request; never returns."""
+    touches become this process's own; if it raises, W exits and the zygote makes another),
+    then waits for its request; never returns."""
     try:
         jail.set_parent_death_signal()
         if cfg["jail"]:
             jail.drop_privileges()  # before any code runs: unsharing needs a single thread
             _scratch_at(jail.SPARE_SCRATCH)
-        if hasattr(HANDLER, "warm_spare"):
-            warm_step(HANDLER.warm_spare)
+        # What the warm-up opens (a native one: CUDA's device files, which must stay open) goes
+        # above the request's descriptors.
+        placeholders = [os.open(os.devnull, os.O_RDONLY) for _ in range(FD_REQUEST + 1, FD_ALIVE + 1)]
+        if hasattr(HANDLER, "warm_spare"):  # one that fails is no spare: its state is not to be trusted
+            HANDLER.warm_spare(native=bool(cfg.get("native")))
         gc.collect()
         gc.freeze()
         up = socket.socket(fileno=fd)
@@ -317,9 +321,15 @@ def _spare_worker(cfg: dict, fd: int) -> None:
         data, fds, _, _ = socket.recv_fds(up, 1 << 16, 8)
         if not data or len(fds) != 4:
             os._exit(0)
-        up.close()
+        up.detach()  # fd (FD_REQUEST) is the request's next
         jail.set_process_name(NAME)
-        _place_descriptors(fds)
+        for i, received in enumerate(fds):
+            os.dup2(received, FD_REQUEST + i, inheritable=True)
+            os.close(received)
+        for held in placeholders:
+            if held > FD_LOG:  # the others were replaced just now
+                os.close(held)
+        _close_files_of_the_warm_up()
         os.dup2(FD_LOG, 2)
         msg = json.loads(data)
         if cfg["jail"]:
@@ -328,6 +338,21 @@ def _spare_worker(cfg: dict, fd: int) -> None:
         traceback.print_exc()
         os._exit(EXIT_CRASH)
     _serve(msg, cfg)
+
+
+def _close_files_of_the_warm_up() -> None:
+    """Close what a spare's warm-up left open on the file system, device nodes excepted (CUDA's
+    context lives on them): nothing it opened while the old root was in view reaches the request."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd <= FD_LOG:
+            continue
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue  # the listing's own descriptor, closed already
+        if target.startswith("/") and not target.startswith("/dev/"):
+            os.close(fd)
 
 
 def _set_limits(limits: dict, in_jail: bool) -> None:

@@ -173,8 +173,8 @@ class Sandbox:
             spare = os.environ.get("TRITON_INSPECTOR_SPARE", "1") != "0"
         self._spare = spare and warm_up_worker
         self._spares = threading.Condition()
-        self.spares_ready = 0  # spares the zygote reported warm, and requests they served
-        self.served_by_spare = 0
+        self._spare_ready = False  # the zygote holds a ready spare (as far as its messages have told)
+        self.served_by_spare = 0  # requests a spare served
         self._sent = self._started = 0  # requests sent to the zygote, and those it started
         self._lock = threading.Lock()  # the zygote and the table of pending requests
         self._send_lock = threading.Lock()
@@ -220,7 +220,7 @@ class Sandbox:
         self._ready = ready = threading.Event()
         self._warm = threading.Event()
         with self._spares:  # a new zygote: none of its spares yet, none of the old one's requests
-            self.spares_ready, self._sent, self._started = self.served_by_spare, 0, 0
+            self._spare_ready, self._sent, self._started = False, 0, 0
         self._ctl = ours
         launched = threading.Event()
 
@@ -274,13 +274,15 @@ class Sandbox:
             if msg.get("event") == "warm":
                 self._warm.set()
                 continue
-            if msg.get("event") in ("spare", "started"):
+            if msg.get("event") in ("spare", "retired", "started"):
                 with self._spares:
-                    if msg["event"] == "spare":
-                        self.spares_ready += 1
-                    else:
+                    if msg["event"] == "started":
                         self._started += 1
                         self.served_by_spare += bool(msg.get("spare"))
+                    if msg["event"] == "spare":
+                        self._spare_ready = True
+                    elif msg["event"] == "retired" or msg.get("spare"):  # gone, or taken
+                        self._spare_ready = False
                     self._spares.notify_all()
             with self._lock:
                 pending = self._pending.get(msg.get("id", ""))
@@ -337,8 +339,7 @@ class Sandbox:
             return False
         self._ensure_started()
         with self._spares:
-            return self._spares.wait_for(
-                lambda: self._started == self._sent and self.spares_ready > self.served_by_spare, timeout)
+            return self._spares.wait_for(lambda: self._started == self._sent and self._spare_ready, timeout)
 
     def active(self) -> list[dict[str, Any]]:
         """The requests running now: {"id", "seconds", "phase", "line"} each (phase from
@@ -361,7 +362,10 @@ class Sandbox:
         self._ensure_started()
         rid = uuid.uuid4().hex
         native = request.get("target") == "native" or request.get("kind") == "native"
-        msg = {"op": "run", "id": rid, "expose": request_paths(request), "hide": hidden_paths(),
+        # Which spare may serve it: a native one, a GPU-free one, or either (a probe, SASS from a binary).
+        kind = "native" if native else ("gpu-free" if request.get("kind", "inspect") == "inspect" else None)
+        msg = {"op": "run", "id": rid, "spare_kind": kind, "expose": request_paths(request),
+               "hide": hidden_paths(),
                # CUDA reserves far more address space than it uses: natively only the RSS watch applies.
                "limits": {"memory": None if native else limits.memory, "file_size": limits.output,
                           "processes": limits.processes, "tmp": DEFAULT_TMP}}

@@ -4,13 +4,16 @@ Started by `inspector.isolation.sandbox.Sandbox` as `python -m inspector.isolati
 bubblewrap when it is installed). It talks to the server over one AF_UNIX SOCK_SEQPACKET socket
 (the descriptor number is in the config), one JSON message per packet:
 
-    in : {"op": "run", "id": "...", "limits": {...}, "expose": [...], "hide": [...]}
+    in : {"op": "run", "id": "...", "limits": {...}, "expose": [...], "hide": [...],
+          "spare_kind": "native" | "gpu-free" | null}  (which spare may serve it; null: either)
          with five descriptors: the request (a memfd holding its JSON), then the write ends of
          the result, progress, log (stderr) and info pipes, which the server reads directly
          {"op": "kill", "id": "..."}
     out: {"event": "ready", "vm_bytes": N}      torch and Triton imported: requests are served
          {"event": "warm", "vm_bytes": N}       every warm-up step done (with warm_up in the config)
-         {"event": "spare"}                     a spare (below) is ready for the next request
+         {"event": "spare"}                     a spare is ready for the next request
+         {"event": "retired"}                   a ready spare went unused (it died, or was of
+                                                the other kind than the request: `_Spare`)
          {"id": "...", "event": "started", "spare": bool}
          {"id": "...", "event": "exited", "status": 0 | -signal | code}
 
@@ -80,32 +83,20 @@ def main() -> None:
     by_id: dict[str, int] = {}
     quiet_since = time.monotonic()
     served = False  # a request has been forked: warm at once between requests from now on
-    spare: tuple[int, socket.socket] | None = None  # the spare C and its socket
-    spare_ready, spare_failures = False, 0
+    spare = _Spare(send)
     while True:
         idle = bool(steps) and not children and (served or not getattr(steps[0], "after_first_request", False))
-        if (cfg.get("spare") and spare is None and not steps and not children
-                and spare_failures < MAX_SPARE_FAILURES):
-            # Warm and between requests: make the next request's processes now.
-            spare, spare_ready = processes.fork_spare(cfg, zygote), False
+        if cfg.get("spare") and not steps and not children:
+            spare.make(cfg, zygote)  # warm and between requests: the next request's processes now
         if not idle:
             wait = 1.0 if children else None
         elif served:
             wait = 0.0
         else:
             wait = max(0.0, quiet_since + WARM_AFTER_QUIET - time.monotonic())
-        ready, _, _ = select.select([ctl, wake_r] + ([spare[1]] if spare else []), [], [], wait)
-        if spare and spare[1] in ready:
-            if spare[1].recv(16) == b"ready" and not spare_ready:
-                spare_ready = True
-                send({"event": "spare"})
-            else:  # it died (or said something it should not): retire it
-                _kill(spare[0])
-                spare[1].close()
-                spare, spare_failures = None, spare_failures + 1
-                if spare_failures == MAX_SPARE_FAILURES:
-                    print(f"inspector: {spare_failures} spare workers died before their request; "
-                          "requests are forked afresh from now on", file=sys.stderr, flush=True)
+        ready, _, _ = select.select([ctl, wake_r] + ([spare.sock] if spare.sock else []), [], [], wait)
+        if spare.sock in ready:
+            spare.heard()
             continue
         if idle and not ready:
             processes.warm_step(steps.pop(0))
@@ -131,22 +122,12 @@ def main() -> None:
                 break  # the server closed the socket, or is gone
             msg = json.loads(data)
             if msg.get("op") == "run" and len(fds) == 5:
-                pid = None
-                if spare and spare_ready:
-                    try:
-                        socket.send_fds(spare[1], [json.dumps(msg).encode()], fds)
-                        pid = spare[0]
-                    except OSError:  # it died since it said ready
-                        _kill(spare[0])
-                    spare[1].close()
-                    spare = None
+                pid = spare.take(msg, fds)
+                from_spare = pid is not None
                 if pid is None:
                     pid = os.fork()
                     if pid == 0:
                         processes.request(msg, fds, cfg, zygote)
-                    from_spare = False
-                else:
-                    from_spare = True
                 quiet_since, served = time.monotonic(), True
                 children[pid] = msg["id"]
                 by_id[msg["id"]] = pid
@@ -162,9 +143,8 @@ def main() -> None:
                 break
             if pid == 0:
                 break
-            if spare and pid == spare[0]:  # a spare died: retire it now, before its pid can be reused
-                spare[1].close()
-                spare, spare_failures = None, spare_failures + 1
+            if pid == spare.pid:  # it died: retire it now, before its pid can be reused
+                spare.retire(failed=True, kill=False)
                 continue
             quiet_since = time.monotonic()
             rid = children.pop(pid, None)
@@ -172,9 +152,69 @@ def main() -> None:
                 by_id.pop(rid, None)
                 code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
                 send({"id": rid, "event": "exited", "status": code})
-    for pid in [*children, *([spare[0]] if spare else [])]:
+    for pid in [*children, *([spare.pid] if spare.pid else [])]:
         _kill(pid)
     os._exit(0)
+
+
+class _Spare:
+    """The zygote's one spare (`inspector.isolation.request_processes`): its C, the socket to it,
+    whether it said ready, and the kind of inspection it warmed for. GPU-free or native: a native
+    spare's worker holds a CUDA context, which a GPU-free inspection's worker never has, so each
+    serves only its kind; other requests (a probe, SASS from a binary) take either. The next
+    spare is of the kind of the last inspection. The server hears "spare" when one is ready and
+    "retired" when a ready one goes unused."""
+
+    def __init__(self, send) -> None:
+        self._send = send
+        self.pid: int | None = None
+        self.sock: socket.socket | None = None
+        self.ready = self.native = self.native_next = False
+        self.failures = 0
+
+    def make(self, cfg: dict, zygote: int) -> None:
+        """Fork one, unless there is one or too many died."""
+        if self.pid is None and self.failures < MAX_SPARE_FAILURES:
+            self.pid, self.sock = processes.fork_spare({**cfg, "native": self.native_next}, zygote)
+            self.ready, self.native = False, self.native_next
+
+    def heard(self) -> None:
+        """Its socket is readable: it is ready, or it died (or said what it should not)."""
+        if self.sock.recv(16) == b"ready" and not self.ready:
+            self.ready = True
+            self._send({"event": "spare"})
+        else:
+            self.retire(failed=True)
+
+    def take(self, msg: dict, fds: list[int]) -> int | None:
+        """Hand it the request if it is ready and of the request's kind; its C's pid, else None."""
+        if msg.get("spare_kind") is not None:
+            self.native_next = msg["spare_kind"] == "native"
+        if self.pid is not None and self.native != self.native_next:
+            self.retire(failed=False)  # warmed for the other kind: the next one is of this kind
+        if self.pid is None or not self.ready:
+            return None
+        try:
+            socket.send_fds(self.sock, [json.dumps(msg).encode()], fds)
+        except OSError:  # it died since it said ready
+            self.retire(failed=True)
+            return None
+        pid, self.pid = self.pid, None
+        self.sock.close()
+        self.sock, self.ready = None, False
+        return pid
+
+    def retire(self, failed: bool, kill: bool = True) -> None:
+        if kill:
+            _kill(self.pid)
+        if self.ready:
+            self._send({"event": "retired"})
+        self.sock.close()
+        self.pid, self.sock, self.ready = None, None, False
+        self.failures += failed
+        if failed and self.failures == MAX_SPARE_FAILURES:
+            print(f"inspector: {self.failures} spare workers died before their request; "
+                  "requests are forked afresh from now on", file=sys.stderr, flush=True)
 
 
 def _kill(pid: int) -> None:

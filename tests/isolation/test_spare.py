@@ -58,6 +58,13 @@ def example(device):
     seen["uid_map"] = open("/proc/self/uid_map").read().split()
     seen["mounts"] = sorted((m.split()[1], m.split()[3].split(",")[0]) for m in open("/proc/self/mounts"))
     seen["pids"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+    fds = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            fds[int(fd)] = re.sub(r"\\[\\d+\\]", "[N]", os.readlink("/proc/self/fd/" + fd))
+        except OSError:
+            pass
+    seen["descriptors"] = sorted(fds.items())
     seen["limits"] = [resource.getrlimit(r) for r in (resource.RLIMIT_FSIZE, resource.RLIMIT_NPROC, resource.RLIMIT_CORE)]
     raise RuntimeError("SEEN " + json.dumps(seen, sort_keys=True))
 '''
@@ -181,5 +188,50 @@ def test_spares_are_off_for_a_one_shot_sandbox():
     box = Sandbox(mode="off", warm_up_worker=False, spare=True)
     try:
         assert not box.wait_for_spare(1)
+    finally:
+        box.close()
+
+
+@jailed
+def test_a_spare_serves_only_the_kind_it_was_warmed_for(jailed_box, tmp_path):
+    """After a native request the next spare warms natively (its worker would hold a CUDA context);
+    a GPU-free inspection is then forked afresh, and the spare after it is GPU-free again."""
+    cache = Cache(tmp_path / "cache")
+    assert jailed_box.wait_for_spare(120)
+    count = jailed_box.served_by_spare
+    jailed_box.run({"kind": "native"})  # the local GPU, if any: a native request
+    assert jailed_box.wait_for_spare(120)
+    rec = inspect_kernel(KERNELS / "add.py", target="sm_90", sandbox=jailed_box, use_cache=False, cache=cache)
+    assert rec.error is None, rec.error.message
+    assert jailed_box.wait_for_spare(120)
+    assert jailed_box.served_by_spare == count  # neither came from a spare of the other kind
+    rec = served(jailed_box, KERNELS / "add.py", cache)
+    assert rec.error is None, rec.error.message
+
+
+@pytest.mark.gpu
+def test_a_native_spare_serves_a_native_inspection_with_cuda_ready(tmp_path):
+    """On a GPU: after a native inspection the spare warms natively (CUDA and Triton's driver
+    initialised before the request) and serves the next native inspection, the same record."""
+    box = Sandbox(warm_up_worker=True, spare=True)
+    cache = Cache(tmp_path / "cache")
+    try:
+        box.warm_up(complete=True)
+        t0 = time.perf_counter()
+        first = inspect_kernel(KERNELS / "add.py", target="native", sandbox=box, use_cache=False, cache=cache)
+        forked = time.perf_counter() - t0
+        assert first.error is None and first.mode == "native", first.error and first.error.short()
+        assert box.wait_for_spare(120)
+        before = box.served_by_spare
+        t0 = time.perf_counter()
+        again = inspect_kernel(KERNELS / "add.py", target="native", sandbox=box, use_cache=False, cache=cache)
+        spared = time.perf_counter() - t0
+        wait_until(lambda: box.served_by_spare == before + 1, 10, "the native request to be the spare's")
+        assert again.error is None and again.mode == "native", again.error and again.error.short()
+        for stage in ("ttir", "ttgir", "llir", "ptx"):
+            assert again.stages[stage] == first.stages[stage], stage
+        assert again.resources.registers == first.resources.registers and again.resources.source == "driver"
+        print(f"native add on {again.device_name}: forked afresh {forked * 1000:.0f} ms, "
+              f"served by a native spare {spared * 1000:.0f} ms")
     finally:
         box.close()
