@@ -96,14 +96,8 @@ def request(msg: dict, fds: list[int], cfg: dict, zygote: int) -> None:
         _leave_session(zygote)
         _place_descriptors(fds)
         alive_w = _pipe_to_alive()
-        null = os.open(os.devnull, os.O_RDWR)
-        os.dup2(null, 0)
-        os.dup2(null, 1)
         os.dup2(FD_LOG, 2)
-        os.close(null)
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if cfg["jail"]:
-            jail.enter_request_namespaces()
+        _enter_request(cfg)
         child = os.fork()
         if child == 0:
             os.close(alive_w)
@@ -127,6 +121,18 @@ def _leave_session(zygote: int) -> None:
     jail.set_parent_death_signal()
     if os.getppid() != zygote:
         os._exit(1)
+
+
+def _enter_request(cfg: dict) -> None:
+    """C's set-up before its child: stdin and stdout on /dev/null, no core files, and in jail mode
+    the request's namespaces."""
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if cfg["jail"]:
+        jail.enter_request_namespaces()
 
 
 def _write_info(child: int, cfg: dict, ns: int | None = None) -> None:
@@ -245,13 +251,7 @@ def _spare_request(cfg: dict, zygote: int, fd: int) -> None:
         _leave_session(zygote)
         jail.set_process_name(SPARE_NAME)  # G and W inherit it; each takes the zygote's back with a request
         _place_descriptors([fd])
-        null = os.open(os.devnull, os.O_RDWR)
-        os.dup2(null, 0)
-        os.dup2(null, 1)
-        os.close(null)
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if cfg["jail"]:
-            jail.enter_request_namespaces()
+        _enter_request(cfg)
         child, down, ns = _spare_child(cfg, _spare_init if cfg["jail"] else _spare_worker)
         data, fds = _await_request(socket.socket(fileno=3), down, 5)
         jail.set_process_name(NAME)
@@ -332,8 +332,6 @@ def _spare_worker(cfg: dict, fd: int) -> None:
         _close_files_of_the_warm_up()
         os.dup2(FD_LOG, 2)
         msg = json.loads(data)
-        if cfg["jail"]:
-            _scratch_at("/tmp")
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
         os._exit(EXIT_CRASH)
@@ -371,8 +369,6 @@ def _worker(msg: dict, cfg: dict) -> None:
     """W: runs the request; never returns."""
     try:
         _wait_for_parent()
-        if cfg["jail"]:
-            _scratch_at("/tmp")
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
         os._exit(EXIT_CRASH)
@@ -390,9 +386,12 @@ def _scratch_at(folder: str) -> None:
 
 
 def _serve(msg: dict, cfg: dict) -> None:
-    """W, its request's descriptors in place: limits, the handler's `serve`, the result; never returns."""
+    """W, its request's descriptors in place: its paths (in the jail), limits, the handler's
+    `serve`, the result; never returns."""
     code = 0
     try:
+        if cfg["jail"]:
+            _scratch_at("/tmp")
         me = os.getpid()
         limits = msg["limits"]
         if limits.get("memory"):  # new allocations bounded: what this process maps now plus the allowance
