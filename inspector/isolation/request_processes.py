@@ -355,7 +355,7 @@ def _close_files_of_the_warm_up() -> None:
 
 def _set_limits(limits: dict, in_jail: bool) -> None:
     if limits.get("address_space"):
-        # Bound new allocations: what the zygote already maps plus the allowance.
+        # Bound new allocations: what this worker maps when its request starts plus the allowance.
         resource.setrlimit(resource.RLIMIT_AS, (limits["address_space"], limits["address_space"]))
     if limits.get("file_size"):
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_size"], limits["file_size"]))
@@ -395,7 +395,7 @@ def _serve(msg: dict, cfg: dict) -> None:
         me = os.getpid()
         limits = msg["limits"]
         if limits.get("memory"):  # new allocations bounded: what this process maps now plus the allowance
-            limits["address_space"] = vm_size() + int(limits["memory"])
+            limits["address_space"] = _vm_size() + int(limits["memory"])
         from inspector.isolation import progress
 
         progress._fd = FD_PROGRESS
@@ -429,7 +429,7 @@ def _serve(msg: dict, cfg: dict) -> None:
     os._exit(code)
 
 
-def vm_size() -> int:
+def _vm_size() -> int:
     try:
         with open("/proc/self/status") as f:
             for line in f:
@@ -438,11 +438,3 @@ def vm_size() -> int:
     except OSError:
         pass
     return 0
-
-
-def warm_step(step) -> None:
-    """One warm-up step; a failure only costs the warmth (the requests pay for it themselves)."""
-    try:
-        step()
-    except BaseException:  # noqa: BLE001 - keep serving
-        traceback.print_exc()

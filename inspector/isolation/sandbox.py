@@ -64,7 +64,7 @@ from .exposure import REPO_ROOT, _warn_once, clean_environment, hidden_paths, is
 DEFAULT_TIMEOUT = 60.0
 # The module a worker serves requests with (named, not imported: isolation sits below compile).
 DEFAULT_HANDLER = "inspector.compile.handler"
-DEFAULT_MEMORY = 4 * 1024**3  # bytes a child may add to what the zygote maps / its resident set
+DEFAULT_MEMORY = 4 * 1024**3  # bytes a worker may add to what it maps when its request starts / its resident set
 DEFAULT_OUTPUT = 256 * 1024**2  # largest file a child may write, and the largest result
 DEFAULT_PROCESSES = 64  # processes in a request's namespace (ptxas and friends need a handful)
 DEFAULT_TMP = 1024**3  # the size of a request's private /tmp (and /dev/shm)

@@ -9,8 +9,8 @@ bubblewrap when it is installed). It talks to the server over one AF_UNIX SOCK_S
          with five descriptors: the request (a memfd holding its JSON), then the write ends of
          the result, progress, log (stderr) and info pipes, which the server reads directly
          {"op": "kill", "id": "..."}
-    out: {"event": "ready", "vm_bytes": N}      torch and Triton imported: requests are served
-         {"event": "warm", "vm_bytes": N}       every warm-up step done (with warm_up in the config)
+    out: {"event": "ready"}                     torch and Triton imported: requests are served
+         {"event": "warm"}                      every warm-up step done (with warm_up in the config)
          {"event": "spare"}                     a spare is ready for the next request
          {"event": "retired"}                   a ready spare went unused (it died, or was of
                                                 the other kind than the request: `_Spare`)
@@ -33,6 +33,7 @@ import signal
 import socket
 import sys
 import time
+import traceback
 
 from inspector.isolation import jail
 from inspector.isolation import request_processes as processes
@@ -67,7 +68,6 @@ def main() -> None:
     # soon as the imports are done (see the handler's warm_up_steps).
     steps = processes.HANDLER.warm_up_steps() if cfg.get("warm_up") else []
     cfg["expose"] = [*jail.SYSTEM_DIRS, *jail.python_paths(), REPO_ROOT]
-    vm = processes.vm_size()
     zygote = os.getpid()
 
     def send(obj: dict) -> None:
@@ -78,7 +78,7 @@ def main() -> None:
     signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     gc.freeze()  # what is imported now is never collected: a request's GC passes skip it (fewer copied pages)
-    send({"event": "ready", "vm_bytes": vm})
+    send({"event": "ready"})
     children: dict[int, str] = {}
     by_id: dict[str, int] = {}
     quiet_since = time.monotonic()
@@ -99,12 +99,11 @@ def main() -> None:
             spare.heard()
             continue
         if idle and not ready:
-            processes.warm_step(steps.pop(0))
+            _warm_step(steps.pop(0))
             gc.freeze()
             quiet_since = time.monotonic()
-            vm = processes.vm_size()  # a request's memory allowance counts from what the zygote maps now
             if not steps:
-                send({"event": "warm", "vm_bytes": vm})
+                send({"event": "warm"})
             continue
         if wake_r in ready:
             while True:
@@ -215,6 +214,14 @@ class _Spare:
         if failed and self.failures == MAX_SPARE_FAILURES:
             print(f"inspector: {self.failures} spare workers died before their request; "
                   "requests are forked afresh from now on", file=sys.stderr, flush=True)
+
+
+def _warm_step(step) -> None:
+    """One warm-up step; a failure only costs the warmth (the requests pay for it themselves)."""
+    try:
+        step()
+    except BaseException:  # noqa: BLE001 - keep serving
+        traceback.print_exc()
 
 
 def _kill(pid: int) -> None:
