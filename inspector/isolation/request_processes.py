@@ -230,12 +230,11 @@ def _spare_child(cfg: dict, role) -> tuple[int, socket.socket, int | None]:
     return child, mine, ns
 
 
-def _await_request(up: socket.socket, down: socket.socket, count: int) -> tuple[bytes, list[int]]:
+def _await_request(up: socket.socket, down: socket.socket | None, count: int) -> tuple[bytes, list[int]]:
     """Report ready upwards and wait for the request: its message and `count` descriptors. Leaves
-    if the parent closes its end (the spare retired) or the child dies first."""
+    if the parent closes its end (the spare retired) or the child (`down`, if any) dies first."""
     up.send(b"ready")
-    ready, _, _ = select.select([up, down], [], [])
-    if down in ready:
+    if down is not None and down in select.select([up, down], [], [])[0]:
         os._exit(EXIT_CRASH)
     data, fds, _, _ = socket.recv_fds(up, 1 << 16, 8)
     if not data or len(fds) != count:
@@ -316,12 +315,7 @@ def _spare_worker(cfg: dict, fd: int) -> None:
             HANDLER.warm_spare(native=bool(cfg.get("native")))
         gc.collect()
         gc.freeze()
-        up = socket.socket(fileno=fd)
-        up.send(b"ready")
-        data, fds, _, _ = socket.recv_fds(up, 1 << 16, 8)
-        if not data or len(fds) != 4:
-            os._exit(0)
-        up.detach()  # fd (FD_REQUEST) is the request's next
+        data, fds = _await_request(socket.socket(fileno=fd), None, 4)  # closes fd: FD_REQUEST is free
         jail.set_process_name(NAME)
         for i, received in enumerate(fds):
             os.dup2(received, FD_REQUEST + i, inheritable=True)
