@@ -3,7 +3,9 @@
 Each backend module offers:
 - `STAGES`: the stage names it produces, in pipeline order;
 - `extra_stages(asm) -> dict[str, str]`: stages we derive ourselves (NVIDIA: SASS);
-- `resources(asm, metadata, log) -> Resources`: what the kernel uses, GPU-free.
+- `resources(asm, metadata, log) -> Resources`: what the kernel uses, GPU-free;
+- `start_resources(asm, metadata, log)`: the same, any tool it runs started now; calling what it
+  returns waits for the Resources (the worker builds the rest of the record meanwhile).
 Adding a target vendor is adding a module here and a line in `for_backend`.
 """
 

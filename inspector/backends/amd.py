@@ -22,6 +22,7 @@ launch passes `metadata.shared` bytes, so the LDS a workgroup uses is their sum.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from ..record import Resources
 
@@ -63,6 +64,12 @@ def extra_stages(asm: dict, skip: tuple[str, ...] | list[str] = ()) -> dict[str,
 
 def stages_from_binary(data: bytes, stages: list[str]) -> dict[str, str]:
     return {}
+
+
+def start_resources(asm: dict, metadata: dict, log: str) -> Callable[[], Resources]:
+    """`resources`, as NVIDIA's backend starts its tool: here all is read from the text at once."""
+    r = resources(asm, metadata, log)
+    return lambda: r
 
 
 def resources(asm: dict, metadata: dict, log: str) -> Resources:

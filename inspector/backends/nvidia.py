@@ -22,6 +22,7 @@ import os
 import re
 import subprocess
 import tempfile
+from typing import Callable
 
 from ..record import Resources
 
@@ -112,17 +113,31 @@ def disassemble(cubin: bytes) -> str:
 
 def cubin_resource_usage(cubin: bytes) -> dict[str, int]:
     """REG/STACK/SHARED/LOCAL from `cuobjdump -res-usage`, read from the cubin itself."""
-    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-        f.write(cubin)
-        path = f.name
+    return start_resource_usage(cubin)()
+
+
+def start_resource_usage(cubin: bytes) -> Callable[[], dict[str, int]]:
+    """Start `cuobjdump -res-usage` on `cubin` (2-3 ms); the function returned waits for it and
+    gives what `cubin_resource_usage` gives (raising CalledProcessError if it failed). The cubin
+    goes to cuobjdump as an in-memory file: nothing is left to clean up if it is never waited for."""
+    fd = os.memfd_create("kernel.cubin")
     try:
-        text = subprocess.run(
-            [_tool("cuobjdump"), "-res-usage", path], check=True, capture_output=True, text=True
-        ).stdout
+        view = memoryview(cubin)
+        while view:
+            view = view[os.write(fd, view):]
+        proc = subprocess.Popen([_tool("cuobjdump"), "-res-usage", f"/proc/self/fd/{fd}"], pass_fds=(fd,),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     finally:
-        os.unlink(path)
-    m = RES_USAGE.search(text)
-    return {k: int(v) for k, v in m.groupdict().items()} if m else {}
+        os.close(fd)  # cuobjdump holds its own copy
+
+    def usage() -> dict[str, int]:
+        out, err = proc.communicate()
+        if proc.returncode:
+            raise subprocess.CalledProcessError(proc.returncode, proc.args, out, err)
+        m = RES_USAGE.search(out)
+        return {k: int(v) for k, v in m.groupdict().items()} if m else {}
+
+    return usage
 
 
 def parse_ptxas_log(log: str) -> dict[str, int]:
@@ -163,20 +178,31 @@ def stages_from_binary(data: bytes, stages: list[str]) -> dict[str, str]:
 
 def resources(asm: dict, metadata: dict, log: str) -> Resources:
     """Resources GPU-free: registers/stack from the cubin, spill bytes and barriers from ptxas."""
-    r = Resources.from_metadata(metadata)
-    usage = cubin_resource_usage(asm["cubin"]) if asm.get("cubin") else {}
-    ptxas = parse_ptxas_log(log)
-    r.registers = usage.get("regs", ptxas.get("registers"))
-    # Local memory per thread is the ABI stack frame (where spills go) plus any non-stack local
-    # arrays; the driver reports their sum as CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES.
-    if usage:
-        r.local_bytes = usage.get("stack", 0) + usage.get("local", 0)
-    else:
-        r.local_bytes = ptxas.get("stack_bytes")
-    r.spills = r.local_bytes // 4 if r.local_bytes is not None else None  # Triton's n_spills
-    r.spill_store_bytes = ptxas.get("spill_store_bytes")
-    r.spill_load_bytes = ptxas.get("spill_load_bytes")
-    r.barriers = ptxas.get("barriers")
-    r.constant_bytes = ptxas.get("constant_bytes")
-    r.source = "cubin+ptxas" if usage and ptxas else ("cubin" if usage else "ptxas")
-    return r
+    return start_resources(asm, metadata, log)()
+
+
+def start_resources(asm: dict, metadata: dict, log: str) -> Callable[[], Resources]:
+    """`resources`, its tool started now (cuobjdump runs while the caller does other work); the
+    function returned waits for it and gives the Resources."""
+    pending = start_resource_usage(asm["cubin"]) if asm.get("cubin") else (lambda: {})
+
+    def finish() -> Resources:
+        r = Resources.from_metadata(metadata)
+        usage = pending()
+        ptxas = parse_ptxas_log(log)
+        r.registers = usage.get("regs", ptxas.get("registers"))
+        # Local memory per thread is the ABI stack frame (where spills go) plus any non-stack local
+        # arrays; the driver reports their sum as CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES.
+        if usage:
+            r.local_bytes = usage.get("stack", 0) + usage.get("local", 0)
+        else:
+            r.local_bytes = ptxas.get("stack_bytes")
+        r.spills = r.local_bytes // 4 if r.local_bytes is not None else None  # Triton's n_spills
+        r.spill_store_bytes = ptxas.get("spill_store_bytes")
+        r.spill_load_bytes = ptxas.get("spill_load_bytes")
+        r.barriers = ptxas.get("barriers")
+        r.constant_bytes = ptxas.get("constant_bytes")
+        r.source = "cubin+ptxas" if usage and ptxas else ("cubin" if usage else "ptxas")
+        return r
+
+    return finish

@@ -50,7 +50,7 @@ import tempfile
 import traceback
 from typing import Any
 
-from inspector.isolation import jail
+from inspector.isolation import jail, progress
 
 # Where the request's descriptors sit in C, G and W.
 FD_REQUEST, FD_RESULT, FD_PROGRESS, FD_LOG, FD_INFO, FD_ALIVE = 3, 4, 5, 6, 7, 8
@@ -390,8 +390,6 @@ def _serve(msg: dict, cfg: dict) -> None:
         limits = msg["limits"]
         if limits.get("memory"):  # new allocations bounded: what this process maps now plus the allowance
             limits["address_space"] = _vm_size() + int(limits["memory"])
-        from inspector.isolation import progress
-
         progress._fd = FD_PROGRESS
         faulthandler.register(signal.SIGUSR1, file=2, all_threads=True)  # where a timeout struck
         size = os.fstat(FD_REQUEST).st_size
