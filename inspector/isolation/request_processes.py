@@ -312,7 +312,7 @@ def _spare_worker(cfg: dict, fd: int) -> None:
         # above the request's descriptors.
         placeholders = [os.open(os.devnull, os.O_RDONLY) for _ in range(FD_REQUEST + 1, FD_ALIVE + 1)]
         if hasattr(HANDLER, "warm_spare"):  # one that fails is no spare: its state is not to be trusted
-            HANDLER.warm_spare(native=bool(cfg.get("native")))
+            HANDLER.warm_spare(native=bool(cfg.get("native")), target=cfg.get("warm_target"))
         gc.collect()
         gc.freeze()
         data, fds = _await_request(socket.socket(fileno=fd), None, 4)  # closes fd: FD_REQUEST is free

@@ -150,7 +150,7 @@ class Sandbox:
 
     def __init__(self, env: dict[str, str] | None = None, warm_up_worker: bool | None = None,
                  mode: str | None = None, python: str | None = None, handler: str = DEFAULT_HANDLER,
-                 spare: bool | None = None):
+                 spare: bool | str | None = None):
         """`warm_up_worker`: let the zygote do a compile per vendor before forking (a few seconds
         once, then every request is faster). Worth it for a server; a one-shot CLI call skips it.
         Default: the environment variable TRITON_INSPECTOR_PREWARM ("0" or "1", default "1").
@@ -161,7 +161,9 @@ class Sandbox:
         `serve(request)` a worker runs and whose `warm_up_steps()` the zygote runs between
         requests; the compile worker by default. `spare`: once warm, keep the next request's
         processes made and warmed ahead (`inspector.isolation.zygote`), so a request costs no fork;
-        only with `warm_up_worker`. Default: $TRITON_INSPECTOR_SPARE ("0" or "1", default "1")."""
+        only with `warm_up_worker`; the next one warms while a request runs on machines of 4 cores
+        or more, between requests on fewer, and always with "beside". Default:
+        $TRITON_INSPECTOR_SPARE ("0", "1" or "beside"; default "1")."""
         self._env = env
         self.handler = handler
         self.python = python or sys.executable
@@ -170,8 +172,8 @@ class Sandbox:
             warm_up_worker = os.environ.get("TRITON_INSPECTOR_PREWARM", "1") != "0"
         self._warm_up_worker = warm_up_worker
         if spare is None:
-            spare = os.environ.get("TRITON_INSPECTOR_SPARE", "1") != "0"
-        self._spare = spare and warm_up_worker
+            spare = {"0": False, "beside": "beside"}.get(os.environ.get("TRITON_INSPECTOR_SPARE", "1"), True)
+        self._spare = spare if warm_up_worker else False
         self._spares = threading.Condition()
         self._spare_ready = False  # the zygote holds a ready spare (as far as its messages have told)
         self.served_by_spare = 0  # requests a spare served
@@ -212,7 +214,7 @@ class Sandbox:
         bwrap = status["mode"] == "bwrap"
         cfg = {"control": theirs.fileno(), "jail": status["isolated"], "bwrap": bwrap, "parent": os.getpid(),
                "warm_up": self._warm_up_worker, "handler": self.handler, "uncover": bwrap and os.geteuid() == 0,
-               "spare": self._spare}
+               "spare": bool(self._spare), "spare_beside": self._spare == "beside"}
         command = [self.python, "-m", "inspector.isolation.zygote", "--config", json.dumps(cfg)]
         if bwrap:
             env["TMPDIR"] = "/dev/shm"  # the manager's own scratch space (its warm-up compile)
@@ -364,7 +366,8 @@ class Sandbox:
         native = request.get("target") == "native" or request.get("kind") == "native"
         # Which spare may serve it: a native one, a GPU-free one, or either (a probe, SASS from a binary).
         kind = "native" if native else ("gpu-free" if request.get("kind", "inspect") == "inspect" else None)
-        msg = {"op": "run", "id": rid, "spare_kind": kind, "expose": request_paths(request),
+        msg = {"op": "run", "id": rid, "spare_kind": kind, "target": request.get("target"),
+               "expose": request_paths(request),
                "hide": hidden_paths(),
                # CUDA reserves far more address space than it uses: natively only the RSS watch applies.
                "limits": {"memory": None if native else limits.memory, "file_size": limits.output,

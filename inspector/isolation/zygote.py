@@ -5,7 +5,8 @@ bubblewrap when it is installed). It talks to the server over one AF_UNIX SOCK_S
 (the descriptor number is in the config), one JSON message per packet:
 
     in : {"op": "run", "id": "...", "limits": {...}, "expose": [...], "hide": [...],
-          "spare_kind": "native" | "gpu-free" | null}  (which spare may serve it; null: either)
+          "spare_kind": "native" | "gpu-free" | null,  (which spare may serve it; null: either)
+          "target": "sm_90" | ... | null}  (a GPU-free spare warms for the last one's target)
          with five descriptors: the request (a memfd holding its JSON), then the write ends of
          the result, progress, log (stderr) and info pipes, which the server reads directly
          {"op": "kill", "id": "..."}
@@ -45,6 +46,12 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 # than this).
 WARM_AFTER_QUIET = 0.3
 MAX_SPARE_FAILURES = 3  # spares that died before their request: after these, none is made any more
+# A spare warms while a request runs on machines with this many cores or more (see main).
+SPARE_BESIDE_CORES = 4
+# How long a request may wait for the spare warming for it rather than be forked afresh: about
+# what the fresh fork costs more (vector add, measured: 35 ms GPU-free on a 2-core VM and an H100
+# host; natively 0.5-0.8 s, CUDA initialised afresh).
+HOLD_FOR_SPARE = {"gpu-free": 0.035, "native": 0.6}
 
 
 def main() -> None:
@@ -84,20 +91,47 @@ def main() -> None:
     quiet_since = time.monotonic()
     served = False  # a request has been forked: warm at once between requests from now on
     spare = _Spare(send)
+    # Where cores are to spare, the next spare warms while a request runs (a script's calls come
+    # back to back); on fewer it would slow the request it runs beside, so it waits for the end.
+    spare_beside = cfg.get("spare_beside") or len(os.sched_getaffinity(0)) >= SPARE_BESIDE_CORES
+    held: tuple[dict, list[int], float] | None = None  # a request waiting for the spare that warms for it
+
+    def dispatch(msg: dict, fds: list[int]) -> None:
+        """Hand the request to the spare, or fork its processes afresh; report it started."""
+        pid = spare.take(msg, fds)
+        from_spare = pid is not None
+        if pid is None:
+            pid = os.fork()
+            if pid == 0:
+                processes.request(msg, fds, cfg, zygote)
+        children[pid] = msg["id"]
+        by_id[msg["id"]] = pid
+        send({"id": msg["id"], "event": "started", "spare": from_spare})
+        for fd in fds:
+            os.close(fd)
+
     while True:
         idle = bool(steps) and not children and (served or not getattr(steps[0], "after_first_request", False))
-        if cfg.get("spare") and not steps and not children:
-            spare.make(cfg, zygote)  # warm and between requests: the next request's processes now
+        if cfg.get("spare") and not steps and (spare_beside or not children):
+            spare.make(cfg, zygote)  # warm: the next request's processes now
         if not idle:
             wait = 1.0 if children else None
         elif served:
             wait = 0.0
         else:
             wait = max(0.0, quiet_since + WARM_AFTER_QUIET - time.monotonic())
+        if held is not None:
+            wait = max(0.0, min(wait if wait is not None else held[2], held[2] - time.monotonic()))
         ready, _, _ = select.select([ctl, wake_r] + ([spare.sock] if spare.sock else []), [], [], wait)
         if spare.sock in ready:
             spare.heard()
+            if held is not None and (spare.ready or spare.pid is None):
+                dispatch(*held[:2])  # the spare it waited for (or a fresh fork, if that one died)
+                held = None
             continue
+        if held is not None and time.monotonic() >= held[2]:
+            dispatch(*held[:2])  # the spare is late: forked afresh
+            held = None
         if idle and not ready:
             _warm_step(steps.pop(0))
             gc.freeze()
@@ -121,16 +155,18 @@ def main() -> None:
                 break  # the server closed the socket, or is gone
             msg = json.loads(data)
             if msg.get("op") == "run" and len(fds) == 5:
-                pid = spare.take(msg, fds)
-                from_spare = pid is not None
-                if pid is None:
-                    pid = os.fork()
-                    if pid == 0:
-                        processes.request(msg, fds, cfg, zygote)
                 quiet_since, served = time.monotonic(), True
-                children[pid] = msg["id"]
-                by_id[msg["id"]] = pid
-                send({"id": msg["id"], "event": "started", "spare": from_spare})
+                wait_until = spare.worth_waiting(msg) if held is None else None
+                if wait_until is not None:
+                    held = (msg, fds, wait_until)
+                else:
+                    dispatch(msg, fds)
+                fds = []  # held or dispatched: closed when it is handed on
+            elif msg.get("op") == "kill" and held is not None and msg.get("id") == held[0]["id"]:
+                for fd in held[1]:
+                    os.close(fd)
+                send({"id": held[0]["id"], "event": "exited", "status": -signal.SIGKILL})
+                held = None
             elif msg.get("op") == "kill" and msg.get("id") in by_id:
                 _kill(by_id[msg["id"]])
             for fd in fds:
@@ -161,34 +197,57 @@ class _Spare:
     whether it said ready, and the kind of inspection it warmed for. GPU-free or native: a native
     spare's worker holds a CUDA context, which a GPU-free inspection's worker never has, so each
     serves only its kind; other requests (a probe, SASS from a binary) take either. The next
-    spare is of the kind of the last inspection. The server hears "spare" when one is ready and
-    "retired" when a ready one goes unused."""
+    spare is of the kind of the last inspection, and a GPU-free one warms for its target. The
+    server hears "spare" when one is ready and "retired" when a ready one goes unused."""
 
     def __init__(self, send) -> None:
         self._send = send
         self.pid: int | None = None
         self.sock: socket.socket | None = None
         self.ready = self.native = self.native_next = False
+        self.target_next: str | None = None  # the last GPU-free inspection's target
         self.failures = 0
+        self.started = 0.0  # when this one was forked
+        self.warm_seconds: dict[bool, float] = {}  # by kind (native?): how long the last one took to be ready
 
     def make(self, cfg: dict, zygote: int) -> None:
         """Fork one, unless there is one or too many died."""
         if self.pid is None and self.failures < MAX_SPARE_FAILURES:
-            self.pid, self.sock = processes.fork_spare({**cfg, "native": self.native_next}, zygote)
-            self.ready, self.native = False, self.native_next
+            self.pid, self.sock = processes.fork_spare(
+                {**cfg, "native": self.native_next, "warm_target": self.target_next}, zygote)
+            self.ready, self.native, self.started = False, self.native_next, time.monotonic()
 
     def heard(self) -> None:
         """Its socket is readable: it is ready, or it died (or said what it should not)."""
         if self.sock.recv(16) == b"ready" and not self.ready:
             self.ready = True
+            self.warm_seconds[self.native] = time.monotonic() - self.started
             self._send({"event": "spare"})
         else:
             self.retire(failed=True)
+
+    def worth_waiting(self, msg: dict) -> float | None:
+        """When a request of this spare's kind comes while it still warms: the time until which to
+        hold the request for it, if it should be ready sooner than a fresh fork would catch up
+        (`HOLD_FOR_SPARE`, from the last spare of its kind); else None (fork afresh)."""
+        kind = msg.get("spare_kind")
+        if self.pid is None or self.ready or kind is None or (kind == "native") != self.native:
+            return None
+        took = self.warm_seconds.get(self.native)
+        if took is None:
+            return None
+        now = time.monotonic()
+        left = self.started + took - now
+        if left > HOLD_FOR_SPARE["native" if self.native else "gpu-free"]:
+            return None
+        return now + max(left, 0.0) * 1.5 + 0.01  # a little late is still sooner than a fork
 
     def take(self, msg: dict, fds: list[int]) -> int | None:
         """Hand it the request if it is ready and of the request's kind; its C's pid, else None."""
         if msg.get("spare_kind") is not None:
             self.native_next = msg["spare_kind"] == "native"
+            if not self.native_next and msg.get("target"):
+                self.target_next = msg["target"]
         if self.pid is not None and self.native != self.native_next:
             self.retire(failed=False)  # warmed for the other kind: the next one is of this kind
         if self.pid is None or not self.ready:

@@ -235,3 +235,96 @@ def test_a_native_spare_serves_a_native_inspection_with_cuda_ready(tmp_path):
               f"served by a native spare {spared * 1000:.0f} ms")
     finally:
         box.close()
+
+
+# A kernel file whose example() waits until the test writes a flag beside it (its folder is the
+# request's project, bound into the jail live), so the request is still running when the test looks.
+WAITS_FOR_FLAG = '''
+import os, time
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+
+
+def example(device):
+    import torch
+    flag = os.path.join(os.path.dirname(os.path.abspath(__file__)), "go")
+    end = time.monotonic() + 120
+    while not os.path.exists(flag) and time.monotonic() < end:
+        time.sleep(0.01)
+    x = torch.empty(128, device=device)
+    copy_kernel[(1,)](x, torch.empty_like(x), BLOCK=128)
+'''
+
+
+@jailed
+def test_a_spare_warms_beside_a_running_request(tmp_path):
+    """With spares made beside requests (what machines of 4 cores or more do), the next spare is
+    ready while a request still runs, and serves the request that follows it."""
+    import threading
+
+    box = Sandbox(mode="unshare", warm_up_worker=True, spare="beside")
+    cache = Cache(tmp_path / "cache")
+    (tmp_path / "kernel").mkdir()
+    path = tmp_path / "kernel" / "waits.py"
+    path.write_text(WAITS_FOR_FLAG)
+    try:
+        box.warm_up(complete=True)
+        assert box.wait_for_spare(120)
+        first: list = []
+        running = threading.Thread(target=lambda: first.append(
+            inspect_kernel(path, target="sm_90", sandbox=box, use_cache=False, cache=cache)))
+        running.start()
+        try:
+            wait_until(lambda: box.served_by_spare == 1, 30, "the first request to take the spare")
+            assert box.wait_for_spare(120), "no spare was made while the request ran"
+            assert running.is_alive(), "the request ended before the test let it"
+        finally:
+            (tmp_path / "kernel" / "go").write_text("")
+            running.join(120)
+        assert first and first[0].error is None, first and first[0].error
+        rec = served(box, KERNELS / "add.py", cache)
+        assert rec.error is None, rec.error.message
+        assert box.served_by_spare == 2
+    finally:
+        box.close()
+
+
+def test_a_request_waits_for_a_spare_only_when_it_is_nearly_warm():
+    """`_Spare.worth_waiting`: a request of the warming spare's kind is held for it when the spare
+    should be ready sooner than a fresh fork would catch up (its last warm-up's length tells)."""
+    from inspector.isolation.zygote import HOLD_FOR_SPARE, _Spare
+
+    spare = _Spare(send=lambda message: None)
+    gpu_free, native = {"spare_kind": "gpu-free"}, {"spare_kind": "native"}
+    assert spare.worth_waiting(gpu_free) is None  # none warming
+    spare.pid, spare.started = 12345, time.monotonic()
+    assert spare.worth_waiting(gpu_free) is None  # no warm-up measured yet
+    spare.warm_seconds[False] = HOLD_FOR_SPARE["gpu-free"] / 2
+    until = spare.worth_waiting(gpu_free)
+    assert until is not None and time.monotonic() < until < time.monotonic() + 2 * HOLD_FOR_SPARE["gpu-free"]
+    assert spare.worth_waiting(native) is None  # another kind: its worker would hold no CUDA context
+    assert spare.worth_waiting({"spare_kind": None}) is None  # a probe or SASS: forked at once
+    spare.warm_seconds[False] = 10 * HOLD_FOR_SPARE["gpu-free"]
+    assert spare.worth_waiting(gpu_free) is None  # far from warm: a fresh fork is sooner
+    spare.native, spare.warm_seconds[True] = True, HOLD_FOR_SPARE["native"] / 2
+    assert spare.worth_waiting(native) is not None  # natively a fork costs CUDA's start: worth more waiting
+    spare.ready = True
+    assert spare.worth_waiting(native) is None  # ready: it is taken, not waited for
+
+
+def test_a_gpu_free_spare_warms_for_the_last_requests_target(monkeypatch):
+    from inspector.compile import handler
+    from inspector.hardware.targets import DEFAULT_TARGET
+
+    warmed: list[str] = []
+    monkeypatch.setattr(handler, "_warm_compile", warmed.append)
+    handler.warm_spare(target="gfx942")
+    handler.warm_spare(target=None)
+    handler.warm_spare(target="no_such_target")
+    assert warmed == ["gfx942", DEFAULT_TARGET, DEFAULT_TARGET]
