@@ -19,11 +19,20 @@ For each bundled kernel and target:
   between compiles gets; `Sandbox.wait_for_spare`): hand the request to the spare's jailed
   worker, import the file, run example(), compile, resources, reproducer, record back as JSON.
 - no spare: the same with spares off (TRITON_INSPECTOR_SPARE=0): each request forks its
-  processes from the worker manager and builds its jail first (what back-to-back requests get
-  when the spare is still warming).
-- + SASS: `complete(rec)` afterwards, when the SASS is first asked for (nvdisasm in the sandbox).
+  processes from the worker manager and builds its jail first (what a request gets when no
+  spare is ready).
+- back to back: inspections called one after another with no pause, as a script's loop calls
+  them, and how many of them a spare served (on 4 cores or more the next spare warms beside a
+  running request; on fewer, between requests, so a loop's requests are forked afresh).
+- + SASS: `complete(rec)` of the previous round's record, when the SASS is first asked for
+  (nvdisasm in the sandbox).
 - CLI cache hit: `python -m inspector compile FILE --target T` served from the cache, wall-clock
   of the whole process (median of 5).
+
+Each column is a median of `--repeat` samples. The warm ones (no spare, bare warm, + SASS,
+inspection) are sampled in rounds, one of each per round, so a machine whose speed drifts between
+minutes slows both sides of a ratio alike; the JSON also keeps the median of the per-round
+ratios of inspection to bare (`warm_ratio_rounds`).
 
 Run: python benchmarks/inspection_cost.py [--targets sm_90,gfx942|native] [--kernels add,matmul] [--repeat 3]
      [--json OUT.json]
@@ -129,9 +138,9 @@ def main() -> None:
                f"{platform.python_version()}; Triton {triton_version()}")
     print(f"machine: {machine}\n")
     print("| kernel | target | bare, fresh process (s) | CLI, cold (s) | cold / bare | bare, warm process (s) "
-          "| inspection, warm (s) | warm / bare | no spare (s) | no spare / bare | + SASS when asked (s) "
-          "| CLI cache hit (s) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| inspection, warm (s) | warm / bare | no spare (s) | no spare / bare | back to back (s) (by a spare) "
+          "| + SASS when asked (s) | CLI cache hit (s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     for path in kernels:
         for target in ns.targets.split(","):
@@ -147,6 +156,7 @@ def main() -> None:
             print(f"| {path.stem} | {target} | {fresh:.2f} | {row['cli_cold']:.2f} | {row['cli_cold'] / fresh:.2f}x | "
                   f"{warm:.3f} | {row['inspection_warm']:.3f} | {row['inspection_warm'] / warm:.2f}x | "
                   f"{row['no_spare']:.3f} | {row['no_spare'] / warm:.2f}x | "
+                  f"{row['back_to_back']:.3f} ({row['back_to_back_by_spare']}) | "
                   f"{row['sass']:.3f} | {row['cli_hit']:.2f} |", flush=True)
     box.close()
     fresh_box.close()
@@ -162,18 +172,25 @@ def _row(path: Path, target: str, repeat: int, box, fresh_box, cache) -> dict:
     fresh = med(bare(path, target, warm=False)["script"] for _ in range(repeat))
     cold = med(cli(path, target, tempfile.mkdtemp(prefix="inspection-cost-home-"), "--no-cache")
                for _ in range(repeat))
-    warm = med(bare(path, target, warm=True)["compile"] for _ in range(repeat))
-    forked = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        rec = inspect_kernel(path, target=target, use_cache=False, sandbox=fresh_box, timeout=600,
-                             cache=cache, defer=("sass",))
-        forked.append(time.perf_counter() - t0)
     # One untimed inspection of this kind first: the spare after it is warmed for this kind
     # (GPU-free or native), as a user's next compile of the same kind finds it.
-    inspect_kernel(path, target=target, use_cache=False, sandbox=box, timeout=600, cache=cache, defer=("sass",))
-    fulls, sass = [], []
+    rec = inspect_kernel(path, target=target, use_cache=False, sandbox=box, timeout=600, cache=cache,
+                         defer=("sass",))
+    # The warm columns in rounds (see the module docstring): the GPU machine's host drifted by 30%
+    # between minutes, more than the ratios measured.
+    warm, forked, fulls, sass = [], [], [], []
     for _ in range(repeat):
+        t0 = time.perf_counter()
+        inspect_kernel(path, target=target, use_cache=False, sandbox=fresh_box, timeout=600, cache=cache,
+                       defer=("sass",))
+        forked.append(time.perf_counter() - t0)
+        warm.append(bare(path, target, warm=True)["compile"])
+        # SASS for the previous record takes the spare that waited through the bare compile: on a
+        # machine that pages out what sat unused for a second (the VM's DAMON reclaim), an idle
+        # spare is a cold one. The timed inspection then gets the spare made after it, just warm.
+        t0 = time.perf_counter()
+        complete(rec, sandbox=box, cache=cache)
+        sass.append(time.perf_counter() - t0)
         box.wait_for_spare()
         t0 = time.perf_counter()
         rec = inspect_kernel(path, target=target, use_cache=False, sandbox=box, timeout=600,
@@ -181,15 +198,21 @@ def _row(path: Path, target: str, repeat: int, box, fresh_box, cache) -> dict:
         fulls.append(time.perf_counter() - t0)
         if rec.error:
             raise SystemExit(f"{path.name} {target}: {rec.error.short()}")
+    # Back to back, as a script's loop calls: each request comes as the last one's record is back.
+    box.wait_for_spare()
+    before, loop = box.served_by_spare, []
+    for _ in range(repeat):
         t0 = time.perf_counter()
-        complete(rec, sandbox=box, cache=cache)
-        sass.append(time.perf_counter() - t0)
+        inspect_kernel(path, target=target, use_cache=False, sandbox=box, timeout=600, cache=cache, defer=("sass",))
+        loop.append(time.perf_counter() - t0)
+    by_spare = box.served_by_spare - before
     home = tempfile.mkdtemp(prefix="inspection-cost-home-")
     cli(path, target, home)
     hit = med(cli(path, target, home) for _ in range(5))
     return {"kernel": path.stem, "target": target, "bare_fresh": fresh, "cli_cold": cold,
-            "bare_warm": warm, "inspection_warm": med(fulls), "no_spare": med(forked), "sass": med(sass),
-            "cli_hit": hit}
+            "bare_warm": med(warm), "inspection_warm": med(fulls), "no_spare": med(forked), "sass": med(sass),
+            "cli_hit": hit, "warm_ratio_rounds": med(f / w for f, w in zip(fulls, warm)),
+            "back_to_back": med(loop), "back_to_back_by_spare": f"{by_spare}/{repeat}"}
 
 
 if __name__ == "__main__":

@@ -13,10 +13,10 @@ A request is three processes, so that each has one job:
        the user's code. Its result goes back, length-prefixed, on the request's own result
        pipe, which no other request holds.
 
-**The spare.** Once warm (with `spare` in the config), and whenever no request is in flight, the
-zygote makes the next request's processes ahead: a spare C enters the namespaces, its G builds
-the root as far as it can without the request (`jail.enter_root`: the old root is kept at /.old)
-and forks W, which drops its privileges and warms up in a scratch folder (the handler's
+**The spare.** Once warm (with `spare` in the config), the zygote makes the next request's
+processes ahead (between requests, or beside a running one where cores are to spare: `zygote`):
+a spare C enters the namespaces, its G builds the root as far as it can without the request
+(`jail.enter_root`: the old root is kept at /.old) and forks W, which drops its privileges and warms up in a scratch folder (the handler's
 `warm_spare`, the inspector's own code: a fresh fork pays ~20 ms of copy-on-write faults on the
 pages a request touches, which W then owns). Each says "ready" up the chain. A request then goes
 to the spare over its socket, with its descriptors: C writes the info line, G binds the request's
@@ -25,7 +25,8 @@ drops its privileges and hands W the descriptors; W serves. What the user's code
 fork would have shown it (tests/isolation/test_spare.py compares the two). Spare processes are
 named `inspector-spare` until their request comes. A spare serves one request; one that dies
 first is replaced, and after `zygote.MAX_SPARE_FAILURES` the zygote forks afresh only. A request that
-comes while the spare still warms is forked afresh.
+comes while the spare still warms is forked afresh, unless the spare is nearly warm
+(`zygote.HOLD_FOR_SPARE`).
 
 Each of them dies with its parent (PR_SET_PDEATHSIG), so killing the server or the zygote kills
 every request in flight, and the spare. When the jail is unavailable (fallback mode), C forks W directly and today's process
