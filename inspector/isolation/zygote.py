@@ -93,7 +93,9 @@ def main() -> None:
     spare = _Spare(send)
     # Where cores are to spare, the next spare warms while a request runs (a script's calls come
     # back to back); on fewer it would slow the request it runs beside, so it waits for the end.
-    spare_beside = cfg.get("spare_beside") or len(os.sched_getaffinity(0)) >= SPARE_BESIDE_CORES
+    spare_beside = cfg.get("spare_beside")
+    if spare_beside is None:
+        spare_beside = len(os.sched_getaffinity(0)) >= SPARE_BESIDE_CORES
     held: tuple[dict, list[int], float] | None = None  # a request waiting for the spare that warms for it
 
     def dispatch(msg: dict, fds: list[int]) -> None:
