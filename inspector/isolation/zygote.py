@@ -124,8 +124,9 @@ def main() -> None:
             wait = 0.0
         else:
             wait = max(0.0, quiet_since + WARM_AFTER_QUIET - time.monotonic())
-        if held is not None:
-            wait = max(0.0, min(wait if wait is not None else held[2], held[2] - time.monotonic()))
+        if held is not None:  # wake by its deadline at the latest
+            left = max(0.0, held[2] - time.monotonic())
+            wait = left if wait is None else min(wait, left)
         ready, _, _ = select.select([ctl, wake_r] + ([spare.sock] if spare.sock else []), [], [], wait)
         if spare.sock in ready:
             spare.heard()
