@@ -41,6 +41,8 @@ PTXAS_USED = re.compile(
 PTXAS_FRAME = re.compile(
     r"(?P<stack>\d+) bytes stack frame, (?P<stores>\d+) bytes spill stores, (?P<loads>\d+) bytes spill loads"
 )
+# "ptxas info    : Function properties for add_kernel", one per function in the cubin
+PTXAS_FUNCTION = re.compile(r"Function properties for \S+")
 # cuobjdump -res-usage: " REG:26 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:576 TEXTURE:0 ..."
 RES_USAGE = re.compile(r"REG:(?P<regs>\d+) STACK:(?P<stack>\d+) SHARED:(?P<shared>\d+) LOCAL:(?P<local>\d+)")
 # nvdisasm -hex, first line of an instruction: "        /*0090*/   LDG.E.128 R4, desc[UR4][R2.64] ;  /* 0x... */"
@@ -141,8 +143,9 @@ def start_resource_usage(cubin: bytes) -> Callable[[], dict[str, int]]:
 
 
 def parse_ptxas_log(log: str) -> dict[str, int]:
-    """Registers, barriers, stack frame and spill bytes from ptxas's -v output."""
-    out: dict[str, int] = {}
+    """Registers, barriers, stack frame and spill bytes from ptxas's -v output, and how many
+    functions it describes (`functions`: a kernel with noinline helpers has several)."""
+    out: dict[str, int] = {"functions": len(PTXAS_FUNCTION.findall(log))}
     if m := PTXAS_USED.search(log):
         out["registers"] = int(m.group("regs"))
         if m.group("bars") is not None:
@@ -177,19 +180,27 @@ def stages_from_binary(data: bytes, stages: list[str]) -> dict[str, str]:
 
 
 def resources(asm: dict, metadata: dict, log: str) -> Resources:
-    """Resources GPU-free: registers/stack from the cubin, spill bytes and barriers from ptxas."""
+    """Resources GPU-free: registers and stack from ptxas's log or the cubin (`start_resources`
+    says which), spill bytes and barriers from ptxas."""
     return start_resources(asm, metadata, log)()
 
 
 def start_resources(asm: dict, metadata: dict, log: str) -> Callable[[], Resources]:
-    """`resources`, its tool started now (cuobjdump runs while the caller does other work); the
-    function returned waits for it and gives the Resources."""
-    pending = start_resource_usage(asm["cubin"]) if asm.get("cubin") else (lambda: {})
+    """`resources`, any tool it needs started now (cuobjdump runs while the caller does other
+    work); the function returned waits for it and gives the Resources.
+
+    ptxas's -v log says what ptxas put in the cubin: for a cubin of one function its registers and
+    stack frame are the cubin's own (tests/compile/test_compile.py checks every bundled kernel
+    against cuobjdump), and cuobjdump is not run (2-3 ms, a twentieth of a small kernel's
+    compile). With several functions (noinline helpers, whose frames the kernel's local memory
+    includes) or no log, cuobjdump reads the cubin."""
+    ptxas = parse_ptxas_log(log)
+    from_log = ptxas["functions"] == 1 and "registers" in ptxas and "stack_bytes" in ptxas
+    pending = start_resource_usage(asm["cubin"]) if asm.get("cubin") and not from_log else (lambda: {})
 
     def finish() -> Resources:
         r = Resources.from_metadata(metadata)
         usage = pending()
-        ptxas = parse_ptxas_log(log)
         r.registers = usage.get("regs", ptxas.get("registers"))
         # Local memory per thread is the ABI stack frame (where spills go) plus any non-stack local
         # arrays; the driver reports their sum as CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES.
@@ -202,7 +213,8 @@ def start_resources(asm: dict, metadata: dict, log: str) -> Callable[[], Resourc
         r.spill_load_bytes = ptxas.get("spill_load_bytes")
         r.barriers = ptxas.get("barriers")
         r.constant_bytes = ptxas.get("constant_bytes")
-        r.source = "cubin+ptxas" if usage and ptxas else ("cubin" if usage else "ptxas")
+        logged = "registers" in ptxas or "stack_bytes" in ptxas
+        r.source = "cubin+ptxas" if usage and logged else ("cubin" if usage else "ptxas")
         return r
 
     return finish

@@ -422,7 +422,7 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
     backend = for_backend(rec.backend)
     asm = kernel.asm
     rec.metadata = tc.metadata_dict(kernel)
-    # NVIDIA's resources come from cuobjdump (2-3 ms, a twentieth of a small kernel's compile):
+    # NVIDIA's resources may need cuobjdump (2-3 ms, a twentieth of a small kernel's compile):
     # it runs while the rest of the record is made (and the binary loads, natively).
     resources = backend.start_resources(asm, rec.metadata, ptxas_text)
     rec.stages = {name: asm[name] for name in backend.STAGES if name in asm and isinstance(asm[name], str)}

@@ -572,6 +572,64 @@ def test_cubin_resources_read_while_the_record_is_made(sandbox):
         nvidia.start_resource_usage(b"not a cubin")()
 
 
+def test_registers_and_stack_from_ptxas_are_the_cubins(sandbox):
+    """A cubin of one function gets its registers and stack frame from ptxas's -v log, without
+    cuobjdump: for every bundled NVIDIA kernel (and one that spills) they are what cuobjdump
+    reads back from the cubin."""
+    import base64
+
+    from inspector.backends import nvidia
+
+    cases = [(p, {}) for p in sorted(KERNELS.glob("[!_]*.py"))]
+    cases.append((KERNELS / "register_spill.py", {"BLOCK_N": "32768"}))
+    checked = []
+    for path, consts in cases:
+        rec = inspect_kernel(path, target="sm_90", consts=consts, sandbox=sandbox, defer=("sass",),
+                             use_cache=False)
+        assert rec.error is None, (path.name, rec.error.short())
+        usage = nvidia.cubin_resource_usage(base64.b64decode(rec.binary))
+        assert rec.resources.source == "ptxas", (path.name, rec.resources.source)
+        assert rec.resources.registers == usage["regs"], path.name
+        assert rec.resources.local_bytes == usage["stack"] + usage["local"], path.name
+        checked.append(rec.resources.local_bytes)
+    assert len(checked) == len(cases) and max(checked) > 0  # the spilling one has a stack frame
+
+
+NOINLINE_HELPER = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit(noinline=True)
+def helper(a, b):
+    return a * b + 1
+
+
+@triton.jit
+def kern(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    s = helper(tl.load(x_ptr), tl.load(x_ptr + 1))
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + s)
+
+
+def example(device):
+    x = torch.randn(256, device=device)
+    kern[(1,)](x, torch.empty_like(x), BLOCK=256)
+"""
+
+
+def test_a_kernel_with_a_noinline_helper_is_read_from_the_cubin(sandbox, tmp_path):
+    """Two functions in the cubin (the kernel's local memory includes its callees' frames): ptxas's
+    per-function figures are not the kernel's, so cuobjdump reads the cubin."""
+    path = tmp_path / "noinline.py"
+    path.write_text(NOINLINE_HELPER)
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error.short()
+    assert rec.resources.source == "cubin+ptxas" and rec.resources.registers > 0
+    assert "CALL" in rec.stages["sass"]  # the helper really is a function of its own
+
+
 def test_amd_registers_and_lds_of_a_dot(sandbox):
     """CDNA: `.vgpr_count` is architectural VGPRs plus AGPRs; Triton's LDS is dynamic."""
     rec = inspect_kernel(KERNELS / "matmul.py", target="gfx942", sandbox=sandbox)
