@@ -14,7 +14,7 @@ A request is three processes, so that each has one job:
        pipe, which no other request holds.
 
 **The spare.** Once warm (with `spare` in the config), the zygote makes the next request's
-processes ahead (between requests, or beside a running one where cores are to spare: `zygote`):
+processes ahead (between requests; beside a running one if asked: `zygote.SPARE_BESIDE`):
 a spare C enters the namespaces, its G builds the root as far as it can without the request
 (`jail.enter_root`: the old root is kept at /.old) and forks W, which drops its privileges and warms up in a scratch folder (the handler's
 `warm_spare`, the inspector's own code: a fresh fork pays ~20 ms of copy-on-write faults on the

@@ -161,9 +161,9 @@ class Sandbox:
         `serve(request)` a worker runs and whose `warm_up_steps()` the zygote runs between
         requests; the compile worker by default. `spare`: once warm, keep the next request's
         processes made and warmed ahead (`inspector.isolation.zygote`), so a request costs no fork;
-        only with `warm_up_worker`; the next one warms while a request runs on machines of 4 cores
-        or more, between requests on fewer; "beside" and "between" choose. Default:
-        $TRITON_INSPECTOR_SPARE ("0", "1", "beside" or "between"; default "1")."""
+        only with `warm_up_worker`. The next one warms between requests; "beside": while a request
+        runs, for scripts that call back to back (`inspector.isolation.zygote.SPARE_BESIDE` says
+        what it costs). Default: $TRITON_INSPECTOR_SPARE ("0", "1" or "beside"; default "1")."""
         self._env = env
         self.handler = handler
         self.python = python or sys.executable
@@ -173,7 +173,7 @@ class Sandbox:
         self._warm_up_worker = warm_up_worker
         if spare is None:
             choice = os.environ.get("TRITON_INSPECTOR_SPARE", "1")
-            spare = False if choice == "0" else choice if choice in ("beside", "between") else True
+            spare = False if choice == "0" else "beside" if choice == "beside" else True
         self._spare = spare if warm_up_worker else False
         self._spares = threading.Condition()
         self._spare_ready = False  # the zygote holds a ready spare (as far as its messages have told)
@@ -215,8 +215,7 @@ class Sandbox:
         bwrap = status["mode"] == "bwrap"
         cfg = {"control": theirs.fileno(), "jail": status["isolated"], "bwrap": bwrap, "parent": os.getpid(),
                "warm_up": self._warm_up_worker, "handler": self.handler, "uncover": bwrap and os.geteuid() == 0,
-               "spare": bool(self._spare),
-               "spare_beside": {"beside": True, "between": False}.get(self._spare)}  # None: by cores
+               "spare": bool(self._spare), **({"spare_beside": True} if self._spare == "beside" else {})}
         command = [self.python, "-m", "inspector.isolation.zygote", "--config", json.dumps(cfg)]
         if bwrap:
             env["TMPDIR"] = "/dev/shm"  # the manager's own scratch space (its warm-up compile)

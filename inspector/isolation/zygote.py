@@ -46,8 +46,12 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 # than this).
 WARM_AFTER_QUIET = 0.3
 MAX_SPARE_FAILURES = 3  # spares that died before their request: after these, none is made any more
-# A spare warms while a request runs on machines with this many cores or more (see main).
-SPARE_BESIDE_CORES = 4
+# Whether the next spare warms beside a running request by default (TRITON_INSPECTOR_SPARE=beside
+# asks for it). Beside, back-to-back calls of vector add found a spare each (85 against 97 ms on
+# the 2-core VM; 88-105 against 111-127 ms on the H100 host), but a lone request slowed: 64 -> 70
+# ms on the VM, and on the H100 host the runs with it gave 1.29-1.70x a bare compile against
+# 1.15-1.25x in the one without (a host that drifts by 30%: suggestive, not proven).
+SPARE_BESIDE = False
 # How long a request may wait for the spare warming for it rather than be forked afresh: about
 # what the fresh fork costs more (vector add, measured: 35 ms GPU-free on a 2-core VM and an H100
 # host; natively 0.5-0.8 s, CUDA initialised afresh).
@@ -91,11 +95,9 @@ def main() -> None:
     quiet_since = time.monotonic()
     served = False  # a request has been forked: warm at once between requests from now on
     spare = _Spare(send)
-    # Where cores are to spare, the next spare warms while a request runs (a script's calls come
-    # back to back); on fewer it would slow the request it runs beside, so it waits for the end.
-    spare_beside = cfg.get("spare_beside")
-    if spare_beside is None:
-        spare_beside = len(os.sched_getaffinity(0)) >= SPARE_BESIDE_CORES
+    # The next spare warms between requests; with "spare_beside", while a request runs (a script's
+    # back-to-back calls find one), at a cost to the request it runs beside (SPARE_BESIDE).
+    spare_beside = bool(cfg.get("spare_beside", SPARE_BESIDE))
     held: tuple[dict, list[int], float] | None = None  # a request waiting for the spare that warms for it
 
     def dispatch(msg: dict, fds: list[int]) -> None:

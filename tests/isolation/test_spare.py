@@ -264,7 +264,7 @@ def example(device):
 
 @jailed
 def test_a_spare_warms_beside_a_running_request(tmp_path):
-    """With spares made beside requests (what machines of 4 cores or more do), the next spare is
+    """With spares made beside requests (TRITON_INSPECTOR_SPARE=beside), the next spare is
     ready while a request still runs, and serves the request that follows it."""
     import threading
 
