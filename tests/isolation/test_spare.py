@@ -31,10 +31,8 @@ REQUIRED = os.environ.get("INSPECTOR_REQUIRE_SANDBOX") == "1"
 jailed = pytest.mark.skipif(not STATUS["isolated"] and not REQUIRED,
                             reason=f"no sandbox on this machine: {STATUS['missing']}")
 
-# A kernel file whose example() reports what the worker it runs in sees (as its error).
-LOOK_AROUND = '''
-import json, os, re, resource
-import torch
+# The kernel of the test files below.
+COPY_KERNEL = '''
 import triton
 import triton.language as tl
 
@@ -43,7 +41,10 @@ import triton.language as tl
 def copy_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+'''
 
+# A kernel file whose example() reports what the worker it runs in sees (as its error).
+LOOK_AROUND = "import json, os, re, resource\nimport torch\n" + COPY_KERNEL + '''
 
 def example(device):
     seen = {}
@@ -239,17 +240,7 @@ def test_a_native_spare_serves_a_native_inspection_with_cuda_ready(tmp_path):
 
 # A kernel file whose example() waits until the test writes a flag beside it (its folder is the
 # request's project, bound into the jail live), so the request is still running when the test looks.
-WAITS_FOR_FLAG = '''
-import os, time
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def copy_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs))
-
+WAITS_FOR_FLAG = "import os, time\n" + COPY_KERNEL + '''
 
 def example(device):
     import torch
