@@ -16,9 +16,9 @@ A request is three processes, so that each has one job:
 **The spare.** Once warm (with `spare` in the config), the zygote makes the next request's
 processes ahead (between requests; beside a running one if asked: `zygote.SPARE_BESIDE`):
 a spare C enters the namespaces, its G builds the root as far as it can without the request
-(`jail.enter_root`: the old root is kept at /.old) and forks W, which drops its privileges and warms up in a scratch folder (the handler's
-`warm_spare`, the inspector's own code: a fresh fork pays ~20 ms of copy-on-write faults on the
-pages a request touches, which W then owns). Each says "ready" up the chain. A request then goes
+(`jail.enter_root`: the old root is kept at /.old) and forks W, which drops its privileges and
+warms up in a scratch folder (the handler's `warm_spare`, the inspector's own code: a fresh fork
+pays ~20 ms of copy-on-write faults on the pages a request touches, which W then owns). Each says "ready" up the chain. A request then goes
 to the spare over its socket, with its descriptors: C writes the info line, G binds the request's
 paths, covers what is hidden, drops the scratch folder, detaches the old root (`jail.seal_root`),
 drops its privileges and hands W the descriptors; W serves. What the user's code sees is what a

@@ -116,8 +116,8 @@ def main() -> None:
 
     while True:
         idle = bool(steps) and not children and (served or not getattr(steps[0], "after_first_request", False))
-        # A native spare never warms beside a request: its CUDA start slowed the native request it
-        # ran beside (vector add on the H100: 60 ms against 53, a 38 ms bare compile).
+        # A native spare never warms beside a request: its CUDA start (0.5 s) would share the GPU's
+        # driver with the request's own native work.
         if cfg.get("spare") and not steps and (not children or spare_beside and not spare.native_next):
             spare.make(cfg, zygote)  # warm: the next request's processes now
         if not idle:
