@@ -336,8 +336,9 @@ class Sandbox:
 
     def wait_for_spare(self, timeout: float = 120.0) -> bool:
         """Wait until the zygote holds a warm spare that no request took (benchmarks and tests of
-        the spare path; a request never waits for one). False if none came within `timeout` s or
-        spares are off. Call it once the previous request's `run` returned."""
+        the spare path; a request waits only for one that is nearly warm: `zygote.HOLD_FOR_SPARE`).
+        False if none came within `timeout` s or spares are off. Call it once the previous
+        request's `run` returned."""
         if not self._spare:
             return False
         self._ensure_started()

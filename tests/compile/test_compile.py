@@ -553,25 +553,6 @@ def test_spills_and_local_memory(sandbox):
     assert "STL" not in small.stages["sass"]
 
 
-def test_cubin_resources_read_while_the_record_is_made(sandbox):
-    """cuobjdump starts as soon as the cubin exists and is waited for later (the worker builds the
-    rest of the record meanwhile): the same figures as a plain call, and a failure still raises."""
-    import base64
-
-    from inspector.backends import nvidia
-
-    rec = inspect_kernel(KERNELS / "register_spill.py", target="sm_90", consts={"BLOCK_N": "32768"},
-                         sandbox=sandbox, defer=("sass",), use_cache=False)  # a cached one has SASS, no binary
-    cubin = base64.b64decode(rec.binary)
-    pending = nvidia.start_resource_usage(cubin)
-    usage = pending()
-    assert usage == nvidia.cubin_resource_usage(cubin)
-    assert usage["regs"] == rec.resources.registers == 255
-    assert usage["stack"] + usage["local"] == rec.resources.local_bytes > 0
-    with pytest.raises(subprocess.CalledProcessError, match="cuobjdump"):
-        nvidia.start_resource_usage(b"not a cubin")()
-
-
 def test_registers_and_stack_from_ptxas_are_the_cubins(sandbox):
     """A cubin of one function gets its registers and stack frame from ptxas's -v log, without
     cuobjdump: for every bundled NVIDIA kernel (and one that spills) they are what cuobjdump
@@ -628,6 +609,10 @@ def test_a_kernel_with_a_noinline_helper_is_read_from_the_cubin(sandbox, tmp_pat
     assert rec.error is None, rec.error.short()
     assert rec.resources.source == "cubin+ptxas" and rec.resources.registers > 0
     assert "CALL" in rec.stages["sass"]  # the helper really is a function of its own
+    from inspector.backends import nvidia
+
+    with pytest.raises(subprocess.CalledProcessError, match="cuobjdump"):  # a failure still raises
+        nvidia.start_resource_usage(b"not a cubin")()
 
 
 def test_amd_registers_and_lds_of_a_dot(sandbox):
