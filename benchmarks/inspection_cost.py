@@ -13,7 +13,9 @@ For each bundled kernel and target:
   call prints PTX; `--stage sass` or `--json` makes it).
 - bare, warm process: the same compile in a process that has compiled before (imports, LLVM and
   backend initialisation done; natively, also a native compile of another kernel, so CUDA and
-  Triton's driver are up): Triton's pipeline alone.
+  Triton's driver are up): Triton's pipeline alone. One such process serves every round
+  (`WarmBare`); each time it runs the file again (a new JIT function, an empty Triton cache) and
+  compiles twice, timing the second, so that it is just warm, as the spare the inspection gets.
 - inspection, warm: `inspect_kernel(use_cache=False, defer=("sass",))` from the caller with a
   warm worker manager (every warm-up step done) holding a warm spare (what a user who edits
   between compiles gets; `Sandbox.wait_for_spare`): hand the request to the spare's jailed
@@ -28,6 +30,10 @@ For each bundled kernel and target:
   (nvdisasm in the sandbox).
 - CLI cache hit: `python -m inspector compile FILE --target T` served from the cache, wall-clock
   of the whole process (median of 5).
+
+`--warm-only` skips the fresh-process, cold and cache-hit columns (minutes on a lent GPU). The
+JSON keeps each round's samples, and the worker's own time for each inspection (its
+`compile_seconds`), which tells a slow compile from a slow hand-over.
 
 Each column is a median of `--repeat` samples. The warm ones (no spare, bare warm, + SASS,
 inspection) are sampled in rounds, one of each per round, so a machine whose speed drifts between
@@ -72,28 +78,40 @@ if {warm!r}:
         handler.warm_spare(native=True)
 native = {target!r} == "native"
 target = None if native else parse_target({target!r})
-driver = contextlib.nullcontext() if native else tc.offline_target(target)
-with tc.use_cache_dir(tempfile.mkdtemp()), driver, stand_in_device(target):
-    t_example = time.perf_counter()
-    with tc.capture_launches() as launches:
-        module, _ = kf.execute_file({path!r})
-        if callable(getattr(module, "example", None)) and not launches:
-            kf.run_example(module, {path!r})
-    example = time.perf_counter() - t_example
-    launch = launches[0]
-    configs = tc.autotune_configs(launch.obj)
-    launch.jit.device_caches.clear()  # an example that called warmup() compiled it already
-    with tc.use_cache_dir(tempfile.mkdtemp()):
-        t0 = time.perf_counter()
-        kernel, _ = tc.compile_launch(launch, {{}}, {{}}, configs[0] if configs else None)
-        t1 = time.perf_counter()
-print(json.dumps({{"compile": t1 - t0, "process": t1 - t_start, "example": example}}))
+
+
+def compile_once():
+    driver = contextlib.nullcontext() if native else tc.offline_target(target)
+    with tc.use_cache_dir(tempfile.mkdtemp()), driver, stand_in_device(target):
+        t_example = time.perf_counter()
+        with tc.capture_launches() as launches:
+            module, _ = kf.execute_file({path!r})
+            if callable(getattr(module, "example", None)) and not launches:
+                kf.run_example(module, {path!r})
+        example = time.perf_counter() - t_example
+        launch = launches[0]
+        configs = tc.autotune_configs(launch.obj)
+        launch.jit.device_caches.clear()  # an example that called warmup() compiled it already
+        with tc.use_cache_dir(tempfile.mkdtemp()):
+            t0 = time.perf_counter()
+            kernel, _ = tc.compile_launch(launch, {{}}, {{}}, configs[0] if configs else None)
+            t1 = time.perf_counter()
+    return {{"compile": t1 - t0, "process": t1 - t_start, "example": example}}
+
+
+if {serve!r}:  # a warm process that compiles afresh each time it is asked (a line on stdin)
+    print(json.dumps(compile_once()), flush=True)  # untimed: this kernel's first compile here
+    for _ in sys.stdin:
+        compile_once()  # just warm, as the spare is (on the VM, pages idle a second are reclaimed)
+        print(json.dumps(compile_once()), flush=True)
+else:
+    print(json.dumps(compile_once()))
 """
 
 
 def bare(path: Path, target: str, warm: bool) -> dict:
     """One bare compile in a fresh interpreter: {"compile", "process", "example", "wall"} seconds."""
-    code = _BARE.format(repo=str(REPO), path=str(path), target=target, warm=warm)
+    code = _BARE.format(repo=str(REPO), path=str(path), target=target, warm=warm, serve=False)
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     wall = time.perf_counter() - t0
@@ -102,6 +120,35 @@ def bare(path: Path, target: str, warm: bool) -> dict:
     # What a script pays: the whole process, less emulating the example on meta tensors GPU-free.
     result["script"] = wall if target == "native" else wall - result["example"]
     return result
+
+
+class WarmBare:
+    """A process that has compiled before (every warm-up step done) and compiles the kernel afresh
+    when asked: the file run again, so a new JIT function with no compiled kernel in memory, and
+    an empty Triton cache; the compile timed is the second of two, so the process is just warm,
+    as the spare the inspection gets is. One process for every round, not one started per round."""
+
+    def __init__(self, path: Path, target: str) -> None:
+        code = _BARE.format(repo=str(REPO), path=str(path), target=target, warm=True, serve=True)
+        self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True)
+        self._read()
+
+    def _read(self) -> dict:
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"the warm bare process ended (status {self.proc.wait()})")
+        return json.loads(line)
+
+    def compile(self) -> float:
+        """Seconds of one compile (Triton's pipeline alone)."""
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+        return self._read()["compile"]
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
 
 
 def cli(path: Path, target: str, home: str, *flags: str, pool: bool = False) -> float:
@@ -119,6 +166,8 @@ def main() -> None:
     ap.add_argument("--kernels", default="", help="comma-separated kernel file stems (default: all bundled)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", help="also write the rows here")
+    ap.add_argument("--warm-only", action="store_true",
+                    help="only the warm columns (no fresh process, cold CLI or cache hit: quicker on a lent GPU)")
     ns = ap.parse_args()
 
     from inspector.compile.api import triton_version
@@ -145,7 +194,7 @@ def main() -> None:
     for path in kernels:
         for target in ns.targets.split(","):
             try:
-                row = _row(path, target, ns.repeat, box, fresh_box, cache)
+                row = _row(path, target, ns.repeat, box, fresh_box, cache, warm_only=ns.warm_only)
             except (subprocess.CalledProcessError, SystemExit) as e:
                 detail = getattr(e, "stderr", "") or str(e)
                 print(f"| {path.stem} | {target} | failed: {detail.strip().splitlines()[-1][:200] if detail.strip() else e} |",
@@ -153,38 +202,46 @@ def main() -> None:
                 continue
             rows.append(row)
             warm, fresh = row["bare_warm"], row["bare_fresh"]
-            print(f"| {path.stem} | {target} | {fresh:.2f} | {row['cli_cold']:.2f} | {row['cli_cold'] / fresh:.2f}x | "
-                  f"{warm:.3f} | {row['inspection_warm']:.3f} | {row['inspection_warm'] / warm:.2f}x | "
+            cold = (f"{fresh:.2f} | {row['cli_cold']:.2f} | {row['cli_cold'] / fresh:.2f}x" if fresh is not None
+                    else "- | - | -")
+            print(f"| {path.stem} | {target} | {cold} | "
+                  f"{warm:.3f} | {row['inspection_warm']:.3f} | {row['inspection_warm'] / warm:.2f}x "
+                  f"({row['warm_ratio_rounds']:.2f}x by rounds) | "
                   f"{row['no_spare']:.3f} | {row['no_spare'] / warm:.2f}x | "
                   f"{row['back_to_back']:.3f} ({row['back_to_back_by_spare']}) | "
-                  f"{row['sass']:.3f} | {row['cli_hit']:.2f} |", flush=True)
+                  f"{row['sass']:.3f} | {'-' if row['cli_hit'] is None else format(row['cli_hit'], '.2f')} |",
+                  flush=True)
     box.close()
     fresh_box.close()
     if ns.json:
         Path(ns.json).write_text(json.dumps({"machine": machine, "rows": rows}, indent=1))
 
 
-def _row(path: Path, target: str, repeat: int, box, fresh_box, cache) -> dict:
-    """One kernel and target: every column's median."""
+def _row(path: Path, target: str, repeat: int, box, fresh_box, cache, warm_only: bool = False) -> dict:
+    """One kernel and target: every column's median (the fresh, cold and cache-hit ones None
+    with `warm_only`)."""
     from inspector.compile.api import complete, inspect_kernel
 
     med = statistics.median
-    fresh = med(bare(path, target, warm=False)["script"] for _ in range(repeat))
-    cold = med(cli(path, target, tempfile.mkdtemp(prefix="inspection-cost-home-"), "--no-cache")
-               for _ in range(repeat))
+    fresh = cold = hit = None
+    if not warm_only:
+        fresh = med(bare(path, target, warm=False)["script"] for _ in range(repeat))
+        cold = med(cli(path, target, tempfile.mkdtemp(prefix="inspection-cost-home-"), "--no-cache")
+                   for _ in range(repeat))
     # One untimed inspection of this kind first: the spare after it is warmed for this kind
     # (GPU-free or native), as a user's next compile of the same kind finds it.
     rec = inspect_kernel(path, target=target, use_cache=False, sandbox=box, timeout=600, cache=cache,
                          defer=("sass",))
     # The warm columns in rounds (see the module docstring): the GPU machine's host drifted by 30%
     # between minutes, more than the ratios measured.
-    warm, forked, fulls, sass = [], [], [], []
+    warm, forked, fulls, sass, in_worker = [], [], [], [], []
+    warm_bare = WarmBare(path, target)
     for _ in range(repeat):
         t0 = time.perf_counter()
         inspect_kernel(path, target=target, use_cache=False, sandbox=fresh_box, timeout=600, cache=cache,
                        defer=("sass",))
         forked.append(time.perf_counter() - t0)
-        warm.append(bare(path, target, warm=True)["compile"])
+        warm.append(warm_bare.compile())
         # SASS for the previous record takes the spare that waited through the bare compile: on a
         # machine that pages out what sat unused for a second (the VM's DAMON reclaim), an idle
         # spare is a cold one. The timed inspection then gets the spare made after it, just warm.
@@ -196,8 +253,11 @@ def _row(path: Path, target: str, repeat: int, box, fresh_box, cache) -> dict:
         rec = inspect_kernel(path, target=target, use_cache=False, sandbox=box, timeout=600,
                              cache=cache, defer=("sass",))
         fulls.append(time.perf_counter() - t0)
+        in_worker.append(rec.compile_seconds)
         if rec.error:
+            warm_bare.close()
             raise SystemExit(f"{path.name} {target}: {rec.error.short()}")
+    warm_bare.close()
     # Back to back, as a script's loop calls: each request comes as the last one's record is back.
     box.wait_for_spare()
     before, loop = box.served_by_spare, []
@@ -206,13 +266,17 @@ def _row(path: Path, target: str, repeat: int, box, fresh_box, cache) -> dict:
         inspect_kernel(path, target=target, use_cache=False, sandbox=box, timeout=600, cache=cache, defer=("sass",))
         loop.append(time.perf_counter() - t0)
     by_spare = box.served_by_spare - before
-    home = tempfile.mkdtemp(prefix="inspection-cost-home-")
-    cli(path, target, home)
-    hit = med(cli(path, target, home) for _ in range(5))
+    if not warm_only:
+        home = tempfile.mkdtemp(prefix="inspection-cost-home-")
+        cli(path, target, home)
+        hit = med(cli(path, target, home) for _ in range(5))
     return {"kernel": path.stem, "target": target, "bare_fresh": fresh, "cli_cold": cold,
             "bare_warm": med(warm), "inspection_warm": med(fulls), "no_spare": med(forked), "sass": med(sass),
             "cli_hit": hit, "warm_ratio_rounds": med(f / w for f, w in zip(fulls, warm)),
-            "back_to_back": med(loop), "back_to_back_by_spare": f"{by_spare}/{repeat}"}
+            "back_to_back": med(loop), "back_to_back_by_spare": f"{by_spare}/{repeat}",
+            # each round's figures, in order: the spread behind a median, and where a slow
+            # inspection lost its time (in the worker's inspect_file, or around it)
+            "samples": {"bare_warm": warm, "inspection_warm": fulls, "inspection_in_worker": in_worker}}
 
 
 if __name__ == "__main__":
