@@ -179,9 +179,9 @@ def inspect_kernel(
     # The record describes the text hashed here, whatever the worker says.
     rec.file, rec.source, rec.cache_key = path, source, key
     # Stored even when the cache was not read (`use_cache=False`, the CLI's --no-cache): a fresh
-    # result replaces what was there, and the next call is a hit.
+    # result replaces what was there, and the next call is a hit. Written off the caller's path.
     if rec.error is None or rec.error.kind in _CACHEABLE_ERRORS:
-        store.put(key, rec.to_dict())
+        store.put(key, rec.to_dict(), wait=False)
     return _finish(rec, sandbox)
 
 

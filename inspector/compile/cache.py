@@ -8,13 +8,22 @@ server-side process writes here (compiles run in a jail that cannot see this fol
 temporary file in the same folder and are moved into place with `os.replace`, which is atomic on
 POSIX: a reader sees the old entry, the new one, or none, never a torn file. Two writers of the
 same key write the same content, so the last rename winning is harmless.
+
+A fresh record is stored off the caller's path (`put(..., wait=False)`): its text is made at
+once, and one writer thread per process puts the file in place (0.5-0.8 ms of a 45 ms
+inspection, measured on the VM and the H100 host). A `get` of a key with a write pending in
+this process waits for it; the writer's thread is joined when the interpreter exits, so a CLI
+call's entry is on disk before its process ends.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +32,11 @@ from ..files import atomic_write_text
 
 
 ENTRY_FORMAT = 2  # bump when the entry's envelope changes
+
+_log = logging.getLogger(__name__)
+_writer: ThreadPoolExecutor | None = None
+_pending: dict[Path, Future] = {}  # path -> its latest write not yet done
+_pending_lock = threading.Lock()
 
 
 def default_cache_dir() -> Path:
@@ -50,8 +64,10 @@ class Cache:
     def get(self, key: str) -> dict[str, Any] | None:
         """The value stored under `key`, or None: missing, unreadable, malformed, of another
         format, or carrying another key (all misses, rewritten by the next put)."""
+        path = self._path(key)
+        _wait_for(path)
         try:
-            with open(self._path(key), encoding="utf-8") as f:
+            with open(path, encoding="utf-8") as f:
                 entry = json.load(f)
         except (OSError, ValueError):
             return None
@@ -60,11 +76,28 @@ class Cache:
             return None
         return entry["value"]
 
-    def put(self, key: str, value: dict[str, Any]) -> None:
-        atomic_write_text(self._path(key), json.dumps({"format": ENTRY_FORMAT, "key": key, "value": value}))
+    def put(self, key: str, value: dict[str, Any], wait: bool = True) -> None:
+        """Store `value` under `key`. With `wait=False` the file is written by this process's
+        writer thread (see the module docstring); `value` is serialised before this returns, so
+        the caller may change it afterwards. A failed background write is logged, and the entry
+        stays missing (a miss: the next call compiles again)."""
+        path = self._path(key)
+        text = json.dumps({"format": ENTRY_FORMAT, "key": key, "value": value})
+        if wait:
+            _wait_for(path)  # a pending write of the same entry lands first, not after this one
+            atomic_write_text(path, text)
+            return
+        global _writer
+        with _pending_lock:
+            if _writer is None:
+                _writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="inspector-cache-writer")
+            future = _writer.submit(_write, path, text)
+            _pending[path] = future
+        future.add_done_callback(lambda done: _forget(path, done))
 
     def clear(self) -> int:
         """Remove every entry; return how many were removed."""
+        flush()
         n = 0
         if not self.root.exists():
             return 0
@@ -75,3 +108,31 @@ class Cache:
             except OSError:
                 pass
         return n
+
+
+def flush() -> None:
+    """Wait until every write this process queued (`Cache.put(wait=False)`) is done."""
+    with _pending_lock:
+        futures = list(_pending.values())
+    for future in futures:
+        future.exception()  # waits; a failure was logged by `_write`
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        atomic_write_text(path, text)
+    except OSError as e:
+        _log.warning("could not store the cache entry %s: %s", path, e)
+
+
+def _wait_for(path: Path) -> None:
+    with _pending_lock:
+        future = _pending.get(path)
+    if future is not None:
+        future.exception()
+
+
+def _forget(path: Path, done: Future) -> None:
+    with _pending_lock:
+        if _pending.get(path) is done:
+            del _pending[path]

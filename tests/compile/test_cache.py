@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from inspector import places
-from inspector.compile.cache import Cache, cache_key
+from inspector.compile.cache import Cache, cache_key, flush
 
 
 def test_a_key_does_not_depend_on_the_order_of_its_parts():
@@ -81,3 +84,35 @@ def test_the_default_folder_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert Cache().root == tmp_path / "xdg" / "triton-inspector"
     assert places.cache_dir({"HOME": "/h"}) == places.Path("/h/.cache/triton-inspector")
+
+
+def test_a_write_off_the_callers_path_is_read_back_at_once_and_keeps_the_value_as_it_was(tmp_path):
+    cache = Cache(tmp_path)
+    key = cache_key({"source": "later"})
+    value = {"stages": {"ptx": "a"}}
+    cache.put(key, value, wait=False)
+    value["stages"]["ptx"] = "changed after the put"  # serialised when put, not when written
+    assert cache.get(key) == {"stages": {"ptx": "a"}}  # waits for the pending write
+    cache.put(key, {"stages": {"ptx": "b"}}, wait=False)
+    cache.put(key, {"stages": {"ptx": "c"}}, wait=False)
+    flush()
+    assert json.loads((tmp_path / key[:2] / f"{key}.json").read_text())["value"] == {"stages": {"ptx": "c"}}
+
+
+def test_a_background_write_that_fails_is_logged_and_leaves_a_miss(tmp_path, caplog):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    cache = Cache(blocker)  # its entries' folders cannot be made under a file
+    key = cache_key({"source": "nowhere"})
+    with caplog.at_level("WARNING", logger="inspector.compile.cache"):
+        cache.put(key, {"ok": True}, wait=False)
+        assert cache.get(key) is None
+    assert "could not store the cache entry" in caplog.text
+
+
+def test_a_process_that_exits_right_after_a_background_put_leaves_the_entry(tmp_path):
+    key = cache_key({"source": "exit"})
+    code = ("from inspector.compile.cache import Cache; "
+            f"Cache({str(tmp_path)!r}).put({key!r}, {{'kept': True}}, wait=False)")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[2])
+    assert Cache(tmp_path).get(key) == {"kept": True}

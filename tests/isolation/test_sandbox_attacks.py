@@ -30,7 +30,7 @@ import pytest
 from paths import KERNELS, REPO
 from processes import without_spares
 from inspector.compile.api import inspect_kernel, sandbox_status
-from inspector.compile.cache import ENTRY_FORMAT, Cache, default_cache_dir
+from inspector.compile.cache import ENTRY_FORMAT, Cache, default_cache_dir, flush
 from inspector.isolation.exposure import isolation
 from inspector.isolation.sandbox import Sandbox
 
@@ -206,6 +206,7 @@ def test_cache_poisoning_from_a_kernel_fails(box, tmp_path):
     cache = Cache()  # the default folder ($TRITON_INSPECTOR_CACHE), which the jail hides
     victim = inspect_kernel(KERNELS / "add.py", target="sm_90", sandbox=box, cache=cache)
     clean(victim)
+    flush()  # the entry is written off the caller's path: read the file once it is there
     entry = cache._path(victim.cache_key)
     before = entry.read_bytes()
     forged = {"format": ENTRY_FORMAT, "key": victim.cache_key,
@@ -233,6 +234,7 @@ def test_cache_poisoning_from_a_kernel_fails(box, tmp_path):
     """, root=str(default_cache_dir()), entry=str(entry), forged=json.dumps(forged))
     attack = inspect_kernel(path, target="sm_90", sandbox=box, cache=cache)
     clean(attack)
+    flush()
     assert entry.read_bytes() == before
     own = cache._path(attack.cache_key)
     assert set(default_cache_dir().rglob("*")) - set(files) <= {own, own.parent}  # only its own entry, by us
@@ -245,6 +247,7 @@ def test_planted_or_misfiled_cache_entries_are_misses(box, tmp_path):
     cache = Cache(tmp_path / "cache")
     rec = inspect_kernel(KERNELS / "add.py", target="sm_90", sandbox=box, cache=cache)
     clean(rec)
+    flush()  # written off the caller's path
     path = cache._path(rec.cache_key)
     good = json.loads(path.read_text())
     bad = [
@@ -259,6 +262,7 @@ def test_planted_or_misfiled_cache_entries_are_misses(box, tmp_path):
         path.write_text(json.dumps(entry))
         again = inspect_kernel(KERNELS / "add.py", target="sm_90", sandbox=box, cache=cache)
         assert not again.cached and again.error is None, entry.keys()
+        flush()
         assert json.loads(path.read_text())["key"] == rec.cache_key  # the miss rewrote it
     path.write_text("{ torn")
     assert cache.get(rec.cache_key) is None

@@ -22,7 +22,7 @@ from side_releases import missing, ready
 
 from inspector import versions
 from inspector.compile.api import inspect_kernel, triton_version
-from inspector.compile.cache import Cache
+from inspector.compile.cache import Cache, flush
 from inspector.triton_compat import releases as support
 from inspector.versions.compare import compare
 
@@ -182,6 +182,7 @@ def test_cache_never_mixes_releases(old_release, tmp_path):
     first = {r: inspect_kernel(add, target="sm_90", triton=r, cache=store) for r in (old_release, NEW)}
     assert first[old_release].cache_key != first[NEW].cache_key
     assert not any(rec.cached for rec in first.values())
+    flush()  # the entries are written off the caller's path
     entries = sorted((tmp_path / "cache").glob("*/*.json"))
     assert len(entries) == 2
     stored = {json.loads(p.read_text())["value"]["triton_version"] for p in entries}
