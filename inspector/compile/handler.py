@@ -27,14 +27,17 @@ from ..hardware.targets import DEFAULT_TARGET, parse_target
 from ..record import InspectRequest, Inspection
 from . import kernel_file as kf
 from .errors import error_info
+from . import worker as worker_module
 from .worker import inspect_file
 
 
 def in_jail(folder: str = "/tmp") -> None:
     """Called by the worker manager in a jailed child before the request: Triton's cache goes to
     `folder`, the private /tmp (an explicit setting: the zygote imported Triton before
-    TRITON_CACHE_DIR was set)."""
+    TRITON_CACHE_DIR was set). The worker leaves its scratch folders there: the jail's /tmp
+    (and a spare's scratch folder) is dropped with the request."""
     tc.set_cache_dir(f"{folder}/.triton/cache")
+    worker_module.DISPOSABLE_SCRATCH = True
 
 
 def serve(request: dict) -> dict:

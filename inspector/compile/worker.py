@@ -46,6 +46,11 @@ class _Fail(Exception):
         self.info = info
 
 
+# True in a jailed worker (`handler.in_jail`): its /tmp is a tmpfs dropped with the request, so
+# the scratch folder is left to it (its removal cost 0.3 ms of a 45 ms inspection on the H100 host).
+DISPOSABLE_SCRATCH = False
+
+
 def _resolve_target(name: str) -> tuple[Target, str]:
     if name == "native":
         try:
@@ -171,7 +176,8 @@ def inspect_file(request: InspectRequest) -> Inspection:
         # KeyboardInterrupt (the zygote ignores SIGINT, so only the user's code raises it here)
         rec.error = error_info(e, path, module_fns, stage=getattr(e, "_inspector_stage", "compile"))
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        if not DISPOSABLE_SCRATCH:
+            shutil.rmtree(workdir, ignore_errors=True)
     rec.compile_seconds = round(time.perf_counter() - t0, 4)
     text = log.getvalue()
     rec.log = text if len(text) <= MAX_LOG else text[:MAX_LOG] + "\n... (truncated)"
