@@ -18,8 +18,10 @@ processes ahead (between requests; beside a running one if asked: `zygote.SPARE_
 a spare C enters the namespaces, its G builds the root as far as it can without the request
 (`jail.enter_root`: the old root is kept at /.old) and forks W, which drops its privileges and
 warms up in a scratch folder (the handler's `warm_spare`, the inspector's own code: a fresh fork
-pays ~20 ms of copy-on-write faults on the pages a request touches, which W then owns). Each says "ready" up the chain. A request then goes
-to the spare over its socket, with its descriptors: C writes the info line, G binds the request's
+pays ~20 ms of copy-on-write faults on the pages a request touches, which W then owns), then
+takes the copy-on-write faults that remain ahead of the request (`own_pages`). Each says "ready"
+up the chain. A request then goes to the spare over its socket, with its descriptors: C writes
+the info line, G binds the request's
 paths, covers what is hidden, drops the scratch folder, detaches the old root (`jail.seal_root`),
 drops its privileges and hands W the descriptors; W serves. What the user's code sees is what a
 fork would have shown it (tests/isolation/test_spare.py compares the two). Spare processes are
@@ -52,6 +54,7 @@ import traceback
 from typing import Any
 
 from inspector.isolation import jail, progress
+from inspector.isolation.own_pages import own_shared_pages
 
 # Where the request's descriptors sit in C, G and W.
 FD_REQUEST, FD_RESULT, FD_PROGRESS, FD_LOG, FD_INFO, FD_ALIVE = 3, 4, 5, 6, 7, 8
@@ -321,6 +324,7 @@ def _spare_worker(cfg: dict, fd: int) -> None:
             HANDLER.warm_spare(native=bool(cfg.get("native")), target=cfg.get("warm_target"))
         gc.collect()
         gc.freeze()
+        own_shared_pages()  # the copy-on-write faults a request would take, taken now
         data, fds = _await_request(socket.socket(fileno=fd), None, 4)  # closes fd: FD_REQUEST is free
         jail.set_process_name(NAME)
         for i, received in enumerate(fds):
