@@ -46,19 +46,31 @@ def own_shared_pages() -> tuple[int, float]:
         return 0, time.perf_counter() - t0
     madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     page = os.sysconf("SC_PAGE_SIZE")
+    if not _supported(madvise, page):
+        return 0, time.perf_counter() - t0
     copied = 0
     try:
         with open("/proc/self/pagemap", "rb", buffering=0) as pagemap:
             for start, end in _private_writable():
                 for first, count in _shared_runs(pagemap, start // page, (end - start) // page):
-                    if madvise(first * page, count * page, MADV_POPULATE_WRITE) != 0:
-                        if ctypes.get_errno() == 22:  # EINVAL: a kernel before 5.14
-                            return copied, time.perf_counter() - t0
-                        continue  # EFAULT and the like: that run changed under us; the rest still counts
-                    copied += count
+                    # A run that fails (a mapping of device memory without a path, one that
+                    # changed under us) is left as it is; the rest still counts.
+                    if madvise(first * page, count * page, MADV_POPULATE_WRITE) == 0:
+                        copied += count
     except OSError:
         pass
     return copied, time.perf_counter() - t0
+
+
+def _supported(madvise, page: int) -> bool:
+    """Whether this kernel knows MADV_POPULATE_WRITE (5.14 on), tried on a page of our own."""
+    import mmap
+
+    probe = mmap.mmap(-1, page, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    try:
+        return madvise(ctypes.addressof(ctypes.c_char.from_buffer(probe)), page, MADV_POPULATE_WRITE) == 0
+    finally:
+        probe.close()
 
 
 def _private_writable() -> list[tuple[int, int]]:

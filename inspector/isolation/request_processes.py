@@ -14,25 +14,24 @@ A request is three processes, so that each has one job:
        pipe, which no other request holds.
 
 **The spare.** Once warm (with `spare` in the config), the zygote makes the next request's
-processes ahead (between requests; beside a running one if asked: `zygote.SPARE_BESIDE`):
-a spare C enters the namespaces, its G builds the root as far as it can without the request
+processes ahead (between requests; beside a running one if asked: `zygote.SPARE_BESIDE`): a spare C
+enters the namespaces, its G builds the root as far as it can without the request
 (`jail.enter_root`: the old root is kept at /.old) and forks W, which drops its privileges and
 warms up in a scratch folder (the handler's `warm_spare`, the inspector's own code: a fresh fork
-pays ~20 ms of copy-on-write faults on the pages a request touches, which W then owns), then
-takes the copy-on-write faults that remain ahead of the request (`own_pages`). Each says "ready"
-up the chain. A request then goes to the spare over its socket, with its descriptors: C writes
-the info line, G binds the request's
-paths, covers what is hidden, drops the scratch folder, detaches the old root (`jail.seal_root`),
-drops its privileges and hands W the descriptors; W serves. What the user's code sees is what a
-fork would have shown it (tests/isolation/test_spare.py compares the two). Spare processes are
-named `inspector-spare` until their request comes. A spare serves one request; one that dies
-first is replaced, and after `zygote.MAX_SPARE_FAILURES` the zygote forks afresh only. A request that
-comes while the spare still warms is forked afresh, unless the spare is nearly warm
-(`zygote.HOLD_FOR_SPARE`).
+pays ~20 ms of copy-on-write faults on the pages a request touches, which W then owns), then takes
+the copy-on-write faults that remain ahead of the request (`own_pages`). Each says "ready" up the
+chain. A request then goes to the spare over its socket, with its descriptors: C writes the info
+line, G binds the request's paths, covers what is hidden, drops the scratch folder, detaches the
+old root (`jail.seal_root`), drops its privileges and hands W the descriptors; W serves. What the
+user's code sees is what a fork would have shown it (tests/isolation/test_spare.py compares the
+two). Spare processes are named `inspector-spare` until their request comes. A spare serves one
+request; one that dies first is replaced, and after `zygote.MAX_SPARE_FAILURES` the zygote forks
+afresh only. A request that comes while the spare still warms is forked afresh, unless the spare is
+nearly warm (`zygote.HOLD_FOR_SPARE`).
 
 Each of them dies with its parent (PR_SET_PDEATHSIG), so killing the server or the zygote kills
-every request in flight, and the spare. When the jail is unavailable (fallback mode), C forks W directly and today's process
-group and resource limits are all there is (the sandbox says so).
+every request in flight, and the spare. When the jail is unavailable (fallback mode), C forks W
+directly and today's process group and resource limits are all there is (the sandbox says so).
 """
 
 from __future__ import annotations
