@@ -49,7 +49,10 @@ LOOK_AROUND = "import json, os, re, resource\nimport torch\n" + COPY_KERNEL + ''
 def example(device):
     seen = {}
     seen["tmp"] = sorted(re.sub(r"[A-Za-z0-9_]{8}$", "*", n) for n in os.listdir("/tmp"))
-    seen["warm-up files"] = [os.path.join(d, f) for d, _, fs in os.walk("/tmp") for f in fs if "warm" in f]
+    import inspector  # the inspector's own tree is exposed read-only, and may lie under /tmp (a worktree)
+    ours = os.path.dirname(os.path.dirname(inspector.__file__)) + os.sep
+    seen["warm-up files"] = [os.path.join(d, f) for d, _, fs in os.walk("/tmp") for f in fs
+                             if "warm" in f and not os.path.join(d, f).startswith(ours)]
     seen["root"] = sorted(os.listdir("/"))
     seen["env"] = {k: re.sub(r"inspector-[A-Za-z0-9_]{8}", "inspector-*", os.environ.get(k, ""))
                    for k in ("HOME", "TMPDIR", "TRITON_HOME", "TRITON_CACHE_DIR")}
