@@ -24,8 +24,8 @@ For each bundled kernel and target:
   processes from the worker manager and builds its jail first (what a request gets when no
   spare is ready).
 - back to back: inspections called one after another with no pause, as a script's loop calls
-  them, and how many of them a spare served (on 4 cores or more the next spare warms beside a
-  running request; on fewer, between requests, so a loop's requests are forked afresh).
+  them, and how many of them a spare served (spares are made between requests, so a loop's
+  requests are mostly forked afresh; TRITON_INSPECTOR_SPARE=beside makes them beside one).
 - + SASS: `complete(rec)` of the previous round's record, when the SASS is first asked for
   (nvdisasm in the sandbox).
 - CLI cache hit: `python -m inspector compile FILE --target T` served from the cache, wall-clock
@@ -99,7 +99,7 @@ def compile_once():
     return {{"compile": t1 - t0, "process": t1 - t_start, "example": example}}
 
 
-if {serve!r}:  # a warm process that compiles afresh each time it is asked (a line on stdin)
+if {warm!r}:  # a warm process that compiles afresh each time it is asked (a line on stdin)
     print(json.dumps(compile_once()), flush=True)  # untimed: this kernel's first compile here
     for _ in sys.stdin:
         compile_once()  # just warm, as the spare is (on the VM, pages idle a second are reclaimed)
@@ -109,9 +109,9 @@ else:
 """
 
 
-def bare(path: Path, target: str, warm: bool) -> dict:
+def bare_fresh(path: Path, target: str) -> dict:
     """One bare compile in a fresh interpreter: {"compile", "process", "example", "wall"} seconds."""
-    code = _BARE.format(repo=str(REPO), path=str(path), target=target, warm=warm, serve=False)
+    code = _BARE.format(repo=str(REPO), path=str(path), target=target, warm=False)
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     wall = time.perf_counter() - t0
@@ -129,7 +129,7 @@ class WarmBare:
     as the spare the inspection gets is. One process for every round, not one started per round."""
 
     def __init__(self, path: Path, target: str) -> None:
-        code = _BARE.format(repo=str(REPO), path=str(path), target=target, warm=True, serve=True)
+        code = _BARE.format(repo=str(REPO), path=str(path), target=target, warm=True)
         self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      text=True)
         self._read()
@@ -225,7 +225,7 @@ def _row(path: Path, target: str, repeat: int, box, fresh_box, cache, warm_only:
     med = statistics.median
     fresh = cold = hit = None
     if not warm_only:
-        fresh = med(bare(path, target, warm=False)["script"] for _ in range(repeat))
+        fresh = med(bare_fresh(path, target)["script"] for _ in range(repeat))
         cold = med(cli(path, target, tempfile.mkdtemp(prefix="inspection-cost-home-"), "--no-cache")
                    for _ in range(repeat))
     # One untimed inspection of this kind first: the spare after it is warmed for this kind
