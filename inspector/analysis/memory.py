@@ -69,6 +69,7 @@ class MemoryAccess:
     uniform: bool = False  # one element per program, or every lane the same address: nothing to improve
     causes: list[str] = field(default_factory=list)  # why it is not ideal, actionable cause first
     coalescing: Coalescing | None = None
+    ttir_line: int | None = None  # the line of its op in the TTIR stage (the analyses of `fact_loss` start there)
 
 
 @dataclass
@@ -278,7 +279,7 @@ def _accesses(ctx: Context, rec: Inspection, by_stage: dict[str, list[MemoryInst
             line=frame[0], column=frame[1], call_sites=lines[1:], op=op.name, direction=direction,
             pointer=bases[0] if bases else None, dtype=elem, element_bits=element_bits(elem) if elem else None,
             shape=shape, masked=_masked(op), cache=_access_cache(op), in_loop=op.loop_depth > 0, layout=enc,
-            elements_per_thread=per_thread, lowered_as=[],
+            elements_per_thread=per_thread, lowered_as=[], ttir_line=op.line,
         )
         rows.append((acc, frame, op))
     exact_claimed: dict[str, set[int]] = {s: set() for s in by_stage}

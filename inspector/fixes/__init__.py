@@ -35,6 +35,7 @@ from typing import Any, Callable
 from ..analysis.advisor import Finding, advise
 from ..analysis.memory import memory_report
 from ..record import Inspection
+from . import compose
 from .candidates import Candidate, for_finding, further, reached
 from .check import Check, check_candidates
 from .evaluate import Measures, changes, finding_gone, helped, judged, measures, new_findings, score
@@ -117,7 +118,7 @@ def _assumption_verdict(t: Tried, check: Check, rec: Inspection) -> None:
     if mine:
         t.assumptions_hold = False
         t.assumptions_note = "the example breaks it: " + "; ".join(
-            f"line {b['line']} saw {b['value']}, not a multiple of {b['multiple']} "
+            f"line {b['line']} saw {b['value']}, {b.get('broke') or 'not a multiple of ' + str(b['multiple'])} "
             f"(in {b['programs']} program{'s' if b['programs'] != 1 else ''})" for b in mine)
         return
     values = {p.name: p.value for p in rec.parameters}
@@ -235,7 +236,7 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
                     if ident(t.candidate) == s:
                         t.after = after
                         if judged(after):
-                            t.measures = measures(after, report.findings[i].finding.line)
+                            t.measures = measures(after, report.findings[i].finding.line, t.candidate.relines)
                             t.finding_gone = finding_gone(report.findings[i].finding, t.measures)
                             t.changes = changes(before[i], t.measures)
                             t.new_findings = new_findings(before[i], t.measures)
@@ -258,6 +259,24 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
 
     compile_round(tries)
     tries = drop_unreached(tries)
+    compiled = {ident(t.candidate) for _, t in tries}
+    # Edits that compose: the best that improved an access, merged with the others (`compose`).
+    for _ in range(compose.ROUNDS):
+        more = []
+        for i, ff in enumerate(report.findings):
+            mine = [(t.candidate, t.measures) for t in ff.candidates if t.after is not None]
+            others = [t.candidate for j, other in enumerate(report.findings) if j != i for t in other.candidates
+                      if t.after is not None and t.finding_gone]
+            for c in compose.compositions(rec, ff.finding, before[i], mine, others, compiled, ident):
+                t = Tried(c)
+                ff.candidates.append(t)
+                more.append((i, t))
+        if not more:
+            break
+        if on_start:
+            on_start(report)
+        compile_round(more)
+        tries += drop_unreached(more)
     # A limit no single step cleared: the knobs that helped, stepped further (stages down to 1).
     more: list[tuple[int, Tried]] = []
     for i, ff in enumerate(report.findings):
@@ -288,6 +307,8 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
         ok = judged(t.after)
         t.score = score(report.findings[i].finding, before[i], t.measures if ok else None, t.assumptions_hold,
                         t.checked, (report.ms, t.ms))
+        if t.candidate.relines is not None:
+            t.score -= 5  # the kernel written twice: where a promise holds, it is the smaller change
     for ff in report.findings:
         ff.candidates.sort(key=lambda t: -t.score)
     report.seconds = time.monotonic() - t0

@@ -56,6 +56,7 @@ class Candidate:
     # {"options": {"num_stages": 2}} or {"consts": {...}}; the diff is then empty
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     knob: tuple[str, Any] | None = None  # (name, new value) of the one option or constexpr it sets
+    relines: Any = None  # a `peel.Peeled` where the edit wrote lines twice (its lines moved)
 
 
 @dataclass
@@ -151,52 +152,39 @@ def _ranges_over(ctx: _Ctx, node: ast.AST, line: int) -> bool:
 
 
 def _hint_candidates(ctx: _Ctx, f: Finding, a: MemoryAccess) -> list[Candidate]:
-    call = _access_call(ctx, a.line)
-    if call is None or not call.args:
+    """Hints where the TTIR shows the fact lost (`hints.hint_sets`), each set one candidate."""
+    from .hints import hint_sets
+
+    ttir = ctx.rec.stages.get("ttir")
+    if not ttir:
         return []
-    codes = set(a.reason_codes)
-    m = max(1, 128 // (a.element_bits or 32))
-    wrap = f"tl.multiple_of({{}}, {m})"
-    offset_edits: list[tuple[ast.expr, str, bool]] = []  # (node, what, is_a_scalar_argument)
-    reached = _reached(ctx, call.args[0], a.line)
-    scalars = _scalar_params(ctx)
-    if "loaded_offset" in codes:
-        # the values the IR names as loaded offsets (a gather's block index is not one)
-        cited = {n for r, c in zip(a.reasons, a.reason_codes) if c == "loaded_offset" for n in _CITED.findall(r)}
-        for name, value in sorted(reached.items()):
-            if value is not None and _is_load(value) and (name in cited or not cited):
-                offset_edits.append((value, f"`{name}`", False))
-    if "offset_divisibility" in codes:
-        for name in sorted(n for n, v in reached.items() if v is None and n in scalars):
-            node = _first_use(name, call.args[0], reached)
-            if node is not None:
-                offset_edits.append((node, f"`{name}`", True))
-    mask_edits: list[tuple[ast.expr, str, bool]] = []
-    if codes & {"mask_loaded", "mask_divisibility"} and a.masked:
-        for bound in _mask_bounds(ctx, call, a.line):
-            names = edits.names_in(bound)
-            if names & scalars or any(_is_load(edits.assignment_value(ctx.kernel, n, a.line)) for n in names):
-                mask_edits.append((bound, f"the mask bound `{ast.unparse(bound)}`", bool(names & scalars)))
-    out: list[Candidate] = []
-    bits = a.element_bits or 32
-    for chosen in ([offset_edits] if offset_edits else []) + ([mask_edits] if mask_edits else []) + \
-            ([offset_edits + mask_edits] if offset_edits and mask_edits else []):
-        src = ctx.rec.source
-        # edit from the end of the file backwards so earlier offsets stay valid
-        for node, _, _ in sorted(chosen, key=lambda t: edits.span(ctx.rec.source, t[0])[0], reverse=True):
-            src = edits.wrap(src, node, wrap)
-        lines = sorted({n.lineno for n, _, _ in chosen})
-        what = " and ".join(w for _, w, _ in chosen)
-        is_ = "are multiples" if len(chosen) > 1 else "is a multiple"
-        assumptions = [f"{w} is a multiple of {m} (elements: {m * bits // 8} bytes) at every launch" for _, w, _ in chosen]
-        assumptions.append("the tensor's data starts 16-byte aligned (Triton specialises the pointer only then)")
-        values = {w.strip("`"): m for _, w, scalar in chosen if scalar and w.startswith("`")}
-        c = _candidate(ctx, f"promise {what} {is_} of {m}: tl.multiple_of on line{'s' if len(lines) > 1 else ''} "
-                            f"{', '.join(map(str, lines))}", src, assumptions=assumptions, promises=lines,
-                       promise_values=values, kind="hint")
+    limits, sets = hint_sets(ctx.rec.source, ttir, ctx.rec.file, a)
+    out = []
+    for h in sets:
+        c = _candidate(ctx, h.title, h.source, assumptions=h.assumptions + [
+            "the tensor's data starts 16-byte aligned (Triton specialises the pointer only then)"],
+            promises=h.lines, promise_values=h.argument_values, kind="hint")
         if c:
             out.append(c)
+    if limits is not None and "constancy" in limits.short:
+        out += _peel_candidate(ctx, a)
     return out
+
+
+def _peel_candidate(ctx: _Ctx, a: MemoryAccess) -> list[Candidate]:
+    """The full blocks without the mask, the partial one with it (`peel`): no promise needed."""
+    from .hints import lang_alias
+    from .peel import peel
+
+    p = peel(ctx.rec.source, ctx.rec.kernel, a.line, lang_alias(ctx.tree))
+    if p is None:
+        return []
+    c = _candidate(ctx, f"peel the partial block off: the full ones (`{p.condition}`) without the mask, on lines "
+                        f"{p.first}-{p.first + 2 * p.count + 1}", p.source, kind="peel", assumptions=[
+                            "a block is full exactly when the test says so (the outputs check says whether it is)"])
+    if c:
+        c.relines = p
+    return [c] if c else []
 
 
 def _first_use(name: str, expr: ast.AST, reached: dict[str, ast.expr | None]) -> ast.Name | None:
@@ -474,6 +462,18 @@ def _precision(ctx: _Ctx, f: Finding) -> list[Candidate]:
     return out
 
 
+def _layout_steps(ctx: _Ctx) -> list[Candidate]:
+    return _scaled(ctx, _tile_constexprs(ctx), 2, "more contiguous elements per thread") + \
+        _warps(ctx, 0.5, "more elements per thread for the same block")
+
+
+def layout_steps(rec: Inspection) -> list[Candidate]:
+    """Edits that give each thread more contiguous elements: each block constexpr doubled, half
+    the warps (partners for a hint in `compose`)."""
+    ctx = _context(rec)
+    return _layout_steps(ctx) if ctx is not None else []
+
+
 def reached(c: Candidate, after: Inspection) -> bool:
     """Whether the value a candidate sets reached the compiled launch (an edit of a branch the
     launch does not take changes nothing): True where it cannot tell."""
@@ -530,8 +530,7 @@ def for_finding(rec: Inspection, f: Finding, accesses: list[MemoryAccess]) -> li
             return []
         out += _hint_candidates(ctx, f, a)
         if set(a.reason_codes) <= {"layout", "unknown"} and "layout" in a.reason_codes:
-            out += _scaled(ctx, _tile_constexprs(ctx), 2, "more contiguous elements per thread")
-            out += _warps(ctx, 0.5, "more elements per thread for the same block")
+            out += _layout_steps(ctx)
     elif f.code == "spills":
         out += _stages(ctx) + _scaled(ctx, _tiles(ctx), 0.5, "a smaller tile holds fewer values per thread") \
             + _warps(ctx, 2, "the tile spread over more threads")

@@ -128,7 +128,7 @@ def _finish(out: dict[str, Any], watch: Any, file: str, kernel: str, module_name
     if watch is None:  # the interpreter could not be watched (Triton failed to import)
         return out
     out["launches"] = [tensors for k, tensors in watch.launches if k == kernel]
-    out["broken"] = [{"line": b.line, "multiple": b.multiple, "value": b.value, "programs": b.count}
+    out["broken"] = [{"line": b.line, "multiple": b.multiple, "value": b.value, "programs": b.count, "broke": b.broke}
                      for b in watch.broken.values() if os.path.basename(b.file) == os.path.basename(file)]
     out["promises"] = watch.promises
     return out

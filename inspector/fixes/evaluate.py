@@ -38,12 +38,15 @@ def judged(rec: Inspection | None) -> bool:
     return rec is not None and bool(rec.stages) and (rec.ok or rec.error.kind == "out_of_resources")
 
 
-def measures(rec: Inspection, line: int | None) -> Measures:
-    """The figures of `rec`, the access ones at `line`."""
+def measures(rec: Inspection, line: int | None, relines: Any = None) -> Measures:
+    """The figures of `rec`, the access ones at `line`. `relines` (a `peel.Peeled`) relates the
+    lines of a candidate that wrote lines twice to the original's: the access is read at its
+    full-block copy, and findings on the partial-block copy (what the tail keeps) are left out."""
     m = Measures()
     if not judged(rec):
         return m
-    accesses = [a for a in memory_report(rec).accesses if line is not None and a.line == line and not a.uniform]
+    at = relines.new_line(line) if relines is not None and line is not None else line
+    accesses = [a for a in memory_report(rec).accesses if at is not None and a.line == at and not a.uniform]
     if accesses:
         m.width_bits = min((a.width_bits for a in accesses if a.width_bits), default=None)
         effs = [a.sector_efficiency for a in accesses if a.sector_efficiency is not None]
@@ -54,7 +57,11 @@ def measures(rec: Inspection, line: int | None) -> Measures:
     m.shared_bytes = r.shared_bytes
     m.occupancy = (rec.occupancy or {}).get("occupancy")
     m.conversions = layout_report(rec).through_shared
-    m.findings = [(f.code, f.line, f.severity) for f in advise(rec)]
+    found = [(f.code, f.line, f.severity) for f in advise(rec)]
+    if relines is not None:
+        found = [(c, relines.old_line(l) if l is not None else None, s) for c, l, s in found
+                 if l is None or relines.old_line(l) is not None]
+    m.findings = found
     return m
 
 

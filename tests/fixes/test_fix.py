@@ -34,15 +34,16 @@ def test_a_jagged_sum_gets_the_alignment_hint_its_offsets_keep(sandbox, tmp_path
     ff = _access_fixes(report)
     assert ff.finding.line == 12
     best = ff.candidates[0]
-    # both promises (the row start and the mask's bound): each alone leaves the loads scalar, or
+    # both promises, each on the load the TTIR shows the fact lost at: the row start (the address)
+    # and the row end (the mask's bound `end - start`); each alone leaves the loads scalar, or
     # makes them worse (the offset alone splits each thread's group at the mask)
-    assert "tl.multiple_of(tl.load(offsets + row), 4)" in best.candidate.source
-    assert "mask=idx < tl.multiple_of(end - start, 4)" in best.candidate.source
+    assert "start = tl.multiple_of(tl.load(offsets + row), 4)" in best.candidate.source
+    assert "end = tl.multiple_of(tl.load(offsets + row + 1), 4)" in best.candidate.source
     assert best.finding_gone and best.changes["width_bits"] == [32, 128]
     assert best.assumptions_hold is True and best.checked is True
-    assert any("`start` is a multiple of 4" in a for a in best.candidate.assumptions)
+    assert any("`tl.load(offsets + row)` (`start`) on line 9 is a multiple of 4" in a for a in best.candidate.assumptions)
     assert best.diff.startswith("--- a/jagged.py") and "+    start = tl.multiple_of(" in best.diff
-    alone = next(t for t in ff.candidates if "mask" not in t.title)
+    alone = next(t for t in ff.candidates if t.candidate.promises == [9])
     assert alone.changes.get("sector_efficiency") == [1.0, 0.25] and not alone.finding_gone
     assert alone.score < best.score
     # the small grid gets no smaller BLOCK: it spans each row (only `tl.arange` and the mask use it),
@@ -79,7 +80,7 @@ def test_the_cli_json_and_apply(sandbox, tmp_path):
     assert done.returncode == 0, done.stderr
     assert fixed.read_text() == path.read_text().replace(
         "tl.load(offsets + row)\n", "tl.multiple_of(tl.load(offsets + row), 4)\n").replace(
-        "mask=idx < end - start", "mask=idx < tl.multiple_of(end - start, 4)")
+        "tl.load(offsets + row + 1)\n", "tl.multiple_of(tl.load(offsets + row + 1), 4)\n")
     bad = subprocess.run(env_py + ["--apply", "99"], cwd=REPO, capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2 and "there are" in bad.stderr
 
@@ -151,10 +152,15 @@ def test_a_size_argument_in_the_mask_is_promised_only_where_the_launch_keeps_it(
         # n = 2^20 is specialised as a multiple of 16: the loads are 128-bit, nothing to fix
         assert not access
         return
-    # `tl.multiple_of(n, 4)` on the argument compiled to the same figures here (Triton 3.9): a
-    # candidate that changes nothing is dropped, and the finding says so
+    # the mask's constancy is lost at `n` (a kernel argument, where Triton drops a hint): the hint goes
+    # on the comparison, on both copies the compiler merged (the load's mask and the store's)
     ff = access[0]
-    assert not ff.candidates and "compiled to the same figures" in ff.note, [t.title for t in ff.candidates]
+    hinted = [t for t in ff.candidates if t.candidate.kind == "hint"]
+    assert hinted and hinted[0].candidate.source.count("tl.max_constancy(n > offs, 4)") == 2
+    assert hinted[0].finding_gone  # what the promise would give ...
+    # ... but n = 4095 breaks it: the example's data and the launch's value say so, and it sinks
+    assert all(t.assumptions_hold is False for t in hinted) and all(t.score < 0 for t in hinted)
+    assert "not the first of 4 equal values" in hinted[0].assumptions_note
 
 
 def test_a_kernel_that_cannot_launch_on_a_smaller_gpu_gets_the_stage_that_fits(sandbox, tmp_path):
