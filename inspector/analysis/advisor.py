@@ -27,11 +27,13 @@ Severity ranks them: high, medium, low, info; `score` orders findings within and
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..hardware.architectures import max_threads_per_block
 from ..record import Inspection
 from .context import context
+from .hint_sites import advice, hint_sites, source_ops
 from .layouts import layout_report
 from .memory import MemoryAccess, memory_report
 from .mlir import parse_module
@@ -121,7 +123,8 @@ def _arg_of(reason: str) -> str:
     return f"`{m.group(1)}`" + (f" (= {m.group(2)})" if m.group(2) else "")
 
 
-def _access_findings(accesses: list[MemoryAccess]) -> list[Finding]:
+def _access_findings(accesses: list[MemoryAccess], suggest: Callable[[MemoryAccess], str] | None = None
+                     ) -> list[Finding]:
     """One finding per access that wastes sectors or instructions. Uniform accesses (one element
     per program, a broadcast) and TMA copies are not findings; a gather, whose pattern comes from
     the data, is information only."""
@@ -164,7 +167,8 @@ def _access_findings(accesses: list[MemoryAccess]) -> list[Finding]:
             title = f"line {a.line}: {subject} are {state}{extra} because {because}"
             sev, score, code = ("medium", 50 + loop, "scalar_access") if a.verdict == "scalar" else \
                 ("low", 30 + loop, "partial_access")
-        out.append(Finding(code, sev, score, a.line, title, evidence, _SUGGEST.get(first, ""), lines))
+        out.append(Finding(code, sev, score, a.line, title, evidence,
+                           (suggest(a) if suggest else "") or _SUGGEST.get(first, ""), lines))
     return _merge_repeats(out)
 
 
@@ -438,6 +442,22 @@ def _conversion_findings(rec: Inspection) -> list[Finding]:
                     lines)]
 
 
+def _hint_advice(rec: Inspection, a: MemoryAccess) -> str:
+    """Every blocker of a narrow access and the hints that would lift it (`hint_sites.advice`)."""
+    if a.coalescing is not None and a.coalescing.status == "data_dependent" or a.verdict not in ("scalar", "partial"):
+        return ""
+    src = source_ops(rec)
+    if src is None:
+        return ""
+    sites = hint_sites(rec.source, "", rec.file, a, src)
+    threads = (rec.resources.num_warps or 0) * (rec.warp_size or 32)
+    elements = 1
+    for d in a.shape:
+        elements *= d
+    room = elements // threads if threads and a.shape else None  # what a thread can hold at most
+    return advice(sites, {p.name: p.value for p in rec.parameters}, room)
+
+
 def advise(rec: Inspection) -> list[Finding]:
     """Ranked findings for one inspection (highest severity and score first); empty on error."""
     if rec.error is not None and not rec.stages:
@@ -446,7 +466,7 @@ def advise(rec: Inspection) -> list[Finding]:
     if "advice" in ctx.memo:
         return ctx.memo["advice"]
     findings: list[Finding] = []
-    findings += _access_findings(memory_report(rec).accesses)
+    findings += _access_findings(memory_report(rec).accesses, lambda a: _hint_advice(rec, a))
     findings += _spill_findings(rec)
     findings += _occupancy_findings(rec)
     findings += _dot_findings(rec)

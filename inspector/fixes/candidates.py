@@ -158,7 +158,7 @@ def _hint_candidates(ctx: _Ctx, f: Finding, a: MemoryAccess) -> list[Candidate]:
     ttir = ctx.rec.stages.get("ttir")
     if not ttir:
         return []
-    limits, sets = hint_sets(ctx.rec.source, ttir, ctx.rec.file, a)
+    limits, sets = hint_sets(ctx.rec.source, ttir, ctx.rec.file, a, set(ctx.params))
     out = []
     for h in sets:
         c = _candidate(ctx, h.title, h.source, assumptions=h.assumptions + [
@@ -173,7 +173,7 @@ def _hint_candidates(ctx: _Ctx, f: Finding, a: MemoryAccess) -> list[Candidate]:
 
 def _peel_candidate(ctx: _Ctx, a: MemoryAccess) -> list[Candidate]:
     """The full blocks without the mask, the partial one with it (`peel`): no promise needed."""
-    from .hints import lang_alias
+    from ..analysis.hint_sites import lang_alias
     from .peel import peel
 
     p = peel(ctx.rec.source, ctx.rec.kernel, a.line, lang_alias(ctx.tree))

@@ -39,15 +39,16 @@ def merge_line(o: str, a: str, b: str) -> str | None:
         return a
     changes = []
     for edited in (a, b):
-        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, o, edited, autojunk=False).get_opcodes():
-            if tag != "equal":
-                changes.append((i1, i2, edited[j1:j2]))
-    changes.sort()
-    for (s1, e1, _), (s2, e2, _) in zip(changes, changes[1:]):
-        if s2 < e1 or s1 == s2:
-            return None
+        # one edit's changes on a line count as one stretch, from its first to its last (a wrap
+        # inserts on both sides of what it wraps; the other edit must stay out of it)
+        ops = [op for op in difflib.SequenceMatcher(None, o, edited, autojunk=False).get_opcodes() if op[0] != "equal"]
+        i1, j1, i2, j2 = ops[0][1], ops[0][3], ops[-1][2], ops[-1][4]
+        changes.append((i1, i2, edited[j1:j2]))
+    (s1, e1, _), (s2, e2, _) = sorted(changes)
+    if s2 < e1 or s1 == s2 or s2 == e1 and s1 == e1:
+        return None
     out = o
-    for i1, i2, text in reversed(changes):
+    for i1, i2, text in sorted(changes, reverse=True):
         out = out[:i1] + text + out[i2:]
     return out
 

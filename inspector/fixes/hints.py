@@ -1,169 +1,20 @@
-"""Hint candidates placed where the compiler loses the fact, not where a source pattern suggests.
-
-`analysis.fact_loss` walks each narrow access's pointer and mask back through the TTIR to the
-values where divisibility, contiguity or constancy fell short of a 128-bit access. Here each such
-value is found in the user's text, through the TTIR op's own location (line and column, the
-helper's line for an inlined `@triton.jit` helper), and wrapped in the hint for the fact it
-lacks: `tl.multiple_of` (divisibility), `tl.max_contiguous` (contiguity), `tl.max_constancy`
-(a mask's constancy), promising the weakest value that gives 128 bits (4 for fp32).
-
-Where the value has no op of its own (a kernel argument: Triton 3.x sets a hint on the op that
-defines a value, and silently drops one on a block argument; a loop's induction variable), the
-hint goes on the nearest value above it on the way to the access that the user wrote as an
-expression (`row * ld` for `ld`, the comparison `cols < n_cols` for a mask bound `n_cols`).
-A loss on a loop's induction variable is followed into the loop's lower bound and step, so a
-`for i in range(start, end, BLOCK)` with a loaded `start` gets its hint on `start`'s load.
+"""Hint candidates placed where the compiler loses the fact, not where a source pattern suggests:
+each group of `analysis.hint_sites` (the expressions to wrap, and the facts each must carry)
+becomes one edit of the file, promising the weakest value that gives 128 bits (4 for fp32).
 """
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
 
-from ..analysis.fact_loss import AccessLimits, Loss, Need, access_limits
-from ..analysis.locations import mlir_locations
+from ..analysis.fact_loss import AccessLimits
+from ..analysis.hint_sites import hint_sites, span_key, template
 from ..analysis.memory import MemoryAccess
-from ..analysis.mlir import Module, Op, parse_module
 from . import edits
 
-_HINT_CALL = {"divisibility": "multiple_of", "contiguity": "max_contiguous", "constancy": "max_constancy"}
-# the Python expression each TTIR op comes from
-_BINOPS = {"arith.addi": ast.Add, "tt.addptr": ast.Add, "arith.subi": ast.Sub, "arith.muli": ast.Mult,
-           "arith.remsi": ast.Mod, "arith.remui": ast.Mod, "arith.divsi": ast.FloorDiv, "arith.divui": ast.FloorDiv,
-           "arith.andi": ast.BitAnd, "arith.ori": ast.BitOr, "arith.shli": ast.LShift, "arith.shrsi": ast.RShift,
-           "arith.shrui": ast.RShift}
-_CALLS = {"tt.load": ("load",), "arith.select": ("where",), "arith.maxsi": ("maximum", "max"),
-          "arith.minsi": ("minimum", "min"), "tt.call": None}
-_ACCESS_OPS = ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas")
-
-
-@dataclass
-class Placement:
-    """One hint on one expression of the file."""
-
-    node: ast.expr
-    facts: dict[str, int]  # fact -> the value promised ("divisibility": 4)
-    what: str  # the value in words: "`start` (line 9)"
-    loss: Loss
-
-    @property
-    def line(self) -> int:
-        return self.node.lineno
-
-
-def _kind_matches(node: ast.AST, op: Op) -> bool:
-    if op.name in _BINOPS:
-        return isinstance(node, ast.BinOp) and isinstance(node.op, _BINOPS[op.name])
-    if op.name == "arith.cmpi":
-        return isinstance(node, ast.Compare)
-    if op.name in _CALLS and isinstance(node, ast.Call):
-        names = _CALLS[op.name]
-        f = node.func
-        called = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-        return names is None or called in names
-    return False
-
-
-class _Source:
-    """The file's syntax tree and the TTIR op locations, to find an op's expression."""
-
-    def __init__(self, source: str, ttir: str, file: str):
-        self.source = source
-        self.tree = ast.parse(source)
-        self.mod: Module = parse_module(ttir)
-        self.locs = mlir_locations(ttir)
-        self.base = file.replace("\\", "/").rsplit("/", 1)[-1]
-
-    def frame(self, op: Op) -> tuple[int, int] | None:
-        """(line, 0-based column) of the op in this file: its innermost frame that is."""
-        for chain in self.locs.chains.get(op.line, ()):
-            for f, line, col in chain:
-                if f.replace("\\", "/").rsplit("/", 1)[-1] == self.base and line:
-                    return line, max(0, col - 1)
-        return None
-
-    def node(self, op: Op) -> ast.expr | None:
-        """The expression an op was made from (same start, same kind)."""
-        at = self.frame(op)
-        if at is None:
-            return None
-        found = [n for n in ast.walk(self.tree) if isinstance(n, ast.expr) and getattr(n, "lineno", None) == at[0]
-                 and n.col_offset == at[1] and _kind_matches(n, op)]
-        if not found:
-            return None
-        found.sort(key=lambda n: len(ast.unparse(n)))
-        twins = [o for o in self.mod.ops if o.name == op.name and self.frame(o) == at]
-        return found[min(twins.index(op) if op in twins else 0, len(found) - 1)]
-
-    def access_op(self, a: MemoryAccess) -> Op | None:
-        """The TTIR op of an access."""
-        if a.ttir_line is not None:
-            return next((o for o in self.mod.ops if o.line == a.ttir_line), None)
-        ops = [o for o in self.mod.ops if o.name in _ACCESS_OPS and (f := self.frame(o)) and f[0] == a.line]
-        exact = [o for o in ops if self.frame(o) == (a.line, max(0, a.column - 1))]
-        return (exact or ops or [None])[0]
-
-
-def _same_in(scope: ast.AST, node: ast.expr) -> ast.expr | None:
-    """The expression equal to `node` inside `scope` (an access written again after CSE merged it)."""
-    want = ast.dump(node)
-    for n in ast.walk(scope):
-        if isinstance(n, ast.expr) and ast.dump(n) == want:
-            return n
-    return None
-
-
-def _placements(src: _Source, loss: Loss, access: ast.Call | None, choose: str) -> Placement | None:
-    """Where a loss's hint goes: the nearest mappable value above the leaf (`near`), or the one
-    nearest the access (`far`)."""
-    steps = list(reversed(loss.path)) if choose == "near" else [n for n in loss.path if n.fact != "divisibility"
-                                                                  or not _is_pointer(src, n)]
-    for need in steps:
-        if need.op is None or need.op.name == "tt.addptr" and _is_pointer(src, need):
-            continue
-        node = src.node(need.op)
-        if node is None:
-            continue
-        if access is not None and not (access.lineno <= node.lineno <= (access.end_lineno or access.lineno)):
-            # CSE gave two accesses one op: hint the copy this access wrote, where it has one
-            node = _same_in(access, node) or node
-        name = _leaf_name(loss.leaf)
-        where = f"`{ast.unparse(node)}`" + (f" (`{name}`)" if name and name not in ast.unparse(node) else "")
-        return Placement(node, {need.fact: need.at_least}, f"{where} on line {node.lineno}", loss)
-    return None
-
-
-def _is_pointer(src: _Source, need: Need) -> bool:
-    return need.value in src.mod.args and src.mod.args[need.value].is_pointer or (
-        need.op is not None and "!tt.ptr" in need.op.text.split(" : ")[-1].split("->")[-1])
-
-
-def _leaf_name(need: Need) -> str:
-    from ..analysis.access_causes import variable_name
-
-    return variable_name(need.value)
-
-
-def lang_alias(tree: ast.Module) -> str:
-    """How the file names triton.language (`tl` in nearly every file)."""
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Import):
-            for a in n.names:
-                if a.name == "triton.language":
-                    return a.asname or "triton.language"
-        elif isinstance(n, ast.ImportFrom) and n.module == "triton":
-            for a in n.names:
-                if a.name == "language":
-                    return a.asname or "language"
-    return "triton.language"
-
-
-def _template(lang: str, facts: dict[str, int]) -> str:
-    out = "{}"
-    for fact in ("divisibility", "contiguity", "constancy"):
-        if fact in facts:
-            out = f"{lang}.{_HINT_CALL[fact]}({out}, {facts[fact]})"
-    return out
+_CALL = {"divisibility": "multiple_of", "contiguity": "max_contiguous", "constancy": "max_constancy"}
+_SAYS = {"divisibility": "is a multiple of {m}", "contiguity": "runs in groups of {m} consecutive values",
+         "constancy": "runs in groups of {m} equal values"}
 
 
 @dataclass
@@ -178,99 +29,28 @@ class HintSet:
     argument_values: dict[str, int]
 
 
-def hint_sets(source: str, ttir: str, file: str, a: MemoryAccess) -> tuple[AccessLimits | None, list[HintSet]]:
-    """The access's limits and the hint edits that may lift them, most complete first: every
-    loss hinted nearest its leaf, then the same nearest the access, then each value alone."""
-    try:
-        src = _Source(source, ttir, file)
-    except SyntaxError:
-        return None, []
-    op = src.access_op(a)
-    if op is None:
-        return None, []
-    limits = access_limits(src.mod, op)
-    if limits is None or not limits.losses:
-        return limits, []
-    call = next(iter(edits.calls_on_line(src.tree, a.line, ("load", "store", "atomic_add", "atomic_max",
-                                                            "atomic_min", "atomic_xchg", "atomic_cas"))), None)
-    lang = lang_alias(src.tree)
-    hintable = [l for l in limits.losses if l.hintable]
-    for fact in limits.short:
-        if not any(l.hintable for l in limits.losses if l.path[0].fact == fact):
-            return limits, []  # a fact no true promise restores (a stride, a program id) caps the width
-    groups: list[list[Placement]] = []
-    for choose in ("near", "far"):
-        got = [p for l in hintable if (p := _placements(src, l, call, choose)) is not None]
-        if got:
-            groups.append(got)
-    if groups and len(groups[0]) > 1:
-        groups += [[p] for p in groups[0]]
+def hint_sets(source: str, ttir: str, file: str, a: MemoryAccess,
+              arguments: set[str] | frozenset[str] = frozenset()) -> tuple[AccessLimits | None, list[HintSet]]:
+    """The access's limits and one edit per group of hint sites, most complete first.
+    `arguments`: the kernel's argument names (a promise resting on one is checked against the
+    launch's value)."""
+    sites = hint_sites(source, ttir, file, a)
     out: list[HintSet] = []
     seen: set[str] = set()
-    for group in groups:
-        merged = _merge(group)
-        wraps = _with_twins(src.tree, merged)
+    for wraps in sites.groups:
         text = source
-        for _, node, facts in sorted(wraps, key=lambda w: w[0], reverse=True):
-            text = edits.wrap(text, node, _template(lang, facts))
+        for w in sorted(wraps, key=lambda w: span_key(w.node), reverse=True):
+            text = edits.wrap(text, w.node, template(sites.lang, w.facts))
         if text == source or text in seen:
             continue
         seen.add(text)
-        lines = sorted({node.lineno for _, node, _ in wraps})
-        promised = [f"{w} {'is a multiple of' if f == 'divisibility' else 'runs in groups of'} {m}"
-                    + (" consecutive values" if f == "contiguity" else " equal values" if f == "constancy" else "")
-                    for node, facts, whats in merged.values() for f, m in facts.items() for w in whats[:1]]
-        calls = sorted({_HINT_CALL[f] for _, facts, _ in merged.values() for f in facts})
-        title = (f"promise {' and '.join(w for _, _, ws in merged.values() for w in ws[:1])}: "
-                 f"{', '.join('tl.' + c for c in calls)} on line{'s' if len(lines) > 1 else ''} "
-                 f"{', '.join(map(str, lines))}")
-        leaves = [p.loss.leaf for node, _, _ in merged.values() for p in group if p.node is node]
-        arguments = {l.value: l.at_least for l in leaves if l.value in src.mod.args and l.fact == "divisibility"}
-        out.append(HintSet(title, text, [p + " at every launch" for p in promised], lines, arguments))
-    return limits, out
-
-
-def _span(node: ast.AST) -> tuple[int, int]:
-    return (node.lineno * 100000 + node.col_offset,  # type: ignore[attr-defined]
-            (node.end_lineno or 0) * 100000 + (node.end_col_offset or 0))  # type: ignore[attr-defined]
-
-
-def _with_twins(tree: ast.Module, merged: dict) -> list[tuple[tuple[int, int], ast.expr, dict[str, int]]]:
-    """Each hinted expression and its twins: the same expression written again in the same
-    function (`n > offs` in a load's mask and again in the store's), which the compiler computed
-    once (CSE) and which must carry the same hint, or the copy without it stays as it was."""
-    out = [(span, node, facts) for span, (node, facts, _) in merged.items()]
-    taken = [span for span, _, _ in out]
-    for span, node, facts in list(out):
-        scope = next((f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                      and f.lineno <= node.lineno <= (f.end_lineno or f.lineno)), tree)
-        want = ast.dump(node)
-        for n in ast.walk(scope):
-            if n is node or not isinstance(n, ast.expr) or ast.dump(n) != want:
-                continue
-            sp = _span(n)
-            if not any(a <= sp[0] < b or sp[0] <= a < sp[1] for a, b in taken):
-                taken.append(sp)
-                out.append((sp, n, facts))
-    return out
-
-
-def _merge(group: list[Placement]) -> dict[tuple[int, int], tuple[ast.expr, dict[str, int], list[str]]]:
-    """Placements by expression: one wrap per expression holding every fact it needs; an
-    expression inside another already hinted is left out (the outer hint covers the access)."""
-    out: dict[tuple[int, int], tuple[ast.expr, dict[str, int], list[str]]] = {}
-    for p in group:
-        key = (p.node.lineno, p.node.col_offset, p.node.end_lineno or 0, p.node.end_col_offset or 0)
-        span = (key[0] * 100000 + key[1], key[2] * 100000 + key[3])
-        hit = next((k for k in out if k == span), None)
-        if hit is not None:
-            node, facts, whats = out[hit]
-            for f, m in p.facts.items():
-                facts[f] = max(facts.get(f, 1), m)
-            if p.what not in whats:
-                whats.append(p.what)
-            continue
-        if any(k[0] <= span[0] and span[1] <= k[1] or span[0] <= k[0] and k[1] <= span[1] for k in out):
-            continue
-        out[span] = (p.node, dict(p.facts), [p.what])
-    return out
+        lines = sorted({w.node.lineno for w in wraps})
+        named = [w for w in wraps if w.whats]
+        promised = [f"{w.whats[0]} {_SAYS[f].format(m=m)} at every launch" for w in named for f, m in w.facts.items()]
+        calls = sorted({_CALL[f] for w in wraps for f in w.facts})
+        title = (f"promise {' and '.join(w.whats[0] for w in named)}: {', '.join('tl.' + c for c in calls)} "
+                 f"on line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}")
+        values = {l.value: l.at_least for w in wraps for l in w.leaves if l.fact == "divisibility" and l.op is None
+                  and l.value in arguments}
+        out.append(HintSet(title, text, promised, lines, values))
+    return sites.limits, out

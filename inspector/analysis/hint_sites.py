@@ -1,0 +1,344 @@
+"""Where a hint goes: the expression of the user's file at which the compiler lost a fact.
+
+`fact_loss` walks each narrow access's pointer and mask back through the TTIR to the values where
+divisibility, contiguity or constancy fell short of a 128-bit access. Here each such value is
+found in the user's text, through the TTIR op's own location (line and column, the
+helper's line for an inlined `@triton.jit` helper), and wrapped in the hint for the fact it
+lacks: `tl.multiple_of` (divisibility), `tl.max_contiguous` (contiguity), `tl.max_constancy`
+(a mask's constancy), promising the weakest value that gives 128 bits (4 for fp32).
+
+Where the value has no op of its own (a kernel argument: Triton 3.x sets a hint on the op that
+defines a value, and silently drops one on a block argument; a loop's induction variable), the
+hint goes on the nearest value above it on the way to the access that the user wrote as an
+expression (`row * ld` for `ld`, the comparison `cols < n_cols` for a mask bound `n_cols`).
+A loss on a loop's induction variable is followed into the loop's lower bound and step, so a
+`for i in range(start, end, BLOCK)` with a loaded `start` gets its hint on `start`'s load.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from .fact_loss import AccessLimits, Loss, Need, access_limits
+from .locations import mlir_locations
+from .memory import MemoryAccess
+from .mlir import Module, Op, parse_module
+
+_HINT_CALL = {"divisibility": "multiple_of", "contiguity": "max_contiguous", "constancy": "max_constancy"}
+# the Python expression each TTIR op comes from
+_BINOPS = {"arith.addi": ast.Add, "tt.addptr": ast.Add, "arith.subi": ast.Sub, "arith.muli": ast.Mult,
+           "arith.remsi": ast.Mod, "arith.remui": ast.Mod, "arith.divsi": ast.FloorDiv, "arith.divui": ast.FloorDiv,
+           "arith.andi": ast.BitAnd, "arith.ori": ast.BitOr, "arith.shli": ast.LShift, "arith.shrsi": ast.RShift,
+           "arith.shrui": ast.RShift}
+_CALLS = {"tt.load": ("load",), "arith.select": ("where",), "arith.maxsi": ("maximum", "max"),
+          "arith.minsi": ("minimum", "min"), "tt.call": None}
+_ACCESS_OPS = ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas")
+
+
+@dataclass
+class Placement:
+    """One hint on one expression of the file."""
+
+    node: ast.expr
+    facts: dict[str, int]  # fact -> the value promised ("divisibility": 4)
+    what: str  # the value in words: "`start` (line 9)"
+    loss: Loss
+
+    @property
+    def line(self) -> int:
+        return self.node.lineno
+
+
+def _kind_matches(node: ast.AST, op: Op) -> bool:
+    if op.name in _BINOPS:
+        return isinstance(node, ast.BinOp) and isinstance(node.op, _BINOPS[op.name])
+    if op.name == "arith.cmpi":
+        return isinstance(node, ast.Compare)
+    if op.name in _CALLS and isinstance(node, ast.Call):
+        names = _CALLS[op.name]
+        f = node.func
+        called = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        return names is None or called in names
+    return False
+
+
+class SourceOps:
+    """The file's syntax tree and the TTIR op locations, to find an op's expression."""
+
+    def __init__(self, source: str, ttir: str, file: str):
+        self.source = source
+        self.tree = ast.parse(source)
+        self.mod: Module = parse_module(ttir)
+        self.locs = mlir_locations(ttir)
+        self.base = file.replace("\\", "/").rsplit("/", 1)[-1]
+
+    def frame(self, op: Op) -> tuple[int, int] | None:
+        """(line, 0-based column) of the op in this file: its innermost frame that is."""
+        for chain in self.locs.chains.get(op.line, ()):
+            for f, line, col in chain:
+                if f.replace("\\", "/").rsplit("/", 1)[-1] == self.base and line:
+                    return line, max(0, col - 1)
+        return None
+
+    def node(self, op: Op) -> ast.expr | None:
+        """The expression an op was made from (same start, same kind)."""
+        at = self.frame(op)
+        if at is None:
+            return None
+        found = [n for n in ast.walk(self.tree) if isinstance(n, ast.expr) and getattr(n, "lineno", None) == at[0]
+                 and n.col_offset == at[1] and _kind_matches(n, op)]
+        if not found:
+            return None
+        found.sort(key=lambda n: len(ast.unparse(n)))
+        twins = [o for o in self.mod.ops if o.name == op.name and self.frame(o) == at]
+        return found[min(twins.index(op) if op in twins else 0, len(found) - 1)]
+
+    def access_op(self, a: MemoryAccess) -> Op | None:
+        """The TTIR op of an access."""
+        if a.ttir_line is not None:
+            return next((o for o in self.mod.ops if o.line == a.ttir_line), None)
+        ops = [o for o in self.mod.ops if o.name in _ACCESS_OPS and (f := self.frame(o)) and f[0] == a.line]
+        exact = [o for o in ops if self.frame(o) == (a.line, max(0, a.column - 1))]
+        return (exact or ops or [None])[0]
+
+
+def _same_in(scope: ast.AST, node: ast.expr) -> ast.expr | None:
+    """The expression equal to `node` inside `scope` (an access written again after CSE merged it)."""
+    want = ast.dump(node)
+    for n in ast.walk(scope):
+        if isinstance(n, ast.expr) and ast.dump(n) == want:
+            return n
+    return None
+
+
+def placement(src: SourceOps, loss: Loss, access: ast.Call | None, choose: str) -> Placement | None:
+    """Where a loss's hint goes: the nearest mappable value above the leaf (`near`), or the one
+    nearest the access (`far`)."""
+    steps = list(reversed(loss.path)) if choose == "near" else [n for n in loss.path if n.fact != "divisibility"
+                                                                  or not _is_pointer(src, n)]
+    for need in steps:
+        if need.op is None or need.op.name == "tt.addptr" and _is_pointer(src, need):
+            continue
+        node = src.node(need.op)
+        if node is None:
+            continue
+        if access is not None and not (access.lineno <= node.lineno <= (access.end_lineno or access.lineno)):
+            # CSE gave two accesses one op: hint the copy this access wrote, where it has one
+            node = _same_in(access, node) or node
+        name = _leaf_name(loss.leaf)
+        where = f"`{ast.unparse(node)}`" + (f" (`{name}`)" if name and name not in ast.unparse(node) else "")
+        return Placement(node, {need.fact: need.at_least}, f"{where} on line {node.lineno}", loss)
+    return None
+
+
+def _is_pointer(src: SourceOps, need: Need) -> bool:
+    return need.value in src.mod.args and src.mod.args[need.value].is_pointer or (
+        need.op is not None and "!tt.ptr" in need.op.text.split(" : ")[-1].split("->")[-1])
+
+
+def _leaf_name(need: Need) -> str:
+    from ..analysis.access_causes import variable_name
+
+    return variable_name(need.value)
+
+
+def lang_alias(tree: ast.Module) -> str:
+    """How the file names triton.language (`tl` in nearly every file)."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            for a in n.names:
+                if a.name == "triton.language":
+                    return a.asname or "triton.language"
+        elif isinstance(n, ast.ImportFrom) and n.module == "triton":
+            for a in n.names:
+                if a.name == "language":
+                    return a.asname or "language"
+    return "triton.language"
+
+
+def template(lang: str, facts: dict[str, int]) -> str:
+    """The hint calls for `facts` around `{}`: `tl.max_constancy(tl.multiple_of({}, 4), 4)`."""
+    out = "{}"
+    for fact in ("divisibility", "contiguity", "constancy"):
+        if fact in facts:
+            out = f"{lang}.{_HINT_CALL[fact]}({out}, {facts[fact]})"
+    return out
+
+
+def span_key(node: ast.AST) -> tuple[int, int]:
+    """A node's (start, end) as comparable numbers."""
+    return (node.lineno * 100000 + node.col_offset,  # type: ignore[attr-defined]
+            (node.end_lineno or 0) * 100000 + (node.end_col_offset or 0))  # type: ignore[attr-defined]
+
+
+def with_twins(tree: ast.Module, merged: dict) -> list[tuple[tuple[int, int], ast.expr, dict[str, int]]]:
+    """Each hinted expression and its twins: the same expression written again in the same
+    function (`n > offs` in a load's mask and again in the store's), which the compiler computed
+    once (CSE) and which must carry the same hint, or the copy without it stays as it was."""
+    out = [(span, node, facts) for span, (node, facts, _) in merged.items()]
+    taken = [span for span, _, _ in out]
+    for span, node, facts in list(out):
+        scope = next((f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                      and f.lineno <= node.lineno <= (f.end_lineno or f.lineno)), tree)
+        want = ast.dump(node)
+        for n in ast.walk(scope):
+            if n is node or not isinstance(n, ast.expr) or ast.dump(n) != want:
+                continue
+            sp = span_key(n)
+            if not any(a <= sp[0] < b or sp[0] <= a < sp[1] for a, b in taken):
+                taken.append(sp)
+                out.append((sp, n, facts))
+    return out
+
+
+def merge(group: list[Placement]) -> dict[tuple[int, int], tuple[ast.expr, dict[str, int], list[str]]]:
+    """Placements by expression: one wrap per expression holding every fact it needs; an
+    expression inside another already hinted is left out (the outer hint covers the access)."""
+    out: dict[tuple[int, int], tuple[ast.expr, dict[str, int], list[str]]] = {}
+    for p in group:
+        key = (p.node.lineno, p.node.col_offset, p.node.end_lineno or 0, p.node.end_col_offset or 0)
+        span = (key[0] * 100000 + key[1], key[2] * 100000 + key[3])
+        hit = next((k for k in out if k == span), None)
+        if hit is not None:
+            node, facts, whats = out[hit]
+            for f, m in p.facts.items():
+                facts[f] = max(facts.get(f, 1), m)
+            if p.what not in whats:
+                whats.append(p.what)
+            continue
+        if any(k[0] <= span[0] and span[1] <= k[1] or span[0] <= k[0] and k[1] <= span[1] for k in out):
+            continue
+        out[span] = (p.node, dict(p.facts), [p.what])
+    return out
+
+
+@dataclass
+class Wrap:
+    """One expression to wrap in hints: where, which facts, and what it stands for in words."""
+
+    node: ast.expr
+    facts: dict[str, int]
+    whats: list[str]
+    leaves: list[Need]  # the values whose facts it restores
+
+
+@dataclass
+class HintSites:
+    """For one narrow access: the facts that limit it and the wraps that may lift them, most
+    complete first (every loss hinted nearest its leaf; the same nearest the access; each alone)."""
+
+    limits: AccessLimits | None
+    groups: list[list[Wrap]]
+    lang: str = "tl"
+    capped: list[Loss] = field(default_factory=list)  # losses no true promise restores (a stride, a program id)
+
+
+def source_ops(rec: Any) -> SourceOps | None:
+    """The record's SourceOps, made once per record (the advisor asks for each narrow access)."""
+    from .context import context
+
+    memo = context(rec).memo
+    if "source_ops" not in memo:
+        try:
+            memo["source_ops"] = SourceOps(rec.source, rec.stages["ttir"], rec.file) if "ttir" in rec.stages else None
+        except SyntaxError:
+            memo["source_ops"] = None
+    return memo["source_ops"]
+
+
+def hint_sites(source: str, ttir: str, file: str, a: MemoryAccess, src: SourceOps | None = None) -> HintSites:
+    """Where hints would lift one access to 128 bits (see the module docstring); `src` when the
+    caller has the file's SourceOps already."""
+    if src is None:
+        try:
+            src = SourceOps(source, ttir, file)
+        except SyntaxError:
+            return HintSites(None, [])
+    op = src.access_op(a)
+    limits = access_limits(src.mod, op) if op is not None else None
+    out = HintSites(limits, [], lang_alias(src.tree))
+    if limits is None or not limits.losses:
+        return out
+    out.capped = [l for l in limits.losses if not l.hintable]
+    for fact in limits.short:
+        if not any(l.hintable for l in limits.losses if l.path[0].fact == fact):
+            return out  # a fact no true promise restores caps the width: no hint lifts it
+    call = next((c for c in ast.walk(src.tree) if isinstance(c, ast.Call) and c.lineno <= a.line <= (c.end_lineno or c.lineno)
+                 and _called(c) in _ACCESS_CALLS), None)
+    hintable = [l for l in limits.losses if l.hintable]
+    groups: list[list[Placement]] = []
+    for choose in ("near", "far"):
+        got = [p for l in hintable if (p := placement(src, l, call, choose)) is not None]
+        if got:
+            groups.append(got)
+    if groups and len(groups[0]) > 1:
+        groups += [[p] for p in groups[0]]
+    for group in groups:
+        merged = merge(group)
+        wraps = []
+        for _, node, facts in with_twins(src.tree, merged):
+            whats = next((w for n, _, w in merged.values() if n is node), [])
+            leaves = [p.loss.leaf for p in group if p.node is node or ast.dump(p.node) == ast.dump(node)]
+            wraps.append(Wrap(node, facts, whats, leaves))
+        out.groups.append(wraps)
+    return out
+
+
+_ACCESS_CALLS = ("load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas")
+
+
+def _called(call: ast.Call) -> str:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+
+
+_KIND = {"loaded": "loaded from memory", "argument": "a kernel argument", "hinted": "promised too little",
+         "arith": "computed", "opaque": "computed", "mask_bound": "compared", "loop_carried": "carried by the loop"}
+_CAPPED = {"program_id": "the program id", "strided": "a run-time stride multiplies the index",
+           "constant": "a constant offset", "gather": "an index loaded from memory (a gather)"}
+
+
+def advice(sites: HintSites, values: dict[str, Any], room: int | None = None) -> str:
+    """The suggestion for a narrow access, from its sites: every blocker the TTIR shows, where a
+    hint would go (never on a kernel argument itself, which Triton drops), and the other ways out."""
+    lim = sites.limits
+    if lim is None or not lim.losses:
+        return ""
+    need = lim.full
+    blockers = []
+    promisable = {l.path[0].fact for l in lim.losses if l.hintable}
+    for loss in lim.losses:
+        if loss.kind == "program_id" and loss.path[0].fact in promisable:
+            continue  # beside a value that can be promised (`row * ld`), the program id is no blocker
+        leaf = loss.leaf
+        name = _leaf_name(leaf)
+        shown = f" (= {values[leaf.value]})" if leaf.value in values else ""
+        if not loss.hintable:
+            blockers.append(f"{_CAPPED.get(loss.kind, loss.kind)}" + (f" (`{name}`)" if loss.kind != "strided" else ""))
+            continue
+        role = "the mask's bound " if loss.path[0].fact == "constancy" and leaf.fact == "divisibility" else ""
+        fact = {"divisibility": f"not known to be a multiple of {leaf.at_least}",
+                "contiguity": f"not known to run in groups of {leaf.at_least} consecutive values",
+                "constancy": f"not known to be constant in groups of {leaf.at_least}"}[leaf.fact]
+        blockers.append(f"{role}`{name}`{shown}, {_KIND.get(loss.kind, loss.kind)}, is {fact}")
+    text = (f"A {need}-element (128-bit) access needs, along its fastest dimension, that much contiguity, "
+            f"alignment and mask constancy; the TTIR loses them at: " + "; ".join(dict.fromkeys(blockers)) + ".")
+    if sites.groups:
+        hints = "; ".join(f"`{template(sites.lang, w.facts).format(ast.unparse(w.node))}` on line {w.node.lineno}"
+                          for w in sites.groups[0] if w.whats)
+        text += (f" Where your data keeps it, say so on a value Triton can attach it to (it drops a hint on a kernel "
+                 f"argument itself): {hints}. Or pad the sizes to multiples of 16 (Triton then specialises them) or "
+                 f"split the masked tail off the full blocks. `fix` compiles these and checks them against your "
+                 f"example's data.")
+        broken = [f"`{_leaf_name(l.leaf)}` = {values[l.leaf.value]}" for l in lim.losses if l.hintable and l.leaf.value in values
+                  and isinstance(values[l.leaf.value], int) and values[l.leaf.value] % l.leaf.at_least]
+        if broken:
+            text += f" This launch breaks the promise ({', '.join(dict.fromkeys(broken))}): split the masked tail off."
+    elif sites.capped:
+        text += " No promise about the data restores this: the access pattern itself has to change."
+    if room is not None and room < need:
+        text += (f" The block also has only {room} element{'s' if room > 1 else ''} per thread: a larger block or "
+                 f"fewer warps as well.")
+    return text
