@@ -266,10 +266,10 @@ def _binary(op: Op, n: str, a: Axis, b: Axis, rank: int) -> Axis:
     for d in r:
         ca, cb, da, db, ka, kb = a.contiguity[d], b.contiguity[d], a.divisibility[d], b.divisibility[d], \
             a.constancy[d], b.constancy[d]
+        tensor = bool(shape_of(result_type(op)))
         size = shape[d] if d < len(shape) else 1
-        const_a, const_b = ka == size and size > 1 or a.constant is not None, kb == size and size > 1 or \
-            b.constant is not None
-        contig_a = ca == size and size > 1
+        # Triton's isConstantDim / isContiguousDim, asked only of tensors
+        const_b, contig_a = tensor and kb == size, tensor and ca == size
         if n in ("tt.addptr", "arith.addi", "arith.subi"):
             c = gcd(ca, kb) if n == "arith.subi" else max(gcd(ka, cb), gcd(ca, kb))
             rb = db * _pointee_bytes(op) if n == "tt.addptr" else db
@@ -285,7 +285,7 @@ def _binary(op: Op, n: str, a: Axis, b: Axis, rank: int) -> Axis:
             constancy.append(gcd(ka, kb))
         elif n in ("arith.divsi", "arith.divui"):
             contiguity.append(ca if b.constant == 1 else 1)
-            k = gcd(ka, kb)
+            k = gcd(ka, kb) if tensor else 1
             if contig_a and const_b:
                 k = max(k, gcd(ca, da, db))
             constancy.append(k)
@@ -298,7 +298,7 @@ def _binary(op: Op, n: str, a: Axis, b: Axis, rank: int) -> Axis:
         elif n in ("arith.remsi", "arith.remui"):
             contiguity.append(gcd(ca, da, db) if contig_a and const_b else 1)
             divisibility.append(gcd(da, db) if kb > 1 else 1)
-            constancy.append(size if b.constant == 1 else gcd(ka, kb))
+            constancy.append((size if b.constant == 1 else gcd(ka, kb)) if tensor else 1)
         elif n in ("arith.andi", "arith.ori", "arith.xori"):
             contiguity.append(1)
             divisibility.append(1)

@@ -72,6 +72,7 @@ def format_report(report: Any) -> list[str]:
         out.append(f"[{f.severity}] {f.title}")
         if not ff.candidates:
             out.append(f"  no candidate: {ff.note}")
+            out += [f"  tried: {x}" for x in ff.tried]
         for t in ff.candidates:
             n += 1
             head = f"  {n}. {t.title}"
@@ -104,7 +105,7 @@ def report_json(report: Any) -> dict[str, Any]:
     return {
         "kernel": report.original.kernel, "file": report.original.file, "target": report.original.target,
         "seconds": round(report.seconds, 2), "ms": report.ms, "ms_note": report.ms_note,
-        "findings": [dict(dataclasses.asdict(ff.finding), note=ff.note,
+        "findings": [dict(dataclasses.asdict(ff.finding), note=ff.note, tried=ff.tried,
                           candidates=[t.to_json() for t in ff.candidates]) for ff in report.findings],
     }
 

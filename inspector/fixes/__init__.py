@@ -8,20 +8,25 @@ has compiled, checked and ranked.
         print(best.diff)
 
 How (each step in its own module):
-1. `candidates.for_finding`: the edits each finding's cause calls for (a `tl.multiple_of` hint on
-   the value the IR names, a launch option or constexpr, `input_precision`), as text edits that
-   add no line (`edits`).
+1. `candidates.for_finding`: the edits each finding's cause calls for. For a narrow access, the
+   hints go where the TTIR shows the fact lost (`analysis.fact_loss`, `analysis.hint_sites`,
+   `hints`), and a mask no promise can make constant gets its partial block peeled off (`peel`);
+   for a limit, a launch option or constexpr; for tf32, `input_precision`.
 2. Every candidate compiles in the sandbox, several at once through the warm pool, with the same
    kernel, target and overrides as the original; SASS is left for later (`defer`).
-3. `check.check_candidates`: the file's example runs, as written and as each candidate edits it,
+3. Edits that compose (`compose`): the candidates that improved an access without finishing,
+   merged with the others and with layout steps, compiled in further rounds within a budget.
+4. `check.check_candidates`: the file's example runs, as written and as each candidate edits it,
    under Triton's interpreter (GPU-free); outputs are compared launch by launch, and every promise
-   a hint makes is checked against the values that reached it (`assumptions_hold`). A scalar
-   argument's promise is also checked against the recorded launch's value.
-4. `evaluate.score` ranks: the finding gone first, then what improved; a candidate whose promise
+   a hint makes (scalars and blocks) is checked against the values that reached it
+   (`assumptions_hold`). A promise resting on a kernel argument is also checked against the
+   recorded launch's value.
+5. `evaluate.score` ranks: the finding gone first, then what improved; a candidate whose promise
    the data breaks, or whose outputs differ, is never ranked above one that holds.
 
 `on_result(finding_index, candidate)` is called as each candidate's compile lands, before checks,
-so a page can show results as they come.
+so a page can show results as they come. A finding whose every edit compiled to the same figures
+lists them, with the figure each reached (`FindingFixes.tried`).
 """
 
 from __future__ import annotations
@@ -90,6 +95,7 @@ class FindingFixes:
     finding: Finding
     candidates: list[Tried] = field(default_factory=list)
     note: str = ""  # why there is none, when there is none
+    tried: list[str] = field(default_factory=list)  # edits compiled and dropped, each with the figure it reached
 
 
 @dataclass
@@ -107,6 +113,17 @@ def _no_candidate_note(f: Finding) -> str:
     if f.code == "gather":
         return "the addresses come from the data"
     return "no edit the tool can make and check for this cause; the suggestion says what to change"
+
+
+def _reached_figures(t: Tried) -> str:
+    """What a dropped candidate compiled to, in words."""
+    if not reached(t.candidate, t.after):
+        return "its value did not reach the compiled launch (a branch the launch does not take)"
+    m = t.measures
+    figures = [f"{m.width_bits}-bit" if m and m.width_bits else "",
+               f"{m.sector_efficiency * 100:.0f}% of sectors used" if m and m.sector_efficiency is not None else ""]
+    shown = ", ".join(f for f in figures if f)
+    return "compiled to the same figures" + (f" ({shown})" if shown else "")
 
 
 def _assumption_verdict(t: Tried, check: Check, rec: Inspection) -> None:
@@ -251,6 +268,7 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
             return t.measures is not None and not t.finding_gone and not t.changes and not t.new_findings
         gone = {id(t) for _, t in tries if t.after is not None and (not reached(t.candidate, t.after) or idle(t))}
         for ff in report.findings:
+            ff.tried += [f"{t.title}: {_reached_figures(t)}" for t in ff.candidates if id(t) in gone]
             kept = [t for t in ff.candidates if id(t) not in gone]
             if ff.candidates and not kept and not ff.note:
                 ff.note = "every edit the tool tried compiled to the same figures, or did not reach the launch"

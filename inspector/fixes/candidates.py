@@ -3,14 +3,13 @@ finding's cause calls for, never a guess the IR does not support. Nothing is com
 (`evaluate` does that); each candidate says what it promises about the data (`promises`: checked
 when the example runs under the interpreter) and what else it assumes.
 
-What each cause gets (the IR's cause, from `analysis.memory`, decides; see `for_finding`):
-- an offset loaded from memory (`loaded_offset`), a mask bound loaded from memory (`mask_loaded`),
-  a scalar argument in the address or the mask bound not known to be a multiple of 16
-  (`offset_divisibility`, `mask_divisibility`): `tl.multiple_of(x, m)` on that value, where m is
-  the elements of one 128-bit access (4 for fp32, 8 for fp16): the weakest promise that lets the
-  compiler vectorise; for a masked access also on the mask's bound, and both together;
-- a layout that gives each thread fewer than 16 bytes (`layout` alone): a larger block (the
-  constexprs `tl.arange` is sized by) or fewer warps;
+What each cause gets (the IR decides; see `for_finding`):
+- a narrow access: hints on the values where the TTIR shows divisibility, contiguity or a mask's
+  constancy lost (`hints`, from `analysis.hint_sites`): `tl.multiple_of`, `tl.max_contiguous`,
+  `tl.max_constancy`, promising the elements of one 128-bit access (4 for fp32, 8 for fp16); a
+  mask against an unaligned bound also gets its partial block peeled off (`peel`); a layout that
+  gives each thread fewer than 16 bytes, a larger block (the constexprs `tl.arange` is sized by)
+  or fewer warps, alone or composed with a hint (`compose`);
 - spills, register- or shared-memory-limited occupancy, a kernel that cannot launch: fewer
   pipeline stages, a smaller tile (each tile constexpr halved), more warps (spills), `maxnreg`
   (register-limited occupancy);
@@ -24,7 +23,6 @@ file (the example, a wrapper). Configs made by a comprehension are not edited.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,12 +31,7 @@ from ..analysis.memory import MemoryAccess
 from ..record import Inspection
 from . import edits
 
-# tl.load / tl.store and their relatives, whose first argument is the address
-_ACCESS_CALLS = ("load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas",
-                 "atomic_and", "atomic_or", "atomic_xor")
 _OPTIONS = ("num_warps", "num_stages", "maxnreg", "num_ctas")
-_CITED = re.compile(r"`(\w+)`")  # a variable a reason names: "`start` is loaded from memory at line 9"
-_COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 
 @dataclass
@@ -92,65 +85,6 @@ def _candidate(ctx: _Ctx, title: str, source: str, **kw: Any) -> Candidate | Non
     return Candidate(title, source, edits.unified_diff(ctx.rec.source, source, ctx.path), **kw)
 
 
-def _access_call(ctx: _Ctx, line: int) -> ast.Call | None:
-    return next(iter(edits.calls_on_line(ctx.kernel, line, _ACCESS_CALLS)), None)
-
-
-def _reached(ctx: _Ctx, node: ast.AST, line: int) -> dict[str, ast.expr | None]:
-    """Names the expression depends on, through the kernel's assignments before `line`: name ->
-    its assigned value (None for a kernel parameter or a loop variable)."""
-    out: dict[str, ast.expr | None] = {}
-    todo = list(edits.names_in(node))
-    while todo:
-        name = todo.pop()
-        if name in out:
-            continue
-        value = edits.assignment_value(ctx.kernel, name, line)
-        out[name] = value
-        if value is not None:
-            todo += list(edits.names_in(value))
-    return out
-
-
-def _is_load(value: ast.AST | None) -> bool:
-    return value is not None and any(
-        isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name))
-        and (n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id) == "load" for n in ast.walk(value))
-
-
-def _scalar_params(ctx: _Ctx) -> set[str]:
-    return {p.name for p in ctx.rec.parameters if p.kind not in ("pointer", "constexpr", "tensor_descriptor")}
-
-
-def _mask_bounds(ctx: _Ctx, call: ast.Call, line: int) -> list[ast.expr]:
-    """The bound of each comparison in the access's mask (`idx < end - start` -> `end - start`),
-    through an assignment of the mask to a name."""
-    mask = edits.keyword(call, "mask")
-    expr: ast.AST | None = mask.value if mask else (call.args[1] if len(call.args) > 1 and
-                                                    call.func.attr == "load" else None)  # type: ignore[union-attr]
-    if isinstance(expr, ast.Name):
-        expr = edits.assignment_value(ctx.kernel, expr.id, line) or expr
-    if expr is None:
-        return []
-    out = []
-    for n in ast.walk(expr):
-        if isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], _COMPARISONS):
-            # `idx < bound` or `bound > idx`: the bound is the side no tl.arange reaches
-            left, right = n.left, n.comparators[0]
-            if _ranges_over(ctx, left, line) and not _ranges_over(ctx, right, line):
-                out.append(right)
-            elif _ranges_over(ctx, right, line) and not _ranges_over(ctx, left, line):
-                out.append(left)
-    return out
-
-
-def _ranges_over(ctx: _Ctx, node: ast.AST, line: int) -> bool:
-    """Whether a `tl.arange` reaches the expression (directly or through the kernel's assignments)."""
-    values = [node, *[v for v in _reached(ctx, node, line).values() if v is not None]]
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "arange"
-               for v in values for n in ast.walk(v))
-
-
 def _hint_candidates(ctx: _Ctx, f: Finding, a: MemoryAccess) -> list[Candidate]:
     """Hints where the TTIR shows the fact lost (`hints.hint_sets`), each set one candidate."""
     from .hints import hint_sets
@@ -171,13 +105,35 @@ def _hint_candidates(ctx: _Ctx, f: Finding, a: MemoryAccess) -> list[Candidate]:
     return out
 
 
+def _never(condition: str, values: dict[str, Any]) -> bool:
+    """Whether a test made of the launch's scalars alone (`BLOCK <= n_cols`) is false for this
+    launch: a row kernel whose one block spans the row never has a full block to peel."""
+    try:
+        tree = ast.parse(condition, mode="eval")
+    except SyntaxError:
+        return False
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    # plain arithmetic on the launch's integers only (no call, attribute or power: nothing the
+    # user's text could make run or take long in this process)
+    plain = (ast.Expression, ast.Name, ast.Load, ast.Constant, ast.BinOp, ast.Compare, ast.BoolOp, ast.UnaryOp,
+             ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq,
+             ast.And, ast.Or, ast.USub, ast.Not)
+    if not all(isinstance(n, plain) for n in ast.walk(tree)) or not names or not all(
+            isinstance(values.get(n), int) and not isinstance(values.get(n), bool) for n in names):
+        return False
+    try:
+        return not eval(compile(tree, "<test>", "eval"), {"__builtins__": {}}, {n: values[n] for n in names})
+    except Exception:  # noqa: BLE001 - an expression this cannot evaluate is not known to be false
+        return False
+
+
 def _peel_candidate(ctx: _Ctx, a: MemoryAccess) -> list[Candidate]:
     """The full blocks without the mask, the partial one with it (`peel`): no promise needed."""
     from ..analysis.hint_sites import lang_alias
     from .peel import peel
 
     p = peel(ctx.rec.source, ctx.rec.kernel, a.line, lang_alias(ctx.tree))
-    if p is None:
+    if p is None or _never(p.condition, {q.name: q.value for q in ctx.rec.parameters}):
         return []
     c = _candidate(ctx, f"peel the partial block off: the full ones (`{p.condition}`) without the mask, on lines "
                         f"{p.first}-{p.first + 2 * p.count + 1}", p.source, kind="peel", assumptions=[
@@ -185,15 +141,6 @@ def _peel_candidate(ctx: _Ctx, a: MemoryAccess) -> list[Candidate]:
     if c:
         c.relines = p
     return [c] if c else []
-
-
-def _first_use(name: str, expr: ast.AST, reached: dict[str, ast.expr | None]) -> ast.Name | None:
-    """The first occurrence of `name` in the address expression or the assignments it reads."""
-    for scope in [expr, *[v for v in reached.values() if v is not None]]:
-        for n in ast.walk(scope):
-            if isinstance(n, ast.Name) and n.id == name:
-                return n
-    return None
 
 
 def _launch(ctx: _Ctx) -> ast.Call | None:

@@ -131,6 +131,8 @@ def try_fixes_button(rec: Inspection, index: int) -> None:
     ff = report.findings[index]
     if not ff.candidates:
         st.caption(f"No candidate: {ff.note}.")
+        if ff.tried:
+            st.markdown("Tried:\n" + "\n".join(f"- {x}" for x in ff.tried))
         return
     kf = state.current_kernel()
     for n, t in enumerate(ff.candidates):
@@ -145,7 +147,7 @@ def try_fixes_button(rec: Inspection, index: int) -> None:
             for a in t.candidate.assumptions:
                 st.caption(f"assumes: {a}")
             lines = []
-            if t.candidate.kind == "hint":
+            if t.candidate.kind == "hint" or t.candidate.promises:
                 lines.append(f"promises kept by the example: {MARKS[t.assumptions_hold]}"
                              + (f" ({t.assumptions_note})" if t.assumptions_note else ""))
             lines.append(f"outputs equal to the original's: {MARKS[t.checked]}"

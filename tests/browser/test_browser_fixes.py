@@ -70,3 +70,23 @@ def test_every_gpu_view(browser, tmp_path):
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / "every-gpu.png"))
         assert "view=fits" in page.url  # the view is part of the share link
+
+
+def test_the_vector_add_at_4095_gets_a_working_candidate(browser, tmp_path):
+    """The README's vector add with n = 4095: no promise about n holds, so the page offers the
+    peeled tail first (the hint on the mask, which the launch breaks, below it)."""
+    with add_page(browser, tmp_path, 1400, WAIT_MS) as page:
+        base = page.url.split("/?")[0]
+        page.goto(f"{base}/?kernel=add&target=sm_90&a.n=4095")
+        page.get_by_text("Compiled add.py for sm_90").first.wait_for()
+        wait_idle(page)
+        page.get_by_role("button", name="Try fixes").first.click()
+        first = page.locator(".st-key-w-fix-cand-0-0")
+        first.get_by_role("button", name="Apply").wait_for()
+        wait_idle(page, timeout=WAIT_MS / 1000)
+        shown = first.inner_text()
+        assert "peel the partial block off" in shown and "the finding is gone" in shown, shown
+        assert "access width 32-bit → 128-bit" in shown and "outputs equal to the original's: yes" in shown
+        second = page.locator(".st-key-w-fix-cand-0-1").inner_text()
+        assert "tl.max_constancy(offs < n, 4)" in second and "promises kept by the example: no" in second, second
+        assert "n = 4095" in second
