@@ -133,10 +133,10 @@ class AxisInfo:
         return op is not None and op.name in ("scf.for", "scf.if", "scf.while")
 
     def _visit(self, op: Op) -> None:
-        if not op.results:
-            return
-        if op.name == "scf.for":
+        if op.name == "scf.for":  # before the results: a loop without iter_args has none, but an induction variable
             self._visit_for(op)
+            return
+        if not op.results:
             return
         if op.name == "scf.if":
             branches = self.mod.branches.get(op.line) or []

@@ -43,7 +43,7 @@ class Loss:
     """A value where the fact is lost: `kind` says what it is, `path` how the access reaches it
     (the access's operand first, this value last)."""
 
-    kind: str  # loaded | argument | loop_carried | arith | mask_bound | hinted | program_id | constant | strided | gather | opaque
+    kind: str  # loaded | argument | arith | clamp | mask_bound | hinted | program_id | constant | strided | gather | opaque
     path: list[Need]
     hintable: bool  # whether a promise about this value can be true (a program id, a stride, a constant cannot)
 
@@ -75,6 +75,7 @@ class _Walker:
         self.mod, self.info = mod, info
         self.losses: list[Loss] = []
         self.seen: set[tuple[str, str, int]] = set()
+        self.revisits = 0
 
     def fact(self, value: str, fact: str, dim: int) -> int:
         a = self.info.of(value)
@@ -86,13 +87,37 @@ class _Walker:
     def lose(self, kind: str, path: list[Need], hintable: bool) -> None:
         self.losses.append(Loss(kind, list(path), hintable))
 
+    def _contiguous_sum(self, a: str, b: str, need: int, dim: int, path: list[Need]) -> None:
+        """A sum is contiguous where one side is and the other stays constant: the side that
+        varies along `dim` must be contiguous, the other constant."""
+        ka, kb = self.fact(a, "constancy", dim), self.fact(b, "constancy", dim)
+        if ka >= need > kb:
+            ranged, flat = b, a
+        elif kb >= need > ka:
+            ranged, flat = a, b
+        else:
+            ranged, flat = (a, b) if self.fact(a, "contiguity", dim) >= self.fact(b, "contiguity", dim) else (b, a)
+        self.walk(ranged, "contiguity", need, dim, path)
+        self.walk(flat, "constancy", need, dim, path)
+
     def walk(self, value: str, fact: str, need: int, dim: int, path: list[Need]) -> None:
+        """Record where `value` lost `fact` (below `need` along `dim`); `path` leads here."""
         if need <= 1 or self.fact(value, fact, dim) >= need:
             return
         key = (value, fact, dim)
         if key in self.seen or len(path) > 60:
+            self.revisits += 1  # a loop-carried value met again: its causes are found where it was met first
             return
         self.seen.add(key)
+        before, revisits = len(self.losses), self.revisits
+        self._walk(value, fact, need, dim, path)
+        op = self.mod.defs.get(value)
+        if len(self.losses) == before and self.revisits == revisits and op is not None and value in op.results and not op.name.startswith("scf."):
+            # every operand has what it needs, yet the result does not (a select of a range and a
+            # constant loses contiguity and, with it, divisibility): the fact is lost at this op
+            self.lose("arith", path + [Need(value, fact, need, dim, op)], True)
+
+    def _walk(self, value: str, fact: str, need: int, dim: int, path: list[Need]) -> None:
         op = self.mod.defs.get(value)
         step = Need(value, fact, need, dim, op if op is not None and value in op.results else None)
         path = path + [step]
@@ -145,17 +170,14 @@ class _Walker:
                 self.walk(ops[0], fact, need, dim, path)
                 self.walk(ops[1], fact, _pow2_ceil_div(need, elem), dim, path)
             elif fact == "contiguity":
-                self.walk(ops[1], fact, need, dim, path)
+                self._contiguous_sum(ops[0], ops[1], need, dim, path)
             else:
                 for v in ops[:2]:
                     self.walk(v, fact, need, dim, path)
             return
         if n in ("arith.addi", "arith.subi") and len(ops) == 2:
-            if fact == "contiguity":  # the contiguous side keeps it; the other must stay constant
-                a, b = ops
-                ranged, flat = (a, b) if self.fact(a, "contiguity", dim) >= self.fact(b, "contiguity", dim) else (b, a)
-                self.walk(ranged, "contiguity", need, dim, path)
-                self.walk(flat, "constancy", need, dim, path)
+            if fact == "contiguity":
+                self._contiguous_sum(ops[0], ops[1], need, dim, path)
             else:
                 for v in ops:
                     self.walk(v, fact, need, dim, path)
@@ -193,15 +215,18 @@ class _Walker:
             for v in ops:
                 self.walk(v, fact, need, dim, path)
             return
-        if n == "arith.select" and len(ops) == 3:
-            if fact == "constancy":
+        if n in ("arith.select", "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui"):
+            # a clamp (`tl.where(offs < M, offs, 0)`, `tl.minimum(offs, M - 1)`) joins a range with a
+            # constant: the fact is lost here, and promising it here says the clamp never fires
+            before = len(self.losses)
+            values = ops[1:] if n == "arith.select" else ops
+            if n == "arith.select" and fact == "constancy":
                 self.walk(ops[0], fact, need, dim, path)
-            for v in ops[1:]:
+            for v in values:
                 self.walk(v, fact, need, dim, path)
-            return
-        if n in ("arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui"):
-            for v in ops:
-                self.walk(v, fact, need, dim, path)
+            if any(not l.hintable for l in self.losses[before:]):
+                del self.losses[before:]
+                self.lose("clamp", path, True)
             return
         return self.lose("arith" if n.startswith("arith.") else "opaque", path, True)
 

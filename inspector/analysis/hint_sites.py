@@ -21,6 +21,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
+from .address_values import shape_of
+from .axis_info import axis_info
 from .fact_loss import AccessLimits, Loss, Need, access_limits
 from .locations import mlir_locations
 from .memory import MemoryAccess
@@ -33,7 +35,8 @@ _BINOPS = {"arith.addi": ast.Add, "tt.addptr": ast.Add, "arith.subi": ast.Sub, "
            "arith.andi": ast.BitAnd, "arith.ori": ast.BitOr, "arith.shli": ast.LShift, "arith.shrsi": ast.RShift,
            "arith.shrui": ast.RShift}
 _CALLS = {"tt.load": ("load",), "arith.select": ("where",), "arith.maxsi": ("maximum", "max"),
-          "arith.minsi": ("minimum", "min"), "tt.call": None}
+          "arith.minsi": ("minimum", "min"), "arith.maxui": ("maximum", "max"), "arith.minui": ("minimum", "min"),
+          "tt.call": None}
 _ACCESS_OPS = ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas")
 
 
@@ -42,7 +45,7 @@ class Placement:
     """One hint on one expression of the file."""
 
     node: ast.expr
-    facts: dict[str, int]  # fact -> the value promised ("divisibility": 4)
+    facts: dict[str, tuple[int, ...]]  # fact -> the hint's value per dimension ("divisibility": (4,))
     what: str  # the value in words: "`start` (line 9)"
     loss: Loss
 
@@ -71,6 +74,7 @@ class SourceOps:
         self.source = source
         self.tree = ast.parse(source)
         self.mod: Module = parse_module(ttir)
+        self.info = axis_info(self.mod)
         self.locs = mlir_locations(ttir)
         self.base = file.replace("\\", "/").rsplit("/", 1)[-1]
 
@@ -127,10 +131,34 @@ def placement(src: SourceOps, loss: Loss, access: ast.Call | None, choose: str) 
         if access is not None and not (access.lineno <= node.lineno <= (access.end_lineno or access.lineno)):
             # CSE gave two accesses one op: hint the copy this access wrote, where it has one
             node = _same_in(access, node) or node
+        values = _values(src, need, node)
+        if values is None:
+            continue
         name = _leaf_name(loss.leaf)
         where = f"`{ast.unparse(node)}`" + (f" (`{name}`)" if name and name not in ast.unparse(node) else "")
-        return Placement(node, {need.fact: need.at_least}, f"{where} on line {node.lineno}", loss)
+        return Placement(node, {need.fact: values}, f"{where} on line {node.lineno}", loss)
     return None
+
+
+def _values(src: SourceOps, need: Need, node: ast.expr) -> tuple[int, ...] | None:
+    """The hint's value per dimension: the promise on the access's fastest one, no more than the
+    compiler already knows on the others (a promise there could be false: rows of a mask differ). The
+    Python rank wins where a `[:, None]` shows more dimensions than the TTIR kept (a 1-element
+    block the compiler folded to a scalar)."""
+    from .address_values import result_type
+
+    known = src.info.of(need.value)
+    have = list(getattr(known, need.fact)) if known is not None else [1]
+    if not shape_of(result_type(need.op)):  # a scalar: one value
+        have = have[:1]
+    py_rank = max((len(n.slice.elts) for n in ast.walk(node) if isinstance(n, ast.Subscript)
+                   and isinstance(n.slice, ast.Tuple)), default=0)
+    if py_rank > len(have):
+        return None  # the compiler folded a 1-element block dimension: a hint of the Python rank fails to compile
+    dim = min(need.dim + (len(have) - (len(getattr(known, need.fact)) if known is not None else 1)), len(have) - 1)
+    have = [min(v, need.at_least) for v in have]  # weaker than what is known there: still true
+    have[max(0, dim)] = need.at_least
+    return tuple(have)
 
 
 def _is_pointer(src: SourceOps, need: Need) -> bool:
@@ -158,13 +186,20 @@ def lang_alias(tree: ast.Module) -> str:
     return "triton.language"
 
 
-def template(lang: str, facts: dict[str, int]) -> str:
-    """The hint calls for `facts` around `{}`: `tl.max_constancy(tl.multiple_of({}, 4), 4)`."""
+def template(lang: str, facts: dict[str, tuple[int, ...]]) -> str:
+    """The hint calls for `facts` around `{}`: `tl.max_constancy(tl.multiple_of({}, 4), (1, 4))`."""
     out = "{}"
     for fact in ("divisibility", "contiguity", "constancy"):
         if fact in facts:
-            out = f"{lang}.{_HINT_CALL[fact]}({out}, {facts[fact]})"
+            v = facts[fact]
+            shown = str(v[0]) if len(v) == 1 else "(" + ", ".join(map(str, v)) + ")"
+            out = f"{lang}.{_HINT_CALL[fact]}({out}, {shown})"
     return out
+
+
+def promised(facts: dict[str, tuple[int, ...]]) -> dict[str, int]:
+    """The promise of each fact: its largest value (the one on the fastest dimension)."""
+    return {f: max(v) for f, v in facts.items()}
 
 
 def span_key(node: ast.AST) -> tuple[int, int]:
@@ -204,7 +239,8 @@ def merge(group: list[Placement]) -> dict[tuple[int, int], tuple[ast.expr, dict[
         if hit is not None:
             node, facts, whats = out[hit]
             for f, m in p.facts.items():
-                facts[f] = max(facts.get(f, 1), m)
+                facts[f] = tuple(max(x, y) for x, y in zip(facts[f], m)) if f in facts and len(facts[f]) == len(m) \
+                    else m
             if p.what not in whats:
                 whats.append(p.what)
             continue
@@ -219,7 +255,7 @@ class Wrap:
     """One expression to wrap in hints: where, which facts, and what it stands for in words."""
 
     node: ast.expr
-    facts: dict[str, int]
+    facts: dict[str, tuple[int, ...]]
     whats: list[str]
     leaves: list[Need]  # the values whose facts it restores
 
@@ -257,7 +293,7 @@ def hint_sites(source: str, ttir: str, file: str, a: MemoryAccess, src: SourceOp
         except SyntaxError:
             return HintSites(None, [])
     op = src.access_op(a)
-    limits = access_limits(src.mod, op) if op is not None else None
+    limits = access_limits(src.mod, op, src.info) if op is not None else None
     out = HintSites(limits, [], lang_alias(src.tree))
     if limits is None or not limits.losses:
         return out

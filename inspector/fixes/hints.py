@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..analysis.fact_loss import AccessLimits
-from ..analysis.hint_sites import hint_sites, span_key, template
+from ..analysis.hint_sites import hint_sites, promised, span_key, template
 from ..analysis.memory import MemoryAccess
 from . import edits
 
@@ -46,11 +46,11 @@ def hint_sets(source: str, ttir: str, file: str, a: MemoryAccess,
         seen.add(text)
         lines = sorted({w.node.lineno for w in wraps})
         named = [w for w in wraps if w.whats]
-        promised = [f"{w.whats[0]} {_SAYS[f].format(m=m)} at every launch" for w in named for f, m in w.facts.items()]
+        says = [f"{w.whats[0]} {_SAYS[f].format(m=m)} at every launch" for w in named for f, m in promised(w.facts).items()]
         calls = sorted({_CALL[f] for w in wraps for f in w.facts})
         title = (f"promise {' and '.join(w.whats[0] for w in named)}: {', '.join('tl.' + c for c in calls)} "
                  f"on line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}")
         values = {l.value: l.at_least for w in wraps for l in w.leaves if l.fact == "divisibility" and l.op is None
                   and l.value in arguments}
-        out.append(HintSet(title, text, promised, lines, values))
+        out.append(HintSet(title, text, says, lines, values))
     return sites.limits, out
