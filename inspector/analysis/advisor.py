@@ -147,10 +147,16 @@ def _access_findings(accesses: list[MemoryAccess], suggest: Callable[[MemoryAcce
         if a.coalescing is not None:
             evidence += [f"assumed: {x}" for x in a.coalescing.assumptions if not x.startswith("pointer arguments")]
         lines = [a.line] + a.call_sites
+        advice = suggest(a) if suggest and narrow else ""
         if a.coalescing is not None and a.coalescing.status == "data_dependent":
-            out.append(Finding("gather", "info", 5, a.line, f"line {a.line}: {subject} are a gather: "
-                               f"{a.coalescing.note}", evidence, _SUGGEST["gather"], lines))
-            continue
+            if not (narrow and a.sites_hintable):
+                out.append(Finding("gather", "info", 5, a.line, f"line {a.line}: {subject} are a gather: "
+                                   f"{a.coalescing.note}", evidence, _SUGGEST["gather"], lines))
+                continue
+            # rows gathered, each row contiguous: the rows come from the data, the width from facts a
+            # promise can restore (a gathered row index times a stride that is a multiple of 4)
+            uncoalesced = False
+            evidence.append(a.coalescing.note)
         width = f"{a.width_bits}-bit" if a.width_bits else "narrow"
         state = "scalar" if a.verdict == "scalar" else f"{width} per thread"
         loop = 10 if a.in_loop else 0
@@ -167,8 +173,7 @@ def _access_findings(accesses: list[MemoryAccess], suggest: Callable[[MemoryAcce
             title = f"line {a.line}: {subject} are {state}{extra} because {because}"
             sev, score, code = ("medium", 50 + loop, "scalar_access") if a.verdict == "scalar" else \
                 ("low", 30 + loop, "partial_access")
-        out.append(Finding(code, sev, score, a.line, title, evidence,
-                           (suggest(a) if suggest else "") or _SUGGEST.get(first, ""), lines))
+        out.append(Finding(code, sev, score, a.line, title, evidence, advice or _SUGGEST.get(first, ""), lines))
     return _merge_repeats(out)
 
 
@@ -444,12 +449,13 @@ def _conversion_findings(rec: Inspection) -> list[Finding]:
 
 def _hint_advice(rec: Inspection, a: MemoryAccess) -> str:
     """Every blocker of a narrow access and the hints that would lift it (`hint_sites.advice`)."""
-    if a.coalescing is not None and a.coalescing.status == "data_dependent" or a.verdict not in ("scalar", "partial"):
+    if a.verdict not in ("scalar", "partial"):
         return ""
     src = source_ops(rec)
     if src is None:
         return ""
     sites = hint_sites(rec.source, "", rec.file, a, src)
+    a.sites_hintable = bool(sites.groups)
     threads = (rec.resources.num_warps or 0) * (rec.warp_size or 32)
     elements = 1
     for d in a.shape:

@@ -337,11 +337,12 @@ _CAPPED = {"program_id": "the program id", "strided": "a run-time stride multipl
 
 
 def advice(sites: HintSites, values: dict[str, Any], room: int | None = None) -> str:
-    """The suggestion for a narrow access, from its sites: every blocker the TTIR shows, where a
-    hint would go (never on a kernel argument itself, which Triton drops), and the other ways out."""
+    """The suggestion for a narrow access a hint can lift, from its sites: every blocker the TTIR
+    shows, where a hint would go (never on a kernel argument itself, which Triton drops), and the
+    other ways out; empty where no hint lifts it."""
     lim = sites.limits
-    if lim is None or not lim.losses:
-        return ""
+    if lim is None or not lim.losses or not sites.groups:
+        return ""  # no promise lifts it: the cause's own advice (a stride, a descriptor) says what to change
     need = lim.full
     blockers = []
     promisable = {l.path[0].fact for l in lim.losses if l.hintable}
@@ -361,19 +362,16 @@ def advice(sites: HintSites, values: dict[str, Any], room: int | None = None) ->
         blockers.append(f"{role}`{name}`{shown}, {_KIND.get(loss.kind, loss.kind)}, is {fact}")
     text = (f"A {need}-element (128-bit) access needs, along its fastest dimension, that much contiguity, "
             f"alignment and mask constancy; the TTIR loses them at: " + "; ".join(dict.fromkeys(blockers)) + ".")
-    if sites.groups:
-        hints = "; ".join(f"`{template(sites.lang, w.facts).format(ast.unparse(w.node))}` on line {w.node.lineno}"
-                          for w in sites.groups[0] if w.whats)
-        text += (f" Where your data keeps it, say so on a value Triton can attach it to (it drops a hint on a kernel "
-                 f"argument itself): {hints}. Or pad the sizes to multiples of 16 (Triton then specialises them) or "
-                 f"split the masked tail off the full blocks. `fix` compiles these and checks them against your "
-                 f"example's data.")
-        broken = [f"`{_leaf_name(l.leaf)}` = {values[l.leaf.value]}" for l in lim.losses if l.hintable and l.leaf.value in values
-                  and isinstance(values[l.leaf.value], int) and values[l.leaf.value] % l.leaf.at_least]
-        if broken:
-            text += f" This launch breaks the promise ({', '.join(dict.fromkeys(broken))}): split the masked tail off."
-    elif sites.capped:
-        text += " No promise about the data restores this: the access pattern itself has to change."
+    hints = "; ".join(f"`{template(sites.lang, w.facts).format(ast.unparse(w.node))}` on line {w.node.lineno}"
+                      for w in sites.groups[0] if w.whats)
+    tail = " or split the masked tail off the full blocks" if "constancy" in lim.short else ""
+    text += (f" Where your data keeps it, say so on a value Triton can attach it to (it drops a hint on a kernel "
+             f"argument itself): {hints}. Or pad the sizes to multiples of 16 (Triton then specialises them){tail}. "
+             f"`fix` compiles these and checks them against your example's data.")
+    broken = [f"`{_leaf_name(l.leaf)}` = {values[l.leaf.value]}" for l in lim.losses if l.hintable and l.leaf.value in values
+              and isinstance(values[l.leaf.value], int) and values[l.leaf.value] % l.leaf.at_least]
+    if broken:
+        text += f" This launch breaks the promise ({', '.join(dict.fromkeys(broken))}): split the masked tail off."
     if room is not None and room < need:
         text += (f" The block also has only {room} element{'s' if room > 1 else ''} per thread: a larger block or "
                  f"fewer warps as well.")

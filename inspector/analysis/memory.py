@@ -70,6 +70,7 @@ class MemoryAccess:
     causes: list[str] = field(default_factory=list)  # why it is not ideal, actionable cause first
     coalescing: Coalescing | None = None
     ttir_line: int | None = None  # the line of its op in the TTIR stage (the analyses of `fact_loss` start there)
+    sites_hintable: bool = False  # a hint could lift its width (set by the advisor from `hint_sites`)
 
 
 @dataclass

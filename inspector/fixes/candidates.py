@@ -100,8 +100,9 @@ def _hint_candidates(ctx: _Ctx, f: Finding, a: MemoryAccess) -> list[Candidate]:
             promises=h.lines, promise_values=h.argument_values, kind="hint")
         if c:
             out.append(c)
-    if limits is not None and "constancy" in limits.short:
-        out += _peel_candidate(ctx, a)
+    if limits is not None and "constancy" in limits.short and all(
+            l.hintable for l in limits.losses if l.path[0].fact != "constancy"):
+        out += _peel_candidate(ctx, a)  # the mask is a limit, and nothing a promise cannot lift is another
     return out
 
 

@@ -278,14 +278,17 @@ def test_the_jagged_hint_needs_the_bound_too(sandbox, tmp_path):
     assert a.reason_codes[0] == "mask_loaded" and "loaded_offset" not in a.reason_codes
     assert "`end`" in a.causes[0] and "lanes are 16 bytes apart" in a.causes[-1]
     f = next(f for f in advise(rec) if f.line == a.line)
-    assert f.code == "uncoalesced_access" and "tl.multiple_of(end - start, 16)" in f.suggestion
+    # the advice names what is still lost (the bound's `end`) and hints it where the TTIR lost it
+    assert f.code == "uncoalesced_access" and "the mask's bound `end`, loaded from memory" in f.suggestion
+    assert "`tl.multiple_of(tl.load(offsets + row + 1), 4)` on line" in f.suggestion and "`start`" not in f.suggestion
     _, b = results["both"]
     assert (b.vector_bits, b.sectors_per_request, b.ideal_sectors_per_request) == (128, 16, 16) and b.causes == []
     # the unedited kernel names both causes, the offset first
     plain = compiled(sandbox, CASES, kernel="jagged_sum", target="sm_90", consts={"BLOCK": "1024"})
     c = next(a for a in memory_report(plain).accesses if a.pointer == "values")
     assert c.reason_codes[:2] == ["loaded_offset", "mask_loaded"]
-    assert "tl.multiple_of(end - start, 16)" in next(f for f in advise(plain) if f.line == c.line).suggestion
+    advice = next(f for f in advise(plain) if f.line == c.line).suggestion
+    assert "`tl.multiple_of(tl.load(offsets + row), 4)`" in advice and "`tl.multiple_of(tl.load(offsets + row + 1), 4)`" in advice
 
 
 # ---- the same patterns on gfx942: 64 lanes; loads move 128-byte lines, stores 64-byte requests -------------
