@@ -454,14 +454,15 @@ def _hint_advice(rec: Inspection, a: MemoryAccess) -> str:
     src = source_ops(rec)
     if src is None:
         return ""
-    sites = hint_sites(rec.source, "", rec.file, a, src)
+    values = {p.name: p.value for p in rec.parameters}
+    sites = hint_sites(rec.source, "", rec.file, a, src, values)
     a.sites_hintable = bool(sites.groups)
     threads = (rec.resources.num_warps or 0) * (rec.warp_size or 32)
     elements = 1
     for d in a.shape:
         elements *= d
     room = elements // threads if threads and a.shape else None  # what a thread can hold at most
-    return advice(sites, {p.name: p.value for p in rec.parameters}, room)
+    return advice(sites, values, room)
 
 
 def advise(rec: Inspection) -> list[Finding]:

@@ -364,14 +364,15 @@ def _select(op: Op, cond: Axis, a: Axis, b: Axis) -> Axis:
     if cond.constant is not None:
         return b if cond.constant == 0 else a
     scalar_cond = len(_types(op)) < 2  # `: tensor<4xi1>, tensor<4xi32>` for a block condition
+    if scalar_cond:  # the whole of one side or the other
+        return join(a, b) or a
     r = range(min(a.rank, b.rank))
-    if scalar_cond:
-        k = tuple(gcd(a.constancy[d], b.constancy[d]) for d in r)
-        c = tuple(gcd(a.contiguity[d], b.contiguity[d]) for d in r)
-    else:
-        k = tuple(gcd(a.constancy[d], b.constancy[d], cond.constancy[d] if d < cond.rank else 1) for d in r)
-        c = tuple(gcd(a.contiguity[d], b.contiguity[d], cond.constancy[d] if d < cond.rank else 1) for d in r)
-    return Axis(c, tuple(_join_div(a, b, d) for d in r), k,
+    k = tuple(gcd(a.constancy[d], b.constancy[d], cond.constancy[d] if d < cond.rank else 1) for d in r)
+    c = tuple(gcd(a.contiguity[d], b.contiguity[d], cond.constancy[d] if d < cond.rank else 1) for d in r)
+    # Triton 3.9 clamps the divisibility by the result's contiguity: where the condition mixes the
+    # two sides, each element is its own run and must itself be a multiple (seen on sm_90: a
+    # `tl.where(rows == 1, 256, 0)` offset makes a 128-bit load scalar)
+    return Axis(c, tuple(gcd(_join_div(a, b, d), c[i]) for i, d in enumerate(r)), k,
                 a.constant if a.constant is not None and a.constant == b.constant else None)
 
 

@@ -15,6 +15,7 @@ on the nearest value above it that has one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .address_values import shape_of
 from .axis_info import AxisInfo, axis_info
@@ -71,8 +72,8 @@ def _pow2_ceil_div(need: int, have: int) -> int:
 
 
 class _Walker:
-    def __init__(self, mod: Module, info: AxisInfo):
-        self.mod, self.info = mod, info
+    def __init__(self, mod: Module, info: AxisInfo, values: dict[str, Any] | None = None):
+        self.mod, self.info, self.values = mod, info, values or {}
         self.losses: list[Loss] = []
         self.seen: set[tuple[str, str, int]] = set()
         self.revisits = 0
@@ -86,6 +87,17 @@ class _Walker:
 
     def lose(self, kind: str, path: list[Need], hintable: bool) -> None:
         self.losses.append(Loss(kind, list(path), hintable))
+
+    def _launch_value(self, value: str) -> Any:
+        """The launch's value of the kernel argument a value is (through splats and casts)."""
+        for _ in range(6):
+            if value in self.mod.args:
+                return self.values.get(value)
+            op = self.mod.defs.get(value)
+            if op is None or op.name not in _THROUGH or not op.operands:
+                return None
+            value = op.operands[0]
+        return None
 
     def _contiguous_sum(self, a: str, b: str, need: int, dim: int, path: list[Need]) -> None:
         """A sum is contiguous where one side is and the other stays constant: the side that
@@ -192,7 +204,10 @@ class _Walker:
                     self.walk(v, fact, left, dim, path)
                 return
             if fact == "contiguity":
-                return self.lose("strided", path, False)
+                # a range times a run-time stride; the launch's stride of 1 (an int64 stride Triton
+                # does not specialise) makes it contiguous, which a promise can say
+                ones = [v for v in ops if self._launch_value(v) == 1]
+                return self.lose("strided", path, bool(ones))
             for v in ops:
                 self.walk(v, fact, need, dim, path)
             return
@@ -257,8 +272,10 @@ def _pointee_bytes(op: Op) -> int:
 _MASK_INDEX = {"tt.load": 1, "tt.store": 2, "tt.atomic_rmw": 2}
 
 
-def access_limits(mod: Module, op: Op, info: AxisInfo | None = None) -> AccessLimits | None:
-    """The facts that limit one memory op of the TTIR, and where each was lost."""
+def access_limits(mod: Module, op: Op, info: AxisInfo | None = None,
+                  values: dict[str, Any] | None = None) -> AccessLimits | None:
+    """The facts that limit one memory op of the TTIR, and where each was lost; `values`, the
+    launch's scalar arguments, tell a stride of 1 Triton did not specialise from a real one."""
     info = info or axis_info(mod)
     if not op.operands:
         return None
@@ -271,7 +288,17 @@ def access_limits(mod: Module, op: Op, info: AxisInfo | None = None) -> AccessLi
     p = info.of(ptr)
     if p is None or not shape:
         return None
-    dim = max(range(len(shape)), key=lambda d: (p.contiguity[min(d, p.rank - 1)], d))
+    # the compiler's fastest dimension (the most contiguous, the last on a tie); where a fact no
+    # promise restores caps it, another dimension whose losses a promise can lift (a K cache whose
+    # innermost stride is 1 at the launch, which Triton did not specialise)
+    dims = sorted(range(len(shape)), key=lambda d: (p.contiguity[min(d, p.rank - 1)], d), reverse=True)
+    tried = [_limits_along(mod, op, info, values, ptr, shape, bits, d) for d in dims if shape[d] > 1 or d == dims[0]]
+    return next((t for t in tried if all(l.hintable for l in t.losses)), tried[0])
+
+
+def _limits_along(mod: Module, op: Op, info: AxisInfo, values: dict[str, Any] | None, ptr: str, shape: list[int],
+                  bits: int, dim: int) -> AccessLimits:
+    p = info.of(ptr)
     full = max(1, min(128 // bits, shape[dim]))
     elem_bytes = max(1, bits // 8)
     contiguity = p.contiguity[min(dim, p.rank - 1)]
@@ -282,7 +309,7 @@ def access_limits(mod: Module, op: Op, info: AxisInfo | None = None) -> AccessLi
     constancy = m.constancy[min(dim, m.rank - 1)] if m is not None else None
     width = min(full, contiguity, divisibility, constancy if constancy is not None else full)
     out = AccessLimits(full, dim, contiguity, divisibility, constancy, max(1, width))
-    walker = _Walker(mod, info)
+    walker = _Walker(mod, info, values)
     if contiguity < full:
         out.short.append("contiguity")
         walker.walk(ptr, "contiguity", full, dim, [])

@@ -75,11 +75,12 @@ class SourceOps:
         self.tree = ast.parse(source)
         self.mod: Module = parse_module(ttir)
         self.info = axis_info(self.mod)
+        self.folded: set[str] = set()  # expressions whose hint goes inside their `[:, None]` (`folded`)
         self.locs = mlir_locations(ttir)
         self.base = file.replace("\\", "/").rsplit("/", 1)[-1]
 
     def frame(self, op: Op) -> tuple[int, int] | None:
-        """(line, 0-based column) of the op in this file: its innermost frame that is."""
+        """(line, column - 1) of the op in this file: its innermost frame that is (see `node`)."""
         for chain in self.locs.chains.get(op.line, ()):
             for f, line, col in chain:
                 if f.replace("\\", "/").rsplit("/", 1)[-1] == self.base and line:
@@ -87,12 +88,16 @@ class SourceOps:
         return None
 
     def node(self, op: Op) -> ast.expr | None:
-        """The expression an op was made from (same start, same kind)."""
+        """The expression an op was made from: the innermost of its kind whose text holds the op's
+        location. Releases put that location at different places of the expression (Triton 3.9:
+        its first character, 1-based; 3.6: the right operand or first argument, 0-based): a
+        character one before the recorded column lies inside the expression in both."""
         at = self.frame(op)
         if at is None:
             return None
-        found = [n for n in ast.walk(self.tree) if isinstance(n, ast.expr) and getattr(n, "lineno", None) == at[0]
-                 and n.col_offset == at[1] and _kind_matches(n, op)]
+        line, col = at
+        found = [n for n in ast.walk(self.tree) if isinstance(n, ast.expr) and _kind_matches(n, op)
+                 and _holds(n, line, col)]
         if not found:
             return None
         found.sort(key=lambda n: len(ast.unparse(n)))
@@ -106,6 +111,13 @@ class SourceOps:
         ops = [o for o in self.mod.ops if o.name in _ACCESS_OPS and (f := self.frame(o)) and f[0] == a.line]
         exact = [o for o in ops if self.frame(o) == (a.line, max(0, a.column - 1))]
         return (exact or ops or [None])[0]
+
+
+def _holds(node: ast.AST, line: int, col: int) -> bool:
+    """Whether (line, 0-based column) lies in the node's text."""
+    start = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    end = (node.end_lineno or node.lineno, node.end_col_offset or 0)  # type: ignore[attr-defined]
+    return start <= (line, col) < end
 
 
 def _same_in(scope: ast.AST, node: ast.expr) -> ast.expr | None:
@@ -132,11 +144,28 @@ def placement(src: SourceOps, loss: Loss, access: ast.Call | None, choose: str) 
             # CSE gave two accesses one op: hint the copy this access wrote, where it has one
             node = _same_in(access, node) or node
         values = _values(src, need, node)
+        if values is None and (fold := folded(node)) is not None:
+            # `X[:, None] * s` whose 1-element block the compiler folded: the hint goes on `X * s`
+            values = _values(src, need, fold[0])
+            if values is not None:
+                src.folded.add(ast.dump(node))
         if values is None:
             continue
         name = _leaf_name(loss.leaf)
         where = f"`{ast.unparse(node)}`" + (f" (`{name}`)" if name and name not in ast.unparse(node) else "")
         return Placement(node, {need.fact: values}, f"{where} on line {node.lineno}", loss)
+    return None
+
+
+def folded(node: ast.AST) -> tuple[ast.expr, ast.expr, ast.expr, bool] | None:
+    """(X, s, the index, X on the left) of `X[:, None] * s` (or `+`): the expression the hint can
+    go on, `(X * s)[:, None]`, when the compiler folded X's 1-element block to a scalar."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Add))):
+        return None
+    for sub, other, left in ((node.left, node.right, True), (node.right, node.left, False)):
+        if isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.Tuple) and not isinstance(other, ast.Subscript) \
+                and any(isinstance(e, ast.Constant) and e.value is None for e in sub.slice.elts):
+            return sub.value, other, sub.slice, left
     return None
 
 
@@ -257,7 +286,20 @@ class Wrap:
     node: ast.expr
     facts: dict[str, tuple[int, ...]]
     whats: list[str]
-    leaves: list[Need]  # the values whose facts it restores
+    leaves: list[Need]  # mask bounds whose launch values its promise rests on
+    fold: tuple[ast.expr, ast.expr, ast.expr, bool] | None = None  # hint inside the `[:, None]` (`folded`)
+
+    def text(self, source: str, lang: str) -> str:
+        """The hinted expression as it replaces the node's text."""
+        def text_of(src: str, node: ast.AST) -> str:
+            return ast.get_source_segment(src, node) or ast.unparse(node)
+
+        if self.fold is None:
+            return template(lang, self.facts).format(text_of(source, self.node))
+        x, s, index, left = self.fold
+        op = "*" if isinstance(self.node.op, ast.Mult) else "+"  # type: ignore[attr-defined]
+        inner = f"{text_of(source, x)} {op} {text_of(source, s)}" if left else f"{text_of(source, s)} {op} {text_of(source, x)}"
+        return template(lang, self.facts).format(inner) + f"[{text_of(source, index)}]"
 
 
 @dataclass
@@ -268,6 +310,7 @@ class HintSites:
     limits: AccessLimits | None
     groups: list[list[Wrap]]
     lang: str = "tl"
+    source: str = ""
     capped: list[Loss] = field(default_factory=list)  # losses no true promise restores (a stride, a program id)
 
 
@@ -284,17 +327,18 @@ def source_ops(rec: Any) -> SourceOps | None:
     return memo["source_ops"]
 
 
-def hint_sites(source: str, ttir: str, file: str, a: MemoryAccess, src: SourceOps | None = None) -> HintSites:
+def hint_sites(source: str, ttir: str, file: str, a: MemoryAccess, src: SourceOps | None = None,
+               values: dict[str, Any] | None = None) -> HintSites:
     """Where hints would lift one access to 128 bits (see the module docstring); `src` when the
-    caller has the file's SourceOps already."""
+    caller has the file's SourceOps already, `values` the launch's scalar arguments."""
     if src is None:
         try:
             src = SourceOps(source, ttir, file)
         except SyntaxError:
             return HintSites(None, [])
     op = src.access_op(a)
-    limits = access_limits(src.mod, op, src.info) if op is not None else None
-    out = HintSites(limits, [], lang_alias(src.tree))
+    limits = access_limits(src.mod, op, src.info, values) if op is not None else None
+    out = HintSites(limits, [], lang_alias(src.tree), src.source)
     if limits is None or not limits.losses:
         return out
     out.capped = [l for l in limits.losses if not l.hintable]
@@ -316,8 +360,12 @@ def hint_sites(source: str, ttir: str, file: str, a: MemoryAccess, src: SourceOp
         wraps = []
         for _, node, facts in with_twins(src.tree, merged):
             whats = next((w for n, _, w in merged.values() if n is node), [])
-            leaves = [p.loss.leaf for p in group if p.node is node or ast.dump(p.node) == ast.dump(node)]
-            wraps.append(Wrap(node, facts, whats, leaves))
+            # a mask's constancy in groups of m holds exactly when its bound is a multiple of m (the
+            # range it compares being aligned): that bound's launch value can be checked; a product's
+            # promise (`row * ld`) rests on more than one factor, so it is checked on the data only
+            leaves = [p.loss.leaf for p in group if (p.node is node or ast.dump(p.node) == ast.dump(node))
+                      and p.loss.path[0].fact == "constancy"]
+            wraps.append(Wrap(node, facts, whats, leaves, folded(node) if ast.dump(node) in src.folded else None))
         out.groups.append(wraps)
     return out
 
@@ -331,6 +379,7 @@ def _called(call: ast.Call) -> str:
 
 
 _KIND = {"loaded": "loaded from memory", "argument": "a kernel argument", "hinted": "promised too little",
+         "strided": "a stride of 1 the compiler does not know",
          "arith": "computed", "opaque": "computed", "mask_bound": "compared", "loop_carried": "carried by the loop"}
 _CAPPED = {"program_id": "the program id", "strided": "a run-time stride multiplies the index",
            "constant": "a constant offset", "gather": "an index loaded from memory (a gather)"}
@@ -362,8 +411,7 @@ def advice(sites: HintSites, values: dict[str, Any], room: int | None = None) ->
         blockers.append(f"{role}`{name}`{shown}, {_KIND.get(loss.kind, loss.kind)}, is {fact}")
     text = (f"A {need}-element (128-bit) access needs, along its fastest dimension, that much contiguity, "
             f"alignment and mask constancy; the TTIR loses them at: " + "; ".join(dict.fromkeys(blockers)) + ".")
-    hints = "; ".join(f"`{template(sites.lang, w.facts).format(ast.unparse(w.node))}` on line {w.node.lineno}"
-                      for w in sites.groups[0] if w.whats)
+    hints = "; ".join(f"`{w.text(sites.source, sites.lang)}` on line {w.node.lineno}" for w in sites.groups[0] if w.whats)
     tail = " or split the masked tail off the full blocks" if "constancy" in lim.short else ""
     text += (f" Where your data keeps it, say so on a value Triton can attach it to (it drops a hint on a kernel "
              f"argument itself): {hints}. Or pad the sizes to multiples of 16 (Triton then specialises them){tail}. "

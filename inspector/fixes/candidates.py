@@ -92,7 +92,7 @@ def _hint_candidates(ctx: _Ctx, f: Finding, a: MemoryAccess) -> list[Candidate]:
     ttir = ctx.rec.stages.get("ttir")
     if not ttir:
         return []
-    limits, sets = hint_sets(ctx.rec.source, ttir, ctx.rec.file, a, set(ctx.params))
+    limits, sets = hint_sets(ctx.rec.source, ttir, ctx.rec.file, a, {p.name: p.value for p in ctx.rec.parameters})
     out = []
     for h in sets:
         c = _candidate(ctx, h.title, h.source, assumptions=h.assumptions + [

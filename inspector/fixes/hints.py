@@ -6,9 +6,10 @@ becomes one edit of the file, promising the weakest value that gives 128 bits (4
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..analysis.fact_loss import AccessLimits
-from ..analysis.hint_sites import hint_sites, promised, span_key, template
+from ..analysis.hint_sites import hint_sites, promised, span_key
 from ..analysis.memory import MemoryAccess
 from . import edits
 
@@ -30,17 +31,17 @@ class HintSet:
 
 
 def hint_sets(source: str, ttir: str, file: str, a: MemoryAccess,
-              arguments: set[str] | frozenset[str] = frozenset()) -> tuple[AccessLimits | None, list[HintSet]]:
+              values: dict[str, Any] | None = None) -> tuple[AccessLimits | None, list[HintSet]]:
     """The access's limits and one edit per group of hint sites, most complete first.
-    `arguments`: the kernel's argument names (a promise resting on one is checked against the
-    launch's value)."""
-    sites = hint_sites(source, ttir, file, a)
+    `values`: the launch's arguments by name (a promise resting on one is checked against it)."""
+    values = values or {}
+    sites = hint_sites(source, ttir, file, a, values=values)
     out: list[HintSet] = []
     seen: set[str] = set()
     for wraps in sites.groups:
         text = source
         for w in sorted(wraps, key=lambda w: span_key(w.node), reverse=True):
-            text = edits.wrap(text, w.node, template(sites.lang, w.facts))
+            text = edits.replace(text, w.node, w.text(text, sites.lang))
         if text == source or text in seen:
             continue
         seen.add(text)
@@ -50,7 +51,7 @@ def hint_sets(source: str, ttir: str, file: str, a: MemoryAccess,
         calls = sorted({_CALL[f] for w in wraps for f in w.facts})
         title = (f"promise {' and '.join(w.whats[0] for w in named)}: {', '.join('tl.' + c for c in calls)} "
                  f"on line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}")
-        values = {l.value: l.at_least for w in wraps for l in w.leaves if l.fact == "divisibility" and l.op is None
-                  and l.value in arguments}
-        out.append(HintSet(title, text, says, lines, values))
+        resting = {l.value: l.at_least for w in wraps for l in w.leaves if l.fact == "divisibility" and l.op is None
+                   and l.value in values}
+        out.append(HintSet(title, text, says, lines, resting))
     return sites.limits, out
