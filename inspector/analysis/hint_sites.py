@@ -24,7 +24,7 @@ from typing import Any
 from .address_values import shape_of
 from .axis_info import axis_info
 from .fact_loss import AccessLimits, Loss, Need, access_limits
-from .locations import mlir_locations
+from .locations import StageLocations, mlir_locations
 from .memory import MemoryAccess
 from .mlir import Module, Op, parse_module
 
@@ -70,22 +70,30 @@ def _kind_matches(node: ast.AST, op: Op) -> bool:
 class SourceOps:
     """The file's syntax tree and the TTIR op locations, to find an op's expression."""
 
-    def __init__(self, source: str, ttir: str, file: str):
+    def __init__(self, source: str, ttir: str, file: str, mod: Module | None = None,
+                 locs: StageLocations | None = None):
         self.source = source
         self.tree = ast.parse(source)
-        self.mod: Module = parse_module(ttir)
+        self.mod: Module = mod or parse_module(ttir)
         self.info = axis_info(self.mod)
         self.folded: set[str] = set()  # expressions whose hint goes inside their `[:, None]` (`folded`)
-        self.locs = mlir_locations(ttir)
+        self.locs = locs or mlir_locations(ttir)
         self.base = file.replace("\\", "/").rsplit("/", 1)[-1]
+        self._by_line: dict[int, list[ast.expr]] = {}  # expressions by each line they span
+        for n in ast.walk(self.tree):
+            if isinstance(n, ast.expr):
+                for line in range(n.lineno, (n.end_lineno or n.lineno) + 1):
+                    self._by_line.setdefault(line, []).append(n)
+        self._frames: dict[int, tuple[int, int] | None] = {}
+        self._twins: dict[tuple[str, tuple[int, int] | None], list[Op]] = {}
 
     def frame(self, op: Op) -> tuple[int, int] | None:
         """(line, column - 1) of the op in this file: its innermost frame that is (see `node`)."""
-        for chain in self.locs.chains.get(op.line, ()):
-            for f, line, col in chain:
-                if f.replace("\\", "/").rsplit("/", 1)[-1] == self.base and line:
-                    return line, max(0, col - 1)
-        return None
+        if op.line not in self._frames:
+            self._frames[op.line] = next(((line, max(0, col - 1)) for chain in self.locs.chains.get(op.line, ())
+                                          for f, line, col in chain
+                                          if line and f.replace("\\", "/").rsplit("/", 1)[-1] == self.base), None)
+        return self._frames[op.line]
 
     def node(self, op: Op) -> ast.expr | None:
         """The expression an op was made from: the innermost of its kind whose text holds the op's
@@ -96,12 +104,14 @@ class SourceOps:
         if at is None:
             return None
         line, col = at
-        found = [n for n in ast.walk(self.tree) if isinstance(n, ast.expr) and _kind_matches(n, op)
-                 and _holds(n, line, col)]
+        found = [n for n in self._by_line.get(line, ()) if _kind_matches(n, op) and _holds(n, line, col)]
         if not found:
             return None
         found.sort(key=lambda n: len(ast.unparse(n)))
-        twins = [o for o in self.mod.ops if o.name == op.name and self.frame(o) == at]
+        if not self._twins:
+            for o in self.mod.ops:
+                self._twins.setdefault((o.name, self.frame(o)), []).append(o)
+        twins = self._twins.get((op.name, at), [])
         return found[min(twins.index(op) if op in twins else 0, len(found) - 1)]
 
     def access_op(self, a: MemoryAccess) -> Op | None:
@@ -248,7 +258,8 @@ def with_twins(tree: ast.Module, merged: dict) -> list[tuple[tuple[int, int], as
                       and f.lineno <= node.lineno <= (f.end_lineno or f.lineno)), tree)
         want = ast.dump(node)
         for n in ast.walk(scope):
-            if n is node or not isinstance(n, ast.expr) or ast.dump(n) != want:
+            if n is node or type(n) is not type(node) or getattr(n, "op", None).__class__ is not \
+                    getattr(node, "op", None).__class__ or ast.dump(n) != want:  # the cheap tests first
                 continue
             sp = span_key(n)
             if not any(a <= sp[0] < b or sp[0] <= a < sp[1] for a, b in taken):
@@ -318,19 +329,23 @@ def source_ops(rec: Any) -> SourceOps | None:
     """The record's SourceOps, made once per record (the advisor asks for each narrow access)."""
     from .context import context
 
-    memo = context(rec).memo
-    if "source_ops" not in memo:
+    from .memory import ttir_module
+
+    ctx = context(rec)
+    if "source_ops" not in ctx.memo:
         try:
-            memo["source_ops"] = SourceOps(rec.source, rec.stages["ttir"], rec.file) if "ttir" in rec.stages else None
+            ctx.memo["source_ops"] = SourceOps(rec.source, rec.stages["ttir"], rec.file, ttir_module(rec),
+                                               ctx.stages.get("ttir")) if "ttir" in rec.stages else None
         except SyntaxError:
-            memo["source_ops"] = None
-    return memo["source_ops"]
+            ctx.memo["source_ops"] = None
+    return ctx.memo["source_ops"]
 
 
 def hint_sites(source: str, ttir: str, file: str, a: MemoryAccess, src: SourceOps | None = None,
-               values: dict[str, Any] | None = None) -> HintSites:
+               values: dict[str, Any] | None = None, first_only: bool = False) -> HintSites:
     """Where hints would lift one access to 128 bits (see the module docstring); `src` when the
-    caller has the file's SourceOps already, `values` the launch's scalar arguments."""
+    caller has the file's SourceOps already, `values` the launch's scalar arguments; `first_only`
+    for the most complete group alone (the advice names no other)."""
     if src is None:
         try:
             src = SourceOps(source, ttir, file)
@@ -353,7 +368,9 @@ def hint_sites(source: str, ttir: str, file: str, a: MemoryAccess, src: SourceOp
         got = [p for l in hintable if (p := placement(src, l, call, choose)) is not None]
         if got:
             groups.append(got)
-    if groups and len(groups[0]) > 1:
+    if first_only:
+        groups = groups[:1]
+    elif groups and len(groups[0]) > 1:
         groups += [[p] for p in groups[0]]
     for group in groups:
         merged = merge(group)

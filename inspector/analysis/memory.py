@@ -227,6 +227,11 @@ def _module(ctx: Context, rec: Inspection, stage: str) -> Module:
     return ctx.memo[key]
 
 
+def ttir_module(rec: Inspection) -> Module:
+    """The record's TTIR, parsed once (the memory table, the hint sites and the advice share it)."""
+    return _module(context(rec), rec, "ttir")
+
+
 def memory_report(rec: Inspection) -> MemoryReport:
     """The memory-access analysis of `rec` (see the module docstring)."""
     ctx = context(rec)
