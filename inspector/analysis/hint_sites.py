@@ -429,10 +429,14 @@ def advice(sites: HintSites, values: dict[str, Any], room: int | None = None) ->
     text = (f"A {need}-element (128-bit) access needs, along its fastest dimension, that much contiguity, "
             f"alignment and mask constancy; the TTIR loses them at: " + "; ".join(dict.fromkeys(blockers)) + ".")
     hints = "; ".join(f"`{w.text(sites.source, sites.lang)}` on line {w.node.lineno}" for w in sites.groups[0] if w.whats)
-    tail = " or split the masked tail off the full blocks" if "constancy" in lim.short else ""
+    args = list(dict.fromkeys(f"`{_leaf_name(l.leaf)}`" for l in lim.losses if l.kind == "argument"))
+    others = ([f"pad {' and '.join(args)} to multiples of 16, which Triton then specialises"
+               + (" (all of them: padding one alone leaves the access narrow, or splits it worse)"
+                  if len(args) > 1 else "")] if args else []) + \
+        (["split the masked tail off the full blocks"] if "constancy" in lim.short else [])
     text += (f" Where your data keeps it, say so on a value Triton can attach it to (it drops a hint on a kernel "
-             f"argument itself): {hints}. Or pad the sizes to multiples of 16 (Triton then specialises them){tail}. "
-             f"`fix` compiles these and checks them against your example's data.")
+             f"argument itself): {hints}." + (f" Or {', or '.join(others)}." if others else "")
+             + " `fix` compiles these and checks them against your example's data.")
     broken = [f"`{_leaf_name(l.leaf)}` = {values[l.leaf.value]}" for l in lim.losses if l.hintable and l.leaf.value in values
               and isinstance(values[l.leaf.value], int) and values[l.leaf.value] % l.leaf.at_least]
     if broken:
