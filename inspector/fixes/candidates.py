@@ -357,8 +357,8 @@ def _stages(ctx: _Ctx) -> list[Candidate]:
 
 def _warps(ctx: _Ctx, factor: float, why: str) -> list[Candidate]:
     w = _option(ctx, "num_warps") or ctx.rec.resources.num_warps
-    new = int(w * factor) if w else 0
-    if not w or new < 1 or new > 32:
+    new = max(1, int(w * factor)) if w else 0  # fewer warps stop at one
+    if not w or new == w or new > 32:
         return []
     return _launch_edit(ctx, f"num_warps {w} -> {new} ({why})", "num_warps", new)
 
@@ -410,16 +410,33 @@ def _precision(ctx: _Ctx, f: Finding) -> list[Candidate]:
     return out
 
 
-def _layout_steps(ctx: _Ctx) -> list[Candidate]:
-    return _scaled(ctx, _tile_constexprs(ctx), 2, "more contiguous elements per thread") + \
-        _warps(ctx, 0.5, "more elements per thread for the same block")
+def _layout_factor(ctx: _Ctx, a: MemoryAccess | None) -> int:
+    """How much larger a block (or how many times fewer warps) gives each thread the elements of
+    one 128-bit access: 2 where the access does not say (a power of two, at most 16)."""
+    threads = (ctx.rec.resources.num_warps or 0) * (ctx.rec.warp_size or 32)
+    if a is None or not a.shape or not threads or not a.element_bits:
+        return 2
+    elements = 1
+    for d in a.shape:
+        elements *= d
+    need = max(1, 128 // a.element_bits)
+    factor = 2
+    while factor < 16 and elements * factor < need * threads:
+        factor *= 2
+    return factor
 
 
-def layout_steps(rec: Inspection) -> list[Candidate]:
-    """Edits that give each thread more contiguous elements: each block constexpr doubled, half
-    the warps (partners for a hint in `compose`)."""
+def _layout_steps(ctx: _Ctx, a: MemoryAccess | None = None) -> list[Candidate]:
+    k = _layout_factor(ctx, a)
+    return _scaled(ctx, _tile_constexprs(ctx), k, "more contiguous elements per thread") + \
+        _warps(ctx, 1 / k, "more elements per thread for the same block")
+
+
+def layout_steps(rec: Inspection, a: MemoryAccess | None = None) -> list[Candidate]:
+    """Edits that give each thread more contiguous elements: each block constexpr larger, fewer
+    warps, by the factor access `a` needs for 128 bits (partners for a hint in `compose`)."""
     ctx = _context(rec)
-    return _layout_steps(ctx) if ctx is not None else []
+    return _layout_steps(ctx, a) if ctx is not None else []
 
 
 def reached(c: Candidate, after: Inspection) -> bool:
@@ -478,7 +495,7 @@ def for_finding(rec: Inspection, f: Finding, accesses: list[MemoryAccess]) -> li
             return []
         out += _hint_candidates(ctx, f, a)
         if set(a.reason_codes) <= {"layout", "unknown"} and "layout" in a.reason_codes:
-            out += _layout_steps(ctx)
+            out += _layout_steps(ctx, a)
     elif f.code == "spills":
         out += _stages(ctx) + _scaled(ctx, _tiles(ctx), 0.5, "a smaller tile holds fewer values per thread") \
             + _warps(ctx, 2, "the tile spread over more threads")

@@ -19,6 +19,7 @@ import difflib
 from typing import Any, Iterable
 
 from ..analysis.advisor import Finding
+from ..analysis.memory import memory_report
 from ..record import Inspection
 from . import edits
 from .candidates import Candidate, layout_steps
@@ -131,7 +132,8 @@ def compositions(rec: Inspection, f: Finding, before: Measures, tried: Iterable[
     ranked = sorted(((score(f, before, m, None, None), c) for c, m in tried if improved(before, m)),
                     key=lambda t: -t[0])
     frontier = [c for _, c in ranked[:FRONTIER]]
-    partners = [c for c, _ in tried] + layout_steps(rec) + others
+    access = next((a for a in memory_report(rec).accesses if a.line == f.line and not a.uniform), None)
+    partners = [c for c, _ in tried] + layout_steps(rec, access) + others
     out: list[Candidate] = []
     for a in frontier:
         for b in partners:
