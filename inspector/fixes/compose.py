@@ -108,6 +108,17 @@ def combine(rec: Inspection, a: Candidate, b: Candidate) -> Candidate | None:
                      overrides, b.knob or a.knob, b.relines)
 
 
+def _no_room(rec: Inspection, a: Any) -> bool:
+    """Whether the block gives each thread fewer elements than one 128-bit access of `a` holds."""
+    threads = (rec.resources.num_warps or 0) * (rec.warp_size or 32)
+    if a is None or not a.shape or not threads or not a.element_bits:
+        return False
+    elements = 1
+    for d in a.shape:
+        elements *= d
+    return elements < threads * max(1, 128 // a.element_bits)
+
+
 def improved(before: Measures, after: Measures | None) -> bool:
     """Whether an access's figures moved the right way (wider, or fewer sectors wasted)."""
     if after is None:
@@ -119,11 +130,14 @@ def improved(before: Measures, after: Measures | None) -> bool:
 
 
 def compositions(rec: Inspection, f: Finding, before: Measures, tried: Iterable[tuple[Candidate, Measures | None]],
-                 others: list[Candidate], seen: set[str], ident: Any) -> list[Candidate]:
+                 others: list[Candidate], seen: set[str], ident: Any, idle: list[Candidate] | None = None
+                 ) -> list[Candidate]:
     """The next round's combinations for one access finding (see the module docstring): the best
     improving candidates, each merged with the finding's other candidates, the layout steps and
     the other findings' candidates (`others`: the same hint on a store beside a load), new ones
-    only (`seen` holds the identities already compiled; `ident(candidate)` makes one)."""
+    only (`seen` holds the identities already compiled; `ident(candidate)` makes one). `idle`:
+    hints that compiled to the same figures, merged with the layout steps where the block leaves
+    no room for a wider access."""
     if f.code not in _ACCESS_CODES:
         return []
     tried = list(tried)
@@ -133,7 +147,12 @@ def compositions(rec: Inspection, f: Finding, before: Measures, tried: Iterable[
                     key=lambda t: -t[0])
     frontier = [c for _, c in ranked[:FRONTIER]]
     access = next((a for a in memory_report(rec).accesses if a.line == f.line and not a.uniform), None)
-    partners = [c for c, _ in tried] + layout_steps(rec, access) + others
+    steps = layout_steps(rec, access)
+    partners = [c for c, _ in tried] + steps + others
+    if not frontier and idle and _no_room(rec, access):
+        # the block leaves each thread less than one wide access: a hint cannot show on its own
+        # (it compiled to the same figures), only together with a larger block or fewer warps
+        frontier, partners = idle[:FRONTIER], steps
     out: list[Candidate] = []
     for a in frontier:
         for b in partners:

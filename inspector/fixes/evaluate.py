@@ -74,6 +74,8 @@ def finding_gone(f: Finding, after: Measures) -> bool:
     """The finding's code (any access finding, for an access) no longer reported at its line, or
     anywhere for a whole-kernel finding."""
     codes = _ACCESS_CODES if f.code in _ACCESS_CODES else (f.code,)
+    if f.code in _ACCESS_CODES and after.width_bits is None:
+        return False  # no access found at the line any more (moved, merged): nothing says it is gone
     return not any(c in codes and (l == f.line or f.code in KERNEL_WIDE) for c, l, _ in after.findings)
 
 

@@ -70,6 +70,7 @@ class FindingFixes:
     candidates: list[Tried] = field(default_factory=list)
     note: str = ""  # why there is none, when there is none
     tried: list[str] = field(default_factory=list)  # edits compiled and dropped, each with the figure it reached
+    dropped: list[Tried] = field(default_factory=list, repr=False)  # those edits (partners for `compose`)
 
 
 @dataclass
@@ -243,6 +244,7 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
         gone = {id(t) for _, t in tries if t.after is not None and (not reached(t.candidate, t.after) or idle(t))}
         for ff in report.findings:
             ff.tried += [f"{t.title}: {_reached_figures(t)}" for t in ff.candidates if id(t) in gone]
+            ff.dropped += [t for t in ff.candidates if id(t) in gone]
             kept = [t for t in ff.candidates if id(t) not in gone]
             if ff.candidates and not kept and not ff.note:
                 ff.note = "every edit the tool tried compiled to the same figures, or did not reach the launch"
@@ -257,9 +259,10 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
         more = []
         for i, ff in enumerate(report.findings):
             mine = [(t.candidate, t.measures) for t in ff.candidates if t.after is not None]
+            idle = [t.candidate for t in ff.dropped if t.candidate.kind == "hint"]
             others = [t.candidate for j, other in enumerate(report.findings) if j != i for t in other.candidates
                       if t.after is not None and t.finding_gone]
-            for c in compose.compositions(rec, ff.finding, before[i], mine, others, compiled, ident):
+            for c in compose.compositions(rec, ff.finding, before[i], mine, others, compiled, ident, idle):
                 t = Tried(c)
                 ff.candidates.append(t)
                 more.append((i, t))

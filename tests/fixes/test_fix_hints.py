@@ -20,8 +20,11 @@ def _finding(report, line):
     return next(ff for ff in report.findings if ff.finding.line == line and ff.finding.code.endswith("_access"))
 
 
-def test_a_hint_on_a_loaded_loop_bound_and_a_layout_change_compose_to_128_bits(sandbox, tmp_path):
-    report = fix(jagged(tmp_path), target="sm_90", sandbox=sandbox, timeout=300)
+@pytest.mark.parametrize("target", ["sm_90", "gfx942"])
+def test_a_hint_on_a_loaded_loop_bound_and_a_layout_change_compose_to_128_bits(sandbox, tmp_path, target):
+    # gfx942's 64-wide wavefronts leave one element a thread (256 over 256 lanes): the promises alone
+    # compile to the same figures there, and only with a 4x block or a quarter of the warps show
+    report = fix(jagged(tmp_path), target=target, sandbox=sandbox, timeout=300)
     ff = _finding(report, JAGGED_LOAD_LINE)
     best = ff.candidates[0]
     src = best.candidate.source
@@ -29,12 +32,14 @@ def test_a_hint_on_a_loaded_loop_bound_and_a_layout_change_compose_to_128_bits(s
     assert "start = tl.multiple_of(tl.load(offsets_ptr + row), 4)" in src
     assert "end = tl.multiple_of(tl.load(offsets_ptr + row + 1), 4)" in src
     # ... and a layout that gives each thread four elements (256 over 128 threads gives two)
-    assert "BLOCK=512" in src or "num_warps=2" in src
+    assert ("BLOCK=512" in src or "num_warps=2" in src) if target == "sm_90" else ("BLOCK=1024" in src or "num_warps=1" in src)
     assert best.finding_gone and best.changes["width_bits"] == [32, 128]
     assert best.assumptions_hold is True and best.checked is True
-    # the promises alone: 64 bits, which is why the search went on
-    alone = next(t for t in ff.candidates if t.candidate.promises == [9, 10] and "with" not in t.title)
-    assert alone.changes["width_bits"] == [32, 64] and not alone.finding_gone and alone.score < best.score
+    if target == "sm_90":  # the promises alone: 64 bits, which is why the search went on
+        alone = next(t for t in ff.candidates if t.candidate.promises == [9, 10] and "with" not in t.title)
+        assert alone.changes["width_bits"] == [32, 64] and not alone.finding_gone and alone.score < best.score
+    else:
+        assert any("compiled to the same figures" in x for x in ff.tried)
 
 
 def test_rows_that_break_the_promise_get_no_holding_hint(sandbox, tmp_path):
