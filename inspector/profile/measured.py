@@ -222,13 +222,29 @@ def _programs(rec: Inspection) -> str:
     return f"{n:,}"
 
 
+def _reported_floor(rec: Inspection) -> int | None:
+    """The fewest registers per thread Nsight Compute reports on the record's GPU (NVIDIA)."""
+    from ..hardware.architectures import nvidia_limits
+
+    if rec.backend != "cuda" or not isinstance(rec.arch, int):
+        return None
+    try:
+        return nvidia_limits(rec.arch).reported_registers_floor
+    except (KeyError, ValueError):
+        return None
+
+
 def _checks(rec: Inspection, prof: Profile, details: nd.LaunchDetails | None,
             predicted: dict[int, tuple[int, int] | None] | str | None) -> list[Check]:
     """Our registers, shared memory, theoretical occupancy and sectors per line against the
     measurement; a disagreement is a fidelity warning, never hidden."""
     out: list[Check] = []
     if details is not None:
-        out.append(_check("registers per thread", rec.resources.registers, details.value(nd.REGISTERS), tolerance=0))
+        regs, note = rec.resources.registers, ""
+        floor = _reported_floor(rec)
+        if regs is not None and floor and regs < floor:
+            regs, note = floor, f"the compiler's {rec.resources.registers}; Nsight Compute reads at least {floor}"
+        out.append(_check("registers per thread", regs, details.value(nd.REGISTERS), note, tolerance=0))
         shared = details.value(nd.SHARED_DYNAMIC)
         unit = details.unit(nd.SHARED_DYNAMIC)
         scale = {"byte": 1, "kbyte": 1000, "mbyte": 1_000_000}.get(unit.split("/")[0].lower(), 1)
