@@ -13,6 +13,9 @@ hint goes on the nearest value above it on the way to the access that the user w
 expression (`row * ld` for `ld`, the comparison `cols < n_cols` for a mask bound `n_cols`).
 A loss on a loop's induction variable is followed into the loop's lower bound and step, so a
 `for i in range(start, end, BLOCK)` with a loaded `start` gets its hint on `start`'s load.
+
+`hint_sites` gives an access's sites, grouped as candidate edits (`fixes.hints` makes the edits);
+`advice` words them for the advisor: every blocker, and the hints that would lift it.
 """
 
 from __future__ import annotations
