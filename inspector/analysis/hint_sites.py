@@ -429,21 +429,20 @@ def advice(sites: HintSites, values: dict[str, Any], room: int | None = None) ->
                 "contiguity": f"not known to run in groups of {leaf.at_least} consecutive values",
                 "constancy": f"not known to be constant in groups of {leaf.at_least}"}[leaf.fact]
         blockers.append(f"{role}`{name}`{shown}, {_KIND.get(loss.kind, loss.kind)}, is {fact}")
-    text = (f"A {need}-element (128-bit) access needs, along its fastest dimension, that much contiguity, "
-            f"alignment and mask constancy; the TTIR loses them at: " + "; ".join(dict.fromkeys(blockers)) + ".")
+    text = f"Lost on the way to a {need}-element (128-bit) access: " + "; ".join(dict.fromkeys(blockers)) + "."
+    broken = [f"`{_leaf_name(l.leaf)}` = {values[l.leaf.value]}" for l in lim.losses if l.hintable and l.leaf.value in values
+              and isinstance(values[l.leaf.value], int) and values[l.leaf.value] % l.leaf.at_least]
+    if broken:
+        text += f" This launch breaks the promise ({', '.join(dict.fromkeys(broken))}): split the masked tail off."
     hints = "; ".join(f"`{w.text(sites.source, sites.lang)}` on line {w.node.lineno}" for w in sites.groups[0] if w.whats)
     args = list(dict.fromkeys(f"`{_leaf_name(l.leaf)}`" for l in lim.losses if l.kind == "argument"))
     others = ([f"pad {' and '.join(args)} to multiples of 16, which Triton then specialises"
                + (" (all of them: padding one alone leaves the access narrow, or splits it worse)"
                   if len(args) > 1 else "")] if args else []) + \
-        (["split the masked tail off the full blocks"] if "constancy" in lim.short else [])
-    text += (f" Where your data keeps it, say so on a value Triton can attach it to (it drops a hint on a kernel "
-             f"argument itself): {hints}." + (f" Or {', or '.join(others)}." if others else "")
+        (["split the masked tail off the full blocks"] if "constancy" in lim.short and not broken else [])
+    text += (f" Where your data keeps it, say so: {hints} (on a value Triton keeps a hint on; it drops one on a "
+             f"kernel argument itself)." + (f" Or {', or '.join(others)}." if others else "")
              + " `fix` compiles these and checks them against your example's data.")
-    broken = [f"`{_leaf_name(l.leaf)}` = {values[l.leaf.value]}" for l in lim.losses if l.hintable and l.leaf.value in values
-              and isinstance(values[l.leaf.value], int) and values[l.leaf.value] % l.leaf.at_least]
-    if broken:
-        text += f" This launch breaks the promise ({', '.join(dict.fromkeys(broken))}): split the masked tail off."
     if room is not None and room < need:
         text += (f" The block also has only {room} element{'s' if room > 1 else ''} per thread: a larger block or "
                  f"fewer warps as well.")

@@ -144,13 +144,24 @@ def record_markers(rec: Inspection) -> Markers:
                     _add(out, "source", line, severity, "layout-conversion", text)
         for i, f in enumerate(ex.findings):
             severity = FINDING_SEVERITY.get(f.severity, "info")
-            text = f.title + (f"\n{f.suggestion}" if f.suggestion else "")
+            text = f.title + (f"\n{_brief(f.suggestion)}" if f.suggestion else "")
             for line in (f.lines or ([f.line] if f.line else [])):
                 # `fix`: the finding's place in the advisor's list, which "Try fixes" takes
                 _add(out, "source", line, severity, f"advisor-{f.code}", text,
                      fix=i if f.severity != "info" else None)
     except Exception:  # noqa: BLE001 - markers are a convenience; the panes still show
         log.exception("markers failed for %s", rec.kernel)
+    return out
+
+
+def _brief(suggestion: str, most: int = 320) -> str:
+    """The suggestion's first sentences, up to about `most` characters: a hover box stays beside its
+    line (the Insight view has the whole text)."""
+    out = ""
+    for sentence in re.split(r"(?<=[.:])\s+(?=[A-Z`])", suggestion):
+        if out and len(out) + len(sentence) > most:
+            return out + " (more in Insight)"
+        out = f"{out} {sentence}".strip()
     return out
 
 
