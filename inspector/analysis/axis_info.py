@@ -249,7 +249,8 @@ _BINARY = ("tt.addptr", "arith.addi", "arith.subi", "arith.muli", "arith.divsi",
            "arith.remui", "arith.andi", "arith.ori", "arith.xori", "arith.shli", "arith.shrui", "arith.shrsi")
 
 
-def _pointee_bytes(op: Op) -> int:
+def pointee_bytes(op: Op) -> int:
+    """Bytes of the element an op's pointer result points to (1 where it is not a pointer)."""
     from .address_values import _pointee_bytes as bytes_of
 
     return bytes_of(result_type(op)) or 1
@@ -272,7 +273,7 @@ def _binary(op: Op, n: str, a: Axis, b: Axis, rank: int) -> Axis:
         const_b, contig_a = tensor and kb == size, tensor and ca == size
         if n in ("tt.addptr", "arith.addi", "arith.subi"):
             c = gcd(ca, kb) if n == "arith.subi" else max(gcd(ka, cb), gcd(ca, kb))
-            rb = db * _pointee_bytes(op) if n == "tt.addptr" else db
+            rb = db * pointee_bytes(op) if n == "tt.addptr" else db
             contiguity.append(c)
             divisibility.append(gcd(da, min(rb, MAX_DIVISOR)))
             constancy.append(gcd(ka, kb))
@@ -328,7 +329,7 @@ def _binary_constant(op: Op, n: str, a: Axis, b: Axis) -> int | None:
         return None
     try:
         return {"arith.addi": lambda: x + y, "arith.subi": lambda: x - y, "arith.muli": lambda: x * y,
-                "tt.addptr": lambda: x + y * _pointee_bytes(op),
+                "tt.addptr": lambda: x + y * pointee_bytes(op),
                 "arith.divsi": lambda: int(x / y), "arith.divui": lambda: x // y,
                 "arith.remsi": lambda: int(math.fmod(x, y)), "arith.remui": lambda: x % y,
                 "arith.andi": lambda: x & y, "arith.ori": lambda: x | y, "arith.xori": lambda: x ^ y,

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .address_values import shape_of
-from .axis_info import AxisInfo, axis_info
+from .address_values import result_type, shape_of
+from .axis_info import AxisInfo, axis_info, hints, pointee_bytes, pow2_divisor
 from .mlir import Module, Op, element_bits, tensor_type, type_text
 
 FACTS = ("divisibility", "contiguity", "constancy")
@@ -67,7 +67,7 @@ class AccessLimits:
     losses: list[Loss] = field(default_factory=list)
 
 
-def _pow2_ceil_div(need: int, have: int) -> int:
+def _ceil_div(need: int, have: int) -> int:
     return max(1, -(-need // max(1, have)))
 
 
@@ -159,7 +159,7 @@ class _Walker:
                 if index < len(yields):
                     self.walk(yields[index], fact, need, dim, path)
             return
-        if fact in _hint_facts(op):  # the user's own promise, too weak
+        if fact in hints(op):  # the user's own promise, too weak
             return self.lose("hinted", path, True)
         n, ops = op.name, op.operands
         if n == "tt.load":
@@ -177,10 +177,10 @@ class _Walker:
                 inner = max(0, dim - 1) if dim > axis else dim if dim < axis else 0
             return self.walk(ops[0], fact, need, inner, path)
         if n == "tt.addptr" and len(ops) >= 2:
-            elem = _pointee_bytes(op)
+            elem = pointee_bytes(op)
             if fact == "divisibility":
                 self.walk(ops[0], fact, need, dim, path)
-                self.walk(ops[1], fact, _pow2_ceil_div(need, elem), dim, path)
+                self.walk(ops[1], fact, _ceil_div(need, elem), dim, path)
             elif fact == "contiguity":
                 self._contiguous_sum(ops[0], ops[1], need, dim, path)
             else:
@@ -200,7 +200,7 @@ class _Walker:
                 for v, other in ((ops[0], consts[1]), (ops[1], consts[0])):
                     if other is not None or self.fact(v, "contiguity", dim) > 1:
                         continue
-                    left = _pow2_ceil_div(need, _pow2(other)) if other is not None else need
+                    left = _ceil_div(need, pow2_divisor(other)) if other is not None else need
                     self.walk(v, fact, left, dim, path)
                 return
             if fact == "contiguity":
@@ -214,7 +214,8 @@ class _Walker:
         if n == "arith.cmpi" and len(ops) == 2 and fact == "constancy":
             pred = op.text.split("arith.cmpi", 1)[1].split(",")[0].strip()
             a, b = ops
-            size = (shape_of(_result(op)) or [1])[min(dim, len(shape_of(_result(op)) or [1]) - 1)]
+            shape = shape_of(result_type(op)) or [1]
+            size = shape[min(dim, len(shape) - 1)]
             lhs_range = pred in ("slt", "ult", "sge", "uge")
             ranged, bound = (a, b) if lhs_range else (b, a)
             if self.fact(bound, "constancy", dim) < size:  # no range against a bound: nothing Triton reads
@@ -244,29 +245,6 @@ class _Walker:
                 self.lose("clamp", path, True)
             return
         return self.lose("arith" if n.startswith("arith.") else "opaque", path, True)
-
-
-def _hint_facts(op: Op) -> set[str]:
-    from .axis_info import hints
-
-    return set(hints(op))
-
-
-def _pow2(n: int) -> int:
-    n = abs(n)
-    return n & -n if n else 1 << 62
-
-
-def _result(op: Op) -> str | None:
-    from .address_values import result_type
-
-    return result_type(op)
-
-
-def _pointee_bytes(op: Op) -> int:
-    from .address_values import _pointee_bytes as bytes_of
-
-    return bytes_of(_result(op)) or 1
 
 
 _MASK_INDEX = {"tt.load": 1, "tt.store": 2, "tt.atomic_rmw": 2}
