@@ -93,12 +93,23 @@ def _pointee_bytes(t: str | None) -> int | None:
     return bits // 8 if bits else None
 
 
+@dataclass
+class Memory:
+    """What some pointer arguments held when the launch was recorded: argument name -> its
+    elements, flat, from the pointer the kernel receives (a `--run` capture's index tensors,
+    `inspector.capture.carried`). A load through such an argument reads these values instead of
+    being unknown, so gathers, jagged rows and loaded loop bounds evaluate exactly."""
+
+    arrays: dict[str, np.ndarray]
+
+
 class Evaluator:
     """Integer values of a TTGIR module's address arithmetic for one program (numpy arrays)."""
 
     def __init__(self, mod: Module, scalars: dict[str, int], pid: tuple[int, int, int], grid: tuple[int, int, int],
-                 shift: int):
+                 shift: int, memory: Memory | None = None):
         self.mod = mod
+        self.memory = memory
         self.scalars = scalars
         self.pid = pid
         self.grid = grid
@@ -118,7 +129,7 @@ class Evaluator:
         """The same program at another loop iteration: values computed inside the loop are forgotten,
         those defined outside every loop kept (a kept value computed with a stand-in marks the
         iteration that reuses it, as computing it there would)."""
-        ev = Evaluator(self.mod, self.scalars, self.pid, self.grid, self.shift)
+        ev = Evaluator(self.mod, self.scalars, self.pid, self.grid, self.shift, self.memory)
         ev.state = state
         ev.invariant = self.invariant
         return ev
@@ -203,6 +214,39 @@ class Evaluator:
             return np.int64(self.shift)
         return Unknown(origin, False, loaded=True)
 
+    def _load(self, op: Op, shape: list[int]) -> Any:
+        """What a load reads from the recorded memory (None when it does not read a carried argument,
+        or reads outside what was carried): masked-off lanes take `other` (0 when it is not an integer)."""
+        site = access_site(op)
+        if site is None or site.pointer is None:
+            return None
+        addr = self.value(site.pointer)
+        if isinstance(addr, Unknown):
+            return None
+        addr = np.asarray(addr, dtype=np.int64)
+        mask = self.value(site.mask) if site.mask else None
+        if isinstance(mask, Unknown):
+            return None
+        on = np.ones(addr.shape, bool) if mask is None else np.broadcast_to(np.asarray(mask, bool), addr.shape)
+        if not on.any():
+            index = None
+        else:
+            index = int(addr[on].min()) // _BASE_STRIDE - 1
+            if not 0 <= index < len(self.mod.args) or int(addr[on].max()) // _BASE_STRIDE - 1 != index:
+                return None
+        data = self.memory.arrays.get(list(self.mod.args)[index]) if index is not None else np.zeros(1, np.int64)
+        if data is None or data.dtype.kind not in "iub":
+            return None
+        offset = addr - (index + 1 if index is not None else 1) * _BASE_STRIDE
+        eb = site.element_bytes or 1
+        if np.any(offset[on] % eb) or np.any(offset[on] < 0) or np.any(offset[on] // eb >= len(data)):
+            return None  # outside what was carried
+        other = self.value(op.operands[2]) if len(op.operands) > 2 else np.int64(0)
+        if isinstance(other, Unknown):
+            other = np.int64(0)
+        got = np.where(on, data[np.where(on, offset // eb, 0)].astype(np.int64), other)
+        return got.reshape(shape) if shape else np.int64(got.reshape(-1)[0])
+
     def _op(self, op: Op, depth: int) -> Any:
         n = op.name
         rtype = result_type(op)
@@ -226,6 +270,10 @@ class Evaluator:
             m = MAKE_RANGE.search(op.text)
             return np.arange(int(m.group(2)), int(m.group(1)), dtype=np.int64) if m else Unknown("a range", False)
         if n in ("tt.load", "amdg.buffer_load", "amdgpu.buffer_load", "tt.atomic_rmw", "tt.atomic_cas"):
+            if self.memory is not None and n == "tt.load":
+                got = self._load(op, shape)
+                if got is not None:
+                    return got
             name = op.results[0] if op.results else ""
             shown = f"`{re.sub(r'_[0-9]+$', '', name)}`" if name and not name.isdigit() else "a value"
             return self._unknown_result(op, f"{shown} (loaded from memory)")
@@ -367,8 +415,8 @@ def representative_scalars(values: dict[str, Any]) -> dict[str, int]:
 
 
 def addresses(site: AccessSite, mod: Module, scalars: dict[str, int], pid: tuple[int, int, int],
-               grid: tuple[int, int, int], shift: int) -> tuple[Any, Any, Evaluator]:
-    ev = Evaluator(mod, scalars, pid, grid, shift)
+               grid: tuple[int, int, int], shift: int, memory: Memory | None = None) -> tuple[Any, Any, Evaluator]:
+    ev = Evaluator(mod, scalars, pid, grid, shift, memory)
     if site.offsets is not None:
         base, offs = ev.value(site.base or ""), ev.value(site.offsets)
         addr = offs if isinstance(offs, Unknown) or isinstance(base, Unknown) else base + offs * site.element_bytes
@@ -394,8 +442,9 @@ def site_values(ev: Evaluator, site: AccessSite) -> tuple[Any, np.ndarray | None
 
 def loop_range(ev: Evaluator, loop: Op) -> range | None:
     """The values `loop`'s induction variable takes, when its bounds are known numbers."""
-    lb, ub, step = (ev.value(o) for o in loop.operands[:3])
-    if any(isinstance(v, Unknown) or np.ndim(v) for v in (lb, ub, step)) or int(step) <= 0:
+    # a bound evaluated with a stand-in for a loaded value (a jagged row's end) is not a number
+    (lb, ub, step), taint = ev.tainted(lambda: [ev.value(o) for o in loop.operands[:3]])
+    if taint or any(isinstance(v, Unknown) or np.ndim(v) for v in (lb, ub, step)) or int(step) <= 0:
         return None
     return range(int(lb), int(ub), int(step))
 

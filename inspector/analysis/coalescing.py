@@ -33,8 +33,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..hardware.architectures import memory_granules
-from .address_values import (AccessSite, Evaluator, Unknown, addresses, iterations, loop_range, representative_scalars,
-                             site_values)
+from .address_values import (AccessSite, Evaluator, Memory, Unknown, addresses, iterations, loop_range,
+                             representative_scalars, site_values)
 from .lanes import coordinates, layout_bases
 from .mlir import Module, Op
 
@@ -92,9 +92,11 @@ def _distinct(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
 
 
 def _request_counts(addr: np.ndarray, mask: np.ndarray | None, coords: np.ndarray, vec: int, eb: int, sector: int,
-                    line: int, dedupe: bool = True, lines: bool = True) -> dict[str, np.ndarray]:
+                    line: int, dedupe: bool = True, lines: bool = True, writes: bool = False) -> dict[str, np.ndarray]:
     """Per request (warp, register group): active lanes, distinct bytes, sectors, ideal sectors, and
-    (with `lines`) lines."""
+    (with `lines`) lines. `writes` (a store, an atomic): a warp holding the same elements as an
+    earlier one (a layout replicated across warps, as a reduction's result is) does not issue it:
+    Triton masks the copies off so that each element is written once."""
     idx = tuple(coords[..., d] for d in range(coords.shape[-1]))
     a = addr[idx] if addr.ndim else np.broadcast_to(addr, coords.shape[:-1])  # (W, L, R)
     act = (mask[idx] if mask.ndim else np.broadcast_to(mask, a.shape)) if mask is not None else np.ones(a.shape, bool)
@@ -103,6 +105,12 @@ def _request_counts(addr: np.ndarray, mask: np.ndarray | None, coords: np.ndarra
     K = R // vec
     a = a[:, :, :K * vec].reshape(W, L, K, vec).transpose(0, 2, 1, 3).reshape(W * K, L * vec)
     act = act[:, :, :K * vec].reshape(W, L, K, vec).transpose(0, 2, 1, 3).reshape(W * K, L * vec)
+    if writes and W > 1:
+        _, first = np.unique(coords.reshape(W, -1), axis=0, return_index=True)
+        copy = np.ones(W, bool)
+        copy[first] = False
+        act = act.copy()
+        act.reshape(W, K, L * vec)[copy] = False
     if dedupe and K > 1:
         # two loads of a thread from the same addresses are one (ptxas merges them: a broadcast
         # value loaded into 8 registers is one LDG in SASS): such a request is issued once
@@ -124,10 +132,11 @@ def _request_counts(addr: np.ndarray, mask: np.ndarray | None, coords: np.ndarra
 
 
 def _requests(addr: np.ndarray, mask: np.ndarray | None, coords: np.ndarray, vec: int, eb: int,
-              sector: int, line: int, lanes_of_warp: int | None = None, dedupe: bool = True) -> list[Request]:
+              sector: int, line: int, lanes_of_warp: int | None = None, dedupe: bool = True,
+              writes: bool = False) -> list[Request]:
     """Every request of one program with at least one active lane; for warp `lanes_of_warp`, which
     sector each lane's first element falls in (for drawing)."""
-    c = _request_counts(addr, mask, coords, vec, eb, sector, line, dedupe)
+    c = _request_counts(addr, mask, coords, vec, eb, sector, line, dedupe, writes=writes)
     W, K = (int(x) for x in c["shape"])
     out: list[Request] = []
     for i in np.flatnonzero(c["active"] > 0):
@@ -149,8 +158,11 @@ def _direction(op: Op) -> str:
 
 
 def coalescing(site: AccessSite, mod: Module, *, vector_bits: int | None, warp_size: int, backend: str,
-               arch: str | int, values: dict[str, Any], grid: list[int] | None) -> Coalescing:
-    """The coalescing of one access of the representative program (see the module docstring)."""
+               arch: str | int, values: dict[str, Any], grid: list[int] | None,
+               memory: Memory | None = None) -> Coalescing:
+    """The coalescing of one access of the representative program (see the module docstring);
+    `memory`: what the launch's index tensors held, where a capture carried them (loads through
+    them are then values, not unknowns)."""
     sector, line = memory_granules(backend, arch, _direction(site.op))
     base = dict(sector_bytes=sector, line_bytes=line, warp_size=warp_size, vector_bits=vector_bits)
     if site.pointer is None and site.offsets is None:
@@ -167,7 +179,7 @@ def coalescing(site: AccessSite, mod: Module, *, vector_bits: int | None, warp_s
     coords = coordinates(bases, len(site.shape))
     scalars = representative_scalars(values)
     g = tuple((list(grid or []) + [1, 1, 1])[:3])
-    addr, mask, ev = addresses(site, mod, scalars, (0, 0, 0), g, 0)
+    addr, mask, ev = addresses(site, mod, scalars, (0, 0, 0), g, 0, memory)
     if isinstance(addr, Unknown) and not addr.loaded:
         return Coalescing("unknown", f"the analysis could not follow the address ({addr.origin})", **base)
     if isinstance(addr, Unknown):
@@ -175,14 +187,15 @@ def coalescing(site: AccessSite, mod: Module, *, vector_bits: int | None, warp_s
                                vector_bits, base)
     addr = np.broadcast_to(addr, site.shape)
     mask_note = None
-    if site.mask and (isinstance(mask, Unknown) or _mask_uses_unknowns(site, mod, scalars, g)):
+    if site.mask and (isinstance(mask, Unknown) or _mask_uses_unknowns(site, mod, scalars, g, memory)):
         mask, mask_note = None, "the mask depends on values the compile cannot know: every lane counted as active"
     elif mask is not None:
         mask = np.broadcast_to(mask, site.shape)
     eb = site.element_bytes
     vec = max(1, (vector_bits or eb * 8) // (eb * 8))
     dedupe = _direction(site.op) == "load" and "isVolatile = true" not in site.op.text
-    reqs = _requests(addr, mask, coords, vec, eb, sector, line, lanes_of_warp=0, dedupe=dedupe)
+    writes = _direction(site.op) != "load"
+    reqs = _requests(addr, mask, coords, vec, eb, sector, line, lanes_of_warp=0, dedupe=dedupe, writes=writes)
     if not reqs:
         return Coalescing("computed", "every lane is masked off in program 0", **base)
     cz = Coalescing("computed", "", **base)
@@ -208,7 +221,7 @@ def coalescing(site: AccessSite, mod: Module, *, vector_bits: int | None, warp_s
                                    f"compile cannot know", sorted(ev.used), site, coords, vector_bits, base)
         addr3, _, _ = addresses(site, mod, scalars, (0, 0, 0), g, 1)
         mis = _requests(np.broadcast_to(addr3, site.shape), None if mask is None else mask, coords, vec, eb, sector,
-                        line, dedupe=dedupe)
+                        line, dedupe=dedupe, writes=writes)
         if mis:
             cz.misaligned_sectors_per_request = sum(r.sectors for r in mis) / len(mis)
         cz.assumptions.append(f"{', '.join(sorted(ev.used))} taken as a multiple of {sector} bytes (the compile cannot "
@@ -244,8 +257,9 @@ def _data_dependent(why: str, depends: list[str], site: AccessSite, coords: np.n
     return cz
 
 
-def _mask_uses_unknowns(site: AccessSite, mod: Module, scalars: dict[str, int], grid: tuple[int, int, int]) -> bool:
-    ev = Evaluator(mod, scalars, (0, 0, 0), grid, 0)
+def _mask_uses_unknowns(site: AccessSite, mod: Module, scalars: dict[str, int], grid: tuple[int, int, int],
+                        memory: Memory | None = None) -> bool:
+    ev = Evaluator(mod, scalars, (0, 0, 0), grid, 0, memory)
     ev.value(site.mask or "")
     return bool(ev.used)
 
@@ -289,7 +303,7 @@ class ModelStopped(Exception):
 
 def launch_sectors(sites: list[tuple[AccessSite, int | None]], mod: Module, *, backend: str, arch: str | int,
                    values: dict[str, Any], grid: list[int], max_requests: int = 1 << 24,
-                   stop: Callable[[], bool] | None = None) -> tuple[int, int] | None:
+                   stop: Callable[[], bool] | None = None, memory: Memory | None = None) -> tuple[int, int] | None:
     """(sectors, ideal sectors) of `sites` (the TTGIR ops of one source line, each with its vector
     width in bits) summed over every program of `grid` and every iteration of a loop around them:
     the figures Nsight Compute reports as `L2 Theoretical Sectors Global` and its ideal for the line.
@@ -297,7 +311,7 @@ def launch_sectors(sites: list[tuple[AccessSite, int | None]], mod: Module, *, b
     an unmodelled layout, loops nested two deep, or more than `max_requests` requests. `stop`,
     asked before each program: when it says so, raises ModelStopped (a big launch takes seconds)."""
     return launch_sectors_by_line({0: sites}, mod, backend=backend, arch=arch, values=values, grid=grid,
-                                  max_requests=max_requests, stop=stop)[0]
+                                  max_requests=max_requests, stop=stop, memory=memory)[0]
 
 
 def _counted(counted: dict[tuple, tuple[int, int, int]], site: AccessSite, prep: tuple, addr: Any,
@@ -313,7 +327,8 @@ def _counted(counted: dict[tuple, tuple[int, int, int]], site: AccessSite, prep:
     got = counted.get(key)
     if got is None:
         c = _request_counts(a, mask, coords, vec, eb, sector, line,
-                            _direction(site.op) == "load" and "isVolatile = true" not in site.op.text, lines=False)
+                            _direction(site.op) == "load" and "isVolatile = true" not in site.op.text, lines=False,
+                            writes=_direction(site.op) != "load")
         on = c["active"] > 0
         got = (int(c["sectors"][on].sum()), int(c["ideal"][on].sum()), int(on.sum()))
         if len(counted) >= 4096:  # an irregular kernel: keep the memory bounded
@@ -324,7 +339,8 @@ def _counted(counted: dict[tuple, tuple[int, int, int]], site: AccessSite, prep:
 
 def launch_sectors_by_line(lines: dict[int, list[tuple[AccessSite, int | None]]], mod: Module, *, backend: str,
                            arch: str | int, values: dict[str, Any], grid: list[int], max_requests: int = 1 << 24,
-                           stop: Callable[[], bool] | None = None) -> dict[int, tuple[int, int] | None]:
+                           stop: Callable[[], bool] | None = None,
+                           memory: Memory | None = None) -> dict[int, tuple[int, int] | None]:
     """`launch_sectors` of several lines at once: each program is evaluated once for all of them,
     and each loop stepped through once for all their sites inside it (a line's result does not
     depend on the others': each site's address is judged by the unknowns its own values needed)."""
@@ -369,7 +385,7 @@ def launch_sectors_by_line(lines: dict[int, list[tuple[AccessSite, int | None]]]
             raise ModelStopped(f"stopped after {index:,} of {programs:,} programs")
         z, rest = divmod(index, g[0] * g[1])
         y, x = divmod(rest, g[0])
-        ev = Evaluator(mod, scalars, (x, y, z), g, 0)
+        ev = Evaluator(mod, scalars, (x, y, z), g, 0, memory)
         for members in by_loop.values():
             members = [m for m in members if out[m[0]] is not None]
             if not members:

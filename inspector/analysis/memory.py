@@ -25,11 +25,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .. import launch_data
 from ..record import Inspection
 from .access_causes import Flow, access_reasons
-from .address_values import AccessSite, access_site
+from .address_values import AccessSite, Memory, access_site
 from .coalescing import Coalescing, coalescing, launch_sectors_by_line
 from .context import Context, context
+from .data_inputs import data_inputs
 from .layouts import contiguous_per_thread, parse_params
 from .machine_memory import LineMemory, MemoryInstruction, machine_memory, opcodes, summarise
 from .mlir import Module, Op, Walk, element_bits, parse_module, tensor_type, type_text
@@ -71,6 +73,9 @@ class MemoryAccess:
     coalescing: Coalescing | None = None
     ttir_line: int | None = None  # the line of its op in the TTIR stage (the analyses of `fact_loss` start there)
     sites_hintable: bool = False  # a hint could lift its width (set by the advisor from `hint_sites`)
+    # the tensors whose contents decide its address, mask or loop bounds (data_inputs.py)
+    data_inputs: list[str] = field(default_factory=list)
+    data_carried: bool = False  # ... and their contents were the launch's own (a capture carried them)
 
 
 @dataclass
@@ -314,6 +319,7 @@ def _accesses(ctx: Context, rec: Inspection, by_stage: dict[str, list[MemoryInst
         return ctx.source_lines(ch[0]) if ch else []
 
     ttgir_mod = _module(ctx, rec, "ttgir") if "ttgir" in rec.stages else None
+    carried = launch_memory(rec)
     for acc, frame, op in rows:
         instrs = acc.instructions.get(main or "", [])
         acc.lowered_as = list(dict.fromkeys(i.opcode for i in instrs))
@@ -321,9 +327,14 @@ def _accesses(ctx: Context, rec: Inspection, by_stage: dict[str, list[MemoryInst
         acc.vector_bits = acc.width_bits
         site = ttgir.get(frame, _TtgirAccess()).site
         if site is not None and ttgir_mod is not None:
+            acc.data_inputs = sorted(data_inputs(ttgir_mod, site.op, [site.pointer, site.mask, site.offsets,
+                                                                      site.base]))
+            acc.data_carried = bool(acc.data_inputs) and carried is not None and \
+                all(a in carried.arrays for a in acc.data_inputs)
             try:
                 acc.coalescing = coalescing(site, ttgir_mod, vector_bits=acc.width_bits, warp_size=rec.warp_size,
-                                            backend=rec.backend, arch=rec.arch, values=values, grid=rec.grid)
+                                            backend=rec.backend, arch=rec.arch, values=values, grid=rec.grid,
+                                            memory=carried)
             except Exception as e:  # noqa: BLE001 - IR this model does not know must not cost the rest
                 acc.coalescing = Coalescing("unknown", f"the coalescing analysis failed here ({type(e).__name__}: "
                                                        f"{e})")
@@ -415,4 +426,32 @@ def launch_line_sectors(rec: Inspection, stop: Callable[[], bool] | None = None)
         by_line.setdefault(frame[0], []).append((site, width.get(frame)))
     values = {p.name: p.value for p in rec.parameters}
     return launch_sectors_by_line(dict(sorted(by_line.items())), mod, backend=rec.backend, arch=rec.arch,
-                                  values=values, grid=rec.grid, stop=stop)
+                                  values=values, grid=rec.grid, stop=stop, memory=launch_memory(rec))
+
+
+def launch_memory(rec: Inspection) -> Memory | None:
+    """What the launch's index tensors held, where its reproducer carries them (a capture's
+    `<file>.data.npz` beside the file, inspector.launch_data); None otherwise."""
+    ctx = context(rec)
+    if "launch_memory" not in ctx.memo:
+        arrays = launch_data.read(launch_data.sidecar(rec.file)) if rec.file else {}
+        ctx.memo["launch_memory"] = Memory(arrays) if arrays else None
+    return ctx.memo["launch_memory"]
+
+
+def attach_launch_memory(rec: Inspection, arrays: dict) -> None:
+    """Give the record's analyses what its launch's index tensors held (arrays by argument name,
+    inspector.launch_data) when they were read elsewhere than beside its file (a native run of the
+    file's own code); the memory report is made again with them."""
+    ctx = context(rec)
+    ctx.memo["launch_memory"] = Memory(dict(arrays)) if arrays else None
+    ctx.memo.pop("memory_report", None)
+
+
+def line_data_inputs(rec: Inspection) -> dict[int, set[str]]:
+    """Per kernel-file line: the tensors whose contents decide where its accesses go (data_inputs.py)."""
+    out: dict[int, set[str]] = {}
+    for acc in memory_report(rec).accesses:
+        if acc.data_inputs:
+            out.setdefault(acc.line, set()).update(acc.data_inputs)
+    return out

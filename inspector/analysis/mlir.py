@@ -217,7 +217,8 @@ def parse_module(text: str) -> Module:
     return mod
 
 
-_ATTR_DICT = re.compile(r"\{[^{}]*\}")
+# an attribute dictionary, not an inline layout's parameters (`#ttg.slice<{dim = 1, parent = #blocked}>`)
+_ATTR_DICT = re.compile(r"(?<!<)\{[^{}]*\}")
 
 
 def type_text(op_text: str) -> str:

@@ -104,12 +104,35 @@ def run_program(command: str | list[str], target: str = DEFAULT_TARGET, cwd: str
     return RunResult(status, cap, output[-OUTPUT_TAIL:], program)
 
 
+@dataclass
+class RunOpened:
+    """What `open_run` gives: the record, the run that launched it and its capture entry (None
+    where the run launched nothing usable: the record then says why)."""
+
+    rec: Inspection
+    run: RunResult | None = None
+    entry: Any = None  # inspector.capture.store.KernelEntry
+
+    def kernel_file_text(self) -> str:
+        """The text of the file that defines the kernel, as the run saw it ("" when not kept)."""
+        if self.run is None or self.run.capture is None or self.entry is None:
+            return ""
+        return (self.run.capture.files.get(self.entry.file_id) or {}).get("text", "")
+
+
 def open_by_running(command: str | list[str], kernel: str | None = None, target: str = DEFAULT_TARGET,
                     cwd: str | os.PathLike | None = None, run_timeout: float | None = 600,
                     **inspect_kwargs: Any) -> Inspection:
     """Run `command`, then compile its launch of `kernel` (default: the kernel launched most) for
     `target`; inspect_kwargs go to inspect_kernel (consts, args, options, ...). A run that
     launched no kernel, or not the one asked for, comes back as a failed record saying what ran."""
+    return open_run(command, kernel, target, cwd, run_timeout, **inspect_kwargs).rec
+
+
+def open_run(command: str | list[str], kernel: str | None = None, target: str = DEFAULT_TARGET,
+             cwd: str | os.PathLike | None = None, run_timeout: float | None = 600,
+             **inspect_kwargs: Any) -> RunOpened:
+    """`open_by_running`, keeping the run and the capture entry the record was made from."""
     from .reopen import NoReproducer, reopen
     from .table import find
 
@@ -117,23 +140,23 @@ def open_by_running(command: str | list[str], kernel: str | None = None, target:
     try:
         run = run_program(command, target=target, cwd=cwd, timeout=run_timeout)
     except ValueError as e:
-        return Inspection.failure(ErrorInfo("bad_argument", str(e)))
+        return RunOpened(Inspection.failure(ErrorInfo("bad_argument", str(e))))
     if run.capture is None or not run.capture.kernels:
-        return Inspection.failure(ErrorInfo(
+        return RunOpened(Inspection.failure(ErrorInfo(
             "no_launch", f"`{shown}` ran (exit status {run.status}) and launched no Triton kernel"
                          + (f"; the end of its output:\n{run.output}" if run.output.strip() else ""),
-            details={"status": run.status, "program": run.program}))
+            details={"status": run.status, "program": run.program})), run)
     cap = run.capture
     try:
         entry = find(cap, kernel) if kernel else max(cap.sorted_kernels(), key=lambda k: k.launches)
     except KeyError as e:
-        return Inspection.failure(ErrorInfo("bad_argument", f"`{shown}`: {e.args[0]}",
-                                            details={"status": run.status}))
+        return RunOpened(Inspection.failure(ErrorInfo("bad_argument", f"`{shown}`: {e.args[0]}",
+                                                      details={"status": run.status})), run)
     try:
         rec = reopen(cap, entry, target=target, **inspect_kwargs)
     except NoReproducer as e:
-        return Inspection.failure(ErrorInfo("bad_argument", str(e)))
+        return RunOpened(Inspection.failure(ErrorInfo("bad_argument", str(e))), run, entry)
     rec.call_origin = f"run: {shown}"
     if run.status not in (0, None) and rec.error is None:
         rec.log += f"\nnote: `{shown}` exited with {run.status} after the launch was recorded\n"
-    return rec
+    return RunOpened(rec, run, entry)

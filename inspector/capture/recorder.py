@@ -46,6 +46,7 @@ class Recorder:
         self._times: list[tuple[Any, Any, Any]] = []
         self._entry_by_function: dict[Any, KernelEntry] = {}
         self._unloaded: set[int] = set()  # entries whose kernel was not yet loaded on the GPU
+        self._name_launches: dict[str, int] = {}  # kernel name -> launches so far (a profiler counts them so)
         self._t0 = 0.0
         self.interpreted = False
         self.errors: list[str] = []
@@ -120,9 +121,13 @@ class Recorder:
                 )
                 entry = self._new_entry(fn, jit, args, kwargs, grid, kernel, tuner, spec)
                 self._by_key[key] = entry
+            before = self._name_launches.get(entry.name, 0)
+            self._name_launches[entry.name] = before + 1
             if benchmarking:
                 entry.benchmark_launches += 1
                 return
+            if entry.launches == 0:
+                entry.launch_skip = before
             if entry.launches == 0 and entry.benchmark_launches:
                 # made while the autotuner benchmarked: the program's own launch is this one
                 entry.launch_site = _launch_site()
@@ -220,6 +225,7 @@ class Recorder:
                 self._entry_by_function[function] = entry
         self._grids[id(entry)] = set()
         entry.reproducer = self._reproducer(jit, values, options, grid_list, entry)
+        self._carry(entry, values)
         self.capture.kernels.append(entry)
         return entry
 
@@ -254,6 +260,19 @@ class Recorder:
         except Exception as e:  # noqa: BLE001 - a kernel we cannot write out is still listed
             entry.notes.append(f"no standalone file ({type(e).__name__}: {e})")
             return ""
+
+    def _carry(self, entry: KernelEntry, values: dict[str, Any]) -> None:
+        """Keep the launch's index-capable tensors (inspector.launch_data) for its reproducer."""
+        import base64
+
+        from .. import launch_data
+
+        try:
+            arrays, entry.data_skipped = launch_data.snapshot(values)
+            if arrays:
+                entry.data = base64.b64encode(launch_data.to_bytes(arrays)).decode()
+        except Exception as e:  # noqa: BLE001 - recording must never break the program
+            entry.notes.append(f"its tensors' data not kept ({type(e).__name__}: {e})")
 
     def _finish_compiles(self) -> None:
         """Kernels seen compiling but not through `kernel[grid](...)` (Inductor's, or direct

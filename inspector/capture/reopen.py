@@ -4,13 +4,14 @@ it calls and an `example()` making the recorded launch) is written to disk and c
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import re
 from pathlib import Path
 from typing import Any
 
-from .. import places
+from .. import launch_data, places
 from ..hardware.targets import DEFAULT_TARGET
 from .store import Capture, KernelEntry
 
@@ -60,6 +61,12 @@ def write_standalone(
     from ..files import atomic_write_text
 
     atomic_write_text(path, entry.reproducer)
+    data = launch_data.sidecar(path)
+    if entry.data:  # the launch's index tensors, read by the reproducer's example()
+        with open(data, "wb") as f:
+            f.write(base64.b64decode(entry.data))
+    elif os.path.exists(data):
+        os.remove(data)
     return Path(path)
 
 

@@ -48,10 +48,17 @@ class KernelEntry:
     grids: int = 0  # how many distinct grids its launches used
     launches: int = 0  # launches made by the program (autotuner benchmark runs not counted)
     benchmark_launches: int = 0  # launches the autotuner made while benchmarking configs
+    # launches of kernels of this name (any specialisation, benchmarking included) before this
+    # entry's first launch by the program: what a profiler skips to reach it (`ncu --launch-skip`)
+    launch_skip: int = 0
     autotune: dict[str, Any] | None = None  # {"configs": [...], "chosen": index, "key": {...}}
     compiled: dict[str, Any] | None = None  # {"hash", "target", "shared", "registers", "spills", ...}
     time_ms: float | None = None  # total GPU time of its launches, only when measured on a GPU
     reproducer: str = ""  # a standalone kernel file with an example() that makes this launch
+    # the first launch's integer and boolean tensors, bit-exact (inspector.launch_data): an .npz
+    # file's bytes in base64, "" when none was carried; and why a tensor was not
+    data: str = ""
+    data_skipped: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
     @property

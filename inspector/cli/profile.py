@@ -81,9 +81,12 @@ def format_profile(prof: Profile, top: int = 8) -> list[str]:
     if prof.checks:
         out += ["", "The inspector's model against the measurement"]
         for c in prof.checks:
-            mark = {True: "ok  ", False: "WARN", None: "  ? "}[c.agrees]
+            mark = {True: "ok  ", False: "WARN", None: "n/c " if "not comparable" in c.note else "  ? "}[c.agrees]
             out.append(f"  {mark} {c.what}: predicted {_fmt(c.predicted)}, measured {_fmt(c.measured)}"
                        + (f"  ({c.note})" if c.note and c.agrees is not True else ""))
+    if prof.launch or prof.data:
+        out += ["", f"Launch profiled: {prof.launch or 'the reproducer'}"]
+        out += [f"  contents of {name}: {origin}" for name, origin in prof.data.items()]
     if prof.note:
         out += ["", f"  {prof.note}"]
     if prof.unmapped:
@@ -134,6 +137,56 @@ def _start_early(ns: argparse.Namespace) -> Any:
         return None
 
 
+def _through_program(ns: argparse.Namespace, command: str | list[str]) -> tuple[Any, Any]:
+    """`profile --run COMMAND` on a GPU: the program runs natively under a capture (its launch's
+    index tensors kept, inspector.launch_data), the record is its launch, and the profile is of
+    the program's own launch, run again under Nsight Compute."""
+    from ..capture.by_running import open_run, program_of
+    from ..profile.measure import OwnLaunch
+    from .options import compile_request
+
+    req = compile_request(ns)
+    for key in ("file", "kernel", "target", "root", "autotune_index"):
+        req.pop(key, None)
+    opened = open_run(command, kernel=ns.kernel, target="native", **req)
+    if opened.rec.error or opened.entry is None:
+        return opened.rec, None
+    shown = command if isinstance(command, str) else " ".join(command)
+    return opened.rec, OwnLaunch(program_of(command), shown, opened.entry.launch_skip, opened.kernel_file_text(),
+                                 os.getcwd())
+
+
+def _file_own_launch(ns: argparse.Namespace, rec: Any) -> Any:
+    """For a kernel whose addresses, masks or loop bounds come from memory, on a GPU: the launch the
+    file's own code makes (its example(), or the file run as a program), profiled there, with
+    the model given the same data (read by a native capture of that run). None where the record
+    is not such a kernel, the file does not launch it itself, or the capture cannot be made."""
+    from ..analysis.memory import attach_launch_memory, line_data_inputs
+
+    if ns.target != "native" or rec.error or not rec.file or rec.call_origin not in ("example", "file") \
+            or "\ndef _filled(" in (rec.source or "") or not line_data_inputs(rec):
+        return None  # (a reproducer the inspector wrote carries its launch's data itself)
+    code = "import runpy, sys; runpy.run_path(sys.argv[1])['example']('cuda')"
+    command = ["python", "-c", code, rec.file] if rec.call_origin == "example" else ["python", rec.file]
+    ran, own = _through_program(ns, command)
+    if own is None:
+        print(f"note: the file's own launch could not be captured ({ran.error.message if ran.error else '?'}); "
+              "the reproducer is profiled, on made-up data", file=sys.stderr)
+        return None
+    attach_launch_memory(rec, _entry_arrays(ran))
+    own.kernel_file_text = rec.source or own.kernel_file_text
+    own.command = f"{rec.call_origin}() of {os.path.basename(rec.file)}" if rec.call_origin == "example" \
+        else f"python {os.path.basename(rec.file)}"
+    return own
+
+
+def _entry_arrays(rec: Any) -> dict:
+    """The arrays carried beside a reopened capture's file (inspector.launch_data)."""
+    from .. import launch_data
+
+    return launch_data.read(launch_data.sidecar(rec.file)) if rec.file else {}
+
+
 def run(ns: argparse.Namespace) -> int:
     if ns.file == "show":  # `profile show P.json`
         return _show(ns)
@@ -142,8 +195,13 @@ def run(ns: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     early = _start_early(ns)
+    own = None
     try:
-        rec = inspect_from(ns)
+        if getattr(ns, "run", None) and ns.target == "native":
+            rec, own = _through_program(ns, ns.run)
+        else:
+            rec = inspect_from(ns)
+            own = _file_own_launch(ns, rec)
     except BaseException:
         if early is not None:
             early.cancel()
@@ -154,8 +212,11 @@ def run(ns: argparse.Namespace) -> int:
             early.cancel()
         report_error(rec)
         return 1
+    if own is not None and early is not None:
+        early.cancel()
+        early = None
     try:
-        got = measure(rec, ns.ncu, early)
+        got = measure(rec, ns.ncu, early, own)
     except ProfileError as e:
         print(f"error: {rec.kernel}: {e}", file=sys.stderr)
         return 1

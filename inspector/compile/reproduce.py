@@ -171,6 +171,8 @@ def standalone_file(fn: Any, final: Any, grid: list[int] | None, file: str, orig
         value = final.args[p.name]
         text = _tensor(value)
         if text is not None:
+            if text.startswith("torch."):  # a plain tensor: real data where carried, else made-up values
+                text = f"_filled({p.name!r}, {text})"
             lines.append(f"    {p.name} = {text}")
             if text.startswith("TensorDescriptor"):
                 writer.imports.append("from triton.tools.tensor_descriptor import TensorDescriptor")
@@ -200,5 +202,9 @@ def standalone_file(fn: Any, final: Any, grid: list[int] | None, file: str, orig
     if writer.values:
         parts.append("\n".join(writer.values) + "\n")
     parts.extend("\n" + f for f in writer.functions)  # helpers come before their callers
+    if any("_filled(" in line for line in lines):
+        from ..launch_data import FILL_SOURCE
+
+        parts.append(FILL_SOURCE)
     parts.append("\n" + "\n".join(lines) + "\n")
     return "\n".join(parts)

@@ -72,6 +72,10 @@ class Profile:
     note: str = ""  # what this profile lacks and why (a Proton profile: no per-line counters)
     seconds: dict[str, float] = field(default_factory=dict)  # wall time of each step of taking it
     kernel_stalls: list[tuple[str, int]] = field(default_factory=list)  # Proton's PC sampling: reason, samples
+    launch: str = ""  # which launch ran: the program's own (its command), or the reproducer
+    # tensors whose contents decide addresses, masks or loop bounds -> where their contents came
+    # from ("the program's own", "carried from the capture", "made up")
+    data: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -153,12 +157,16 @@ def _check(what: str, predicted: float | None, measured: float | None, note: str
 
 
 def build_profile(rec: Inspection, source: LaunchSource, details: nd.LaunchDetails | None, tool: str,
-                  profiled_text: str, predicted: dict[int, tuple[int, int] | None] | str | None = None) -> Profile:
+                  profiled_text: str, predicted: dict[int, tuple[int, int] | None] | str | None = None,
+                  own_launch: str = "") -> Profile:
     """The profile of `rec`'s launch from Nsight Compute's source page (`source`) and details page
     (`details`) of the profiled reproducer, whose text is `profiled_text`; `predicted`: the sector
-    model's prediction (`predict_sectors`) when already made, else it is made here."""
+    model's prediction (`predict_sectors`) when already made, else it is made here. `own_launch`:
+    the command whose own launch was profiled ("" when it was the reproducer)."""
     prof = Profile(kernel=rec.kernel, file=rec.file, target=rec.target, tool=tool, device=rec.device_name,
-                   figures=_figures(details, rec.device_name), triton_version=rec.triton_version)
+                   figures=_figures(details, rec.device_name), triton_version=rec.triton_version,
+                   launch=f"the program's own launch: {own_launch}" if own_launch else "the reproducer")
+    prof.data = data_origins(rec, bool(own_launch))
     counted = list(source.lines)
     mapping = map_lines(rec.source or "", profiled_text, rec.kernel, [(l.line, l.source) for l in counted])
     total = sum(int(l.metrics.get(SAMPLES) or 0) for l in counted) or 1
@@ -215,6 +223,24 @@ def predict_sectors(rec: Inspection, stop: Callable[[], bool] | None = None) -> 
         return str(e) or type(e).__name__
 
 
+def data_origins(rec: Inspection, own_launch: bool) -> dict[str, str]:
+    """Where the contents of each tensor that decides an address, a mask or a loop bound came from
+    in the launch profiled: the program's own run, the capture (carried bit-exact beside the
+    reproducer, inspector.launch_data), or made up by the reproducer."""
+    from ..analysis.memory import launch_memory, line_data_inputs
+
+    carried = launch_memory(rec)
+    out = {}
+    for name in sorted(set().union(*line_data_inputs(rec).values())):
+        if own_launch:
+            out[name] = "the program's own"
+        elif carried is not None and name in carried.arrays:
+            out[name] = "carried from the capture"
+        else:
+            out[name] = "made up (zeros)"
+    return out
+
+
 def _programs(rec: Inspection) -> str:
     n = 1
     for g in rec.grid or [1]:
@@ -260,11 +286,22 @@ def _checks(rec: Inspection, prof: Profile, details: nd.LaunchDetails | None,
         predicted = predict_sectors(rec)
     if isinstance(predicted, str):
         return out + [Check("sectors per line", None, None, None, f"not predicted: {predicted}")]
+    from ..analysis.memory import line_data_inputs
+
+    dependent = line_data_inputs(rec)
     for line in prof.lines:
         if line.sectors is None:
             continue
         guess = predicted.get(line.line)
         note = f"line {line.line}: {line.source}"
+        made_up = sorted(n for n in dependent.get(line.line, ()) if prof.data.get(n, "").startswith("made up"))
+        if made_up:
+            # the GPU ran this line on values nobody chose: neither figure says anything of the user's launch
+            out.append(Check(f"L2 sectors, line {line.line}", None if guess is None else guess[0], line.sectors, None,
+                             f"{note}: not comparable, its addresses depend on the contents of "
+                             f"{', '.join(made_up)}, made up in this launch (profile the program's own launch: "
+                             f"profile --run COMMAND)"))
+            continue
         if guess is None and not line.sectors:
             continue  # no global memory access on this line, and none predicted
         if guess is None:

@@ -16,12 +16,14 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from .rate import METRICS
+from ..launch_data import sidecar
 from .workdir import reproducer_folder
 
 SECTIONS = ("SourceCounters", "WarpStateStats", "LaunchStats", "Occupancy", "SpeedOfLight",
@@ -81,7 +83,8 @@ def _explain(output: str) -> str:
                 "root, or load the driver with NVreg_RestrictProfilingToAdminUsers=0 "
                 "(https://developer.nvidia.com/ERR_NVGPUCTRPERM)")
     if "No kernels were profiled" in output:
-        return "the launch never reached the GPU (no kernel was profiled)"
+        return ("the launch never reached the GPU (no kernel was profiled; a program that launches the kernel "
+                "fewer times than when it was captured does so too)")
     return output.strip()[-1500:]
 
 
@@ -93,13 +96,18 @@ def _binary(ncu: str | None) -> str:
     return binary
 
 
+def _ncu_args(binary: str, kernels: list[str], work: str, skip: int = 0) -> list[str]:
+    """ncu profiling the launch after the first `skip` of kernels named in `kernels`, into `work`."""
+    names = "|".join(re.escape(k) for k in kernels)
+    return [binary, "--target-processes", "all", "-k", f"regex:^({names})$", "--launch-skip", str(skip),
+            "--launch-count", "1", *[a for s in SECTIONS for a in ("--section", s)], "--metrics", ",".join(METRICS),
+            "--import-source", "yes", "-o", os.path.join(work, "launch"), "-f"]
+
+
 def _command(binary: str, kernels: list[str], work: str, runner: str, repro: str, env: dict[str, str],
              jailed: bool) -> list[str]:
     """ncu on `runner repro`, profiling the first launch of a kernel named in `kernels`."""
-    names = "|".join(re.escape(k) for k in kernels)
-    command = [binary, "--target-processes", "all", "-k", f"regex:^({names})$", "--launch-count", "1",
-               *[a for s in SECTIONS for a in ("--section", s)], "--metrics", ",".join(METRICS),
-               "--import-source", "yes", "-o", os.path.join(work, "launch"), "-f", sys.executable, runner, repro]
+    command = [*_ncu_args(binary, kernels, work), sys.executable, runner, repro]
     if not jailed:
         return command
     from ..bench.client import jailed_command
@@ -133,16 +141,40 @@ def _pages(binary: str, work: str, kernel: str, output: str, returncode: int, ti
 
 
 def profile_reproducer(reproducer: str, kernel: str, ncu: str | None = None, timeout: float = 600,
-                       jailed: bool = True) -> NcuPages:
+                       jailed: bool = True, data: bytes = b"") -> NcuPages:
     """Run the reproducer once under Nsight Compute (its first launch of `kernel`) and print both
-    pages of the report. Raises ProfileError saying why not."""
+    pages of the report; `data`: the launch's carried tensors (inspector.launch_data), read by the
+    reproducer's example(). Raises ProfileError saying why not."""
     binary = _binary(ncu)
-    with reproducer_folder("inspector-profile-", reproducer, RUNNER) as (work, repro, runner, env):
+    with reproducer_folder("inspector-profile-", reproducer, RUNNER, data) as (work, repro, runner, env):
         command = _command(binary, [kernel], work, runner, repro, env, jailed)
         started = time.perf_counter()
         run = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env, cwd=work)
         seconds = {"Nsight Compute run": time.perf_counter() - started}
         return _pages(binary, work, kernel, run.stdout + run.stderr, run.returncode, timeout, seconds, reproducer)
+
+
+def profile_program(program: list[str], kernel: str, skip: int, profiled_text: str, cwd: str | None = None,
+                    ncu: str | None = None, timeout: float = 600) -> NcuPages:
+    """Run the user's own program (`python PROGRAM...`, as `capture.by_running.program_of` gives it)
+    under Nsight Compute and profile its launch of `kernel` after the first `skip` launches of that
+    name, so the data measured is the program's own. It runs as the user who asked, like the
+    program's capture (`compile --run`). `profiled_text`: the text of the file defining the kernel,
+    for the line mapping. Raises ProfileError saying why not."""
+    binary = _binary(ncu)
+    work = tempfile.mkdtemp(prefix="inspector-profile-run-")
+    try:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([cwd or os.getcwd()] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        command = [*_ncu_args(binary, [kernel], work, skip), sys.executable, *program]
+        started = time.perf_counter()
+        run = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
+        seconds = {"the program under Nsight Compute": time.perf_counter() - started}
+        return _pages(binary, work, kernel, run.stdout + run.stderr, run.returncode, timeout, seconds, profiled_text)
+    except subprocess.TimeoutExpired:
+        raise ProfileError(f"the program did not finish under Nsight Compute within {timeout:g} s") from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 class EarlyRun:
@@ -165,7 +197,7 @@ class EarlyRun:
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      text=True, env=env, cwd=self.work)
 
-    def finish(self, reproducer: str, kernel: str, timeout: float = 600) -> NcuPages | None:
+    def finish(self, reproducer: str, kernel: str, timeout: float = 600, data: bytes = b"") -> NcuPages | None:
         """The pages of `kernel`'s profile, or None when this run did not give them (the kernel is
         not one it waits for, the runner is gone, the run failed): `profile_reproducer` then runs
         it the usual way, and says why if it fails too. Raises ProfileError on a timeout."""
@@ -174,6 +206,9 @@ class EarlyRun:
             return None
         with open(self.repro, "w") as f:  # the same file (and inode) the jail shows the runner
             f.write(reproducer)
+        if data:
+            with open(sidecar(self.repro), "wb") as f:
+                f.write(data)
         go = time.perf_counter()
         try:
             output, _ = self.proc.communicate("go\n", timeout=timeout)

@@ -8,10 +8,14 @@ import tempfile
 from contextlib import contextmanager
 from typing import Iterator
 
+from ..launch_data import sidecar
+
 
 @contextmanager
-def reproducer_folder(prefix: str, reproducer: str, runner: str) -> Iterator[tuple[str, str, str, dict[str, str]]]:
-    """A fresh temporary folder holding `reproducer` as kernel_repro.py and `runner` as run.py:
+def reproducer_folder(prefix: str, reproducer: str, runner: str,
+                      data: bytes = b"") -> Iterator[tuple[str, str, str, dict[str, str]]]:
+    """A fresh temporary folder holding `reproducer` as kernel_repro.py and `runner` as run.py
+    (and `data`, the launch's carried tensors, beside the reproducer: inspector.launch_data):
     yields (folder, reproducer path, runner path, environment); the folder is removed on exit.
 
     The environment gives the run a Triton cache of its own: a cached binary's line info names the
@@ -23,6 +27,9 @@ def reproducer_folder(prefix: str, reproducer: str, runner: str) -> Iterator[tup
         for path, text in ((repro, reproducer), (run, runner)):
             with open(path, "w") as f:
                 f.write(text)
+        if data:
+            with open(sidecar(repro), "wb") as f:
+                f.write(data)
         yield work, repro, run, {**os.environ, "TRITON_CACHE_DIR": os.path.join(work, "triton-cache")}
     finally:
         shutil.rmtree(work, ignore_errors=True)
