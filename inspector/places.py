@@ -26,3 +26,20 @@ def cache_dir(env: Mapping[str, str] | None = None) -> Path:
         return Path(env["TRITON_INSPECTOR_CACHE"])
     home = env.get("HOME") or os.path.expanduser("~")
     return Path(env.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")) / "triton-inspector"
+
+
+# The folder holding the `inspector` package: the checkout, or site-packages when installed.
+PACKAGE_PARENT = Path(__file__).resolve().parent.parent
+
+
+def gallery_dir() -> Path:
+    """The bundled kernels: the checkout's kernels/ (where users open them by path), else the copy
+    an installed package carries (inspector/gallery, mapped from kernels/ by setup.py)."""
+    checkout = PACKAGE_PARENT / "kernels"
+    return checkout if checkout.is_dir() else Path(__file__).resolve().parent / "gallery"
+
+
+def assets_dir() -> Path:
+    """The recorded benchmarks and profiles: the checkout's assets/, else the installed copy."""
+    checkout = PACKAGE_PARENT / "assets"
+    return checkout if checkout.is_dir() else Path(__file__).resolve().parent / "assets"

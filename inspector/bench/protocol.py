@@ -45,8 +45,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-BUNDLED_DIR = REPO_ROOT / "kernels"
+from ..places import PACKAGE_PARENT as REPO_ROOT, gallery_dir
+
+BUNDLED_DIR = gallery_dir()
 DEFAULT_TOLERANCE = dict(atol=1e-3, rtol=1e-3)
 REQUIRED = ("launch", "make_inputs", "reference", "SIZES")
 _DEF = re.compile(r"^(?:def\s+(\w+)\s*\(|(\w+)\s*(?::[^=]*)?=)", re.MULTILINE)

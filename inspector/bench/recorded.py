@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .protocol import REPO_ROOT
+from ..places import assets_dir
+from .protocol import display_source
 from .records import BenchResult, load_result
 
-RECORDED_DIR = REPO_ROOT / "assets" / "bench"
+RECORDED_DIR = assets_dir() / "bench"
 
 
 def recorded_path(kernel: str) -> Path:
@@ -34,7 +35,7 @@ def recorded_result(kernel: str) -> BenchResult | None:
     result = load_result(path)
     result.recorded = True
     try:
-        result.recorded_path = str(path.relative_to(REPO_ROOT))
+        result.recorded_path = display_source(path)
     except ValueError:
         result.recorded_path = str(path)
     return result

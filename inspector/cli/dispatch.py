@@ -16,12 +16,14 @@ from . import compile as compile_command
 
 # Each module here has `register(subparsers)`, which adds its subparser and sets `func` to a
 # handler taking the parsed namespace and returning the exit status.
-COMMANDS = ["occupancy", "bench", "explain", "fix", "fits", "diff", "profile", "versions", "guard", "capture", "pool"]
+COMMANDS = ["occupancy", "bench", "explain", "fix", "fits", "diff", "profile", "versions", "guard", "capture", "pool",
+            "app"]
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m inspector",
+        # `triton-inspector` (the installed command) or `python -m inspector`
+        prog="triton-inspector" if os.path.basename(sys.argv[0]) == "triton-inspector" else "python -m inspector",
         description="Triton Kernel Inspector: compile Triton kernels GPU-free or natively and see what the "
                     "compiler made of them.",
     )
@@ -57,6 +59,11 @@ def _unavailable(sub: Any, name: str, error: ImportError) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["app"] and not {"-h", "--help"} & set(args[1:]):
+        from .app import serve  # Streamlit's own options follow, which argparse would refuse
+
+        return serve(args[1:])
     parser = build_parser(argv)
     ns = parser.parse_args(argv)
     # One request per run: warming the worker pool up would cost more than it saves.

@@ -48,8 +48,7 @@ from pathlib import Path
 from inspector import places
 from inspector.files import atomic_write_text
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-KERNELS_DIR = REPO_ROOT / "kernels"
+KERNELS_DIR = places.gallery_dir()
 FILE_PREFIX = "file:"
 MAX_UPLOAD_BYTES = 1024 * 1024
 HISTORY_LIMIT_BYTES = 32 * 1024 * 1024

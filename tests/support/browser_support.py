@@ -53,17 +53,19 @@ def free_port() -> int:
 
 @contextmanager
 def app_server(home: Path, cache: str | None = None, log: Path | None = None,
-               env_extra: dict[str, str] | None = None) -> Iterator[str]:
-    """`streamlit run app.py` with its own workspace (`home`); yields the base URL."""
+               env_extra: dict[str, str] | None = None, command: list[str] | None = None,
+               cwd: Path = REPO) -> Iterator[str]:
+    """`streamlit run app.py` (or `command` followed by Streamlit's options: an installed
+    `triton-inspector app`) with its own workspace (`home`); yields the base URL."""
     port = free_port()
     env = dict(os.environ, TRITON_INSPECTOR_HOME=str(home), PYTHONUNBUFFERED="1", **(env_extra or {}))
     if cache:
         env["TRITON_INSPECTOR_CACHE"] = cache
     out = open(log, "wb") if log else subprocess.DEVNULL
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+        [*(command or [sys.executable, "-m", "streamlit", "run", "app.py"]), "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + SERVER_START_TIMEOUT
