@@ -16,7 +16,8 @@ Figures (median over --repeat runs, min and max alongside):
    rows it became (thousands) are highlighted and painted; and the script's own time for the same
    selection.
 
-Goals (README): render + highlight <= 1.5 s; selection -> highlight <= 200 ms.
+Goals (docs/performance.md#how-fast-the-app-feels): render + highlight <= 1.5 s;
+selection -> highlight <= 200 ms.
 "Painted" is the workbench's first animation frame after it drew its panes (`data-painted-at`,
 set by inspector/ui/frontend/src/workbench.js). The user's file goes into a workspace of its own
 (`$TRITON_INSPECTOR_HOME/workspaces/<key>/files/`, opened with `?ws=<key>`).

@@ -8,7 +8,7 @@
     python3 benchmarks/cold_start.py [--repeat 3] [--query "kernel=add&target=sm_90"] [--json out.json]
 
 Each run starts everything afresh (server, home, cache; the browser is started before the clock).
-Goals (README): first paint <= 3 s, first result <= 6 s, medians.
+Goals (docs/performance.md#cold-start): first paint <= 3 s, first result <= 6 s, medians.
 """
 
 from __future__ import annotations

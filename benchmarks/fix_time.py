@@ -6,7 +6,7 @@ the interpreter. The issue asks for the compiles within 2x one cold compile.
 
     python benchmarks/fix_time.py [--kernels matmul_tf32_vs_ieee,add:n=4095,...] [--json out.json]
 
-A kernel may carry launch arguments after a colon (`add:n=4095`: the README's vector add with a
+A kernel may carry launch arguments after a colon (`add:n=4095`: docs/fixes.md's vector add with a
 size that is not a multiple of 16, whose candidates include hints, the peeled tail and their
 compositions).
 

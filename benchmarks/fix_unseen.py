@@ -1,5 +1,5 @@
 """What `fix` gives, measured on a GPU, for kernels written as users write them (the fix issue's
-two, and the README's vector add at a size that is not a multiple of 16): each run through
+two, and docs/fixes.md's vector add at a size that is not a multiple of 16): each run through
 `fix(target="native")` at a size where memory traffic dominates, printing per finding the
 candidates with the access width each compiled to, whether its promises held and outputs
 matched under the interpreter, and its time (the example's launches replayed) against the
@@ -59,7 +59,7 @@ def example(device):
     row_scale[(x.shape[0],)](x, y, x.stride(0), x.shape[1], 2.0, BLOCK=1024)
     return y
 ''',
-    # the README's vector add on 2^24 - 1 elements: no promise about n holds, the tail peels off
+    # docs/fixes.md's vector add on 2^24 - 1 elements: no promise about n holds, the tail peels off
     "add_odd": (REPO / "kernels" / "add.py").read_text().replace(
         "return launch(*make_inputs(4096, device))", "return launch(*make_inputs((1 << 24) - 1, device))"),
 }

@@ -1,5 +1,5 @@
 """The shipped profiles' checks as one markdown table: the inspector's static predictions against
-what Nsight Compute measured, for every gallery kernel (README, "Measured, line by line").
+what Nsight Compute measured, for every gallery kernel (docs/profile.md#every-gallery-kernel-profiled).
 
     python benchmarks/profile_table.py [assets/profiles]
 """

@@ -7,14 +7,14 @@ by `launch_shape` from `MEASURED_SHAPES` (the fastest of benchmarks/tune_h200_ro
 each row length of SIZES):
 - one program per ROWS rows, not pipelined (`num_stages` 1; ROWS 2 at fp32 512, as a ROWS x BLOCK_N
   tile, else 1): fp32 512-8192 and bf16 2048. Each program loads weight and bias itself;
-- the persistent grid, sized like softmax.py's was from the compiled kernel's registers and shared
-  memory through the occupancy calculator: each program keeps weight and bias in registers and
-  walks rows `pid, pid + programs, ...`, its loop software-pipelined (`num_stages` 3-4) so the next
-  rows' loads are in flight while one row is reduced: bf16 512, 1024, 4096-16384 and fp32 16384,
-  where it stayed ahead (bf16 512: 9.1 us against 12.0 one program per row), and for row lengths
-  not measured (with the warps and stages of before).
-Until 2026-11-23 every size was persistent; the figures before and after are in
-docs/kernels-performance.md, "Softmax and layer norm: one program per ROWS rows".
+- the persistent grid, sized as softmax.py's persistent launch is, from the compiled kernel's
+  registers and shared memory through the occupancy calculator: each program keeps weight and
+  bias in registers and walks rows `pid, pid + programs, ...`, its loop software-pipelined
+  (`num_stages` 3-4) so the next rows' loads are in flight while one row is reduced: bf16 512,
+  1024, 4096-16384 and fp32 16384, where it stays ahead, and for row lengths not measured (warps
+  and stages by the rule in `launch_shape`).
+Which launch wins at each size, with the figures: docs/kernels-performance.md, "Softmax and layer
+norm: one program per ROWS rows".
 
 What to look for in the IR:
 - TTIR: the loads of weight and bias before the `scf.for` over rows; inside it one `tt.load` of
@@ -96,7 +96,7 @@ def launch_shape(n_cols: int, element_size: int) -> tuple[int, int, int, int]:
     measured = MEASURED_SHAPES.get(element_size, {}).get(block_n)
     if measured:
         return (block_n, *measured)
-    # Row lengths not measured: the persistent, pipelined launch of before. 16 values of the row
+    # Row lengths not measured: the persistent, pipelined launch. 16 values of the row
     # per thread, whatever the dtype (the row, weight and bias live in fp32 registers, about
     # 3 x 16 of them), up to 16 warps; prefetch at least two rows ahead, up to ~64 KB of them
     # (num_stages - 1 row buffers in shared memory).

@@ -156,9 +156,10 @@ def launch(
     assert c.shape == (M, N) and c.is_contiguous(), "out: a contiguous (M, N) tensor"
     sms = _sms(a.device)
     # The descriptors are made here, on the host, and passed as kernel parameters: nothing is
-    # written on the device before the first load (making them on the device cost about 2 us a
-    # launch, a fifth of a 1024^3 product). Their block shapes are the size class's config; the
-    # config's pre_hook sets them again for whichever config actually runs.
+    # written on the device before the first load (made on the device they cost a noticeable share
+    # of a small product's time: docs/kernels-performance.md, "matmul per size class"). Their block
+    # shapes are the size class's config; the config's pre_hook sets them again for whichever
+    # config actually runs.
     cfg = CONFIGS[CLASS_CONFIG[size_class(M, N, sms)]].kwargs
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
     a_desc = TensorDescriptor.from_tensor(a, [bm, bk])

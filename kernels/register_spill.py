@@ -21,8 +21,8 @@ What to look for in the IR (sm_90):
   values, and the wide version fits in 254 VGPRs (Triton 3.9) or parks the excess in AccVGPRs
   (`v_accvgpr_write_b32` / `v_accvgpr_read_b32`, `.agpr_count: 10`, Triton 3.6) rather than in
   scratch memory: no `.vgpr_spill_count`, but two waves per SIMD (one under 3.6) instead of eight.
-- On the H200 (docs/kernels-performance.md): 4049 GB/s at 16384 columns, 2461 GB/s at 32768,
-  where the spills begin; PyTorch's rms_norm keeps 2685 GB/s there.
+- Benchmarked, the bandwidth drops at 32768 columns, where the spills begin, and falls below
+  PyTorch's rms_norm there (the figures: docs/kernels-performance.md, "Every size").
 """
 
 import torch

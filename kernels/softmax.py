@@ -10,10 +10,11 @@ the hardware's block scheduler balances them as SMs free up. `launch_shape` take
 from `MEASURED_SHAPES`, the fastest of benchmarks/tune_h200_rows.py on an H200 at each row length of
 SIZES (about 16 values per thread; a rule of that shape for row lengths not measured).
 
-The grid used to be persistent, as in Triton's fused-softmax tutorial (as many programs as fit on
-the GPU, each looping over rows with the loop software-pipelined); that launch is still there
-(`launch(..., num_stages=2..4)`, `resident_programs`). Why it changed, with the figures before and
-after: docs/kernels-performance.md, "Softmax and layer norm: one program per ROWS rows".
+Triton's fused-softmax tutorial launches a persistent grid instead (as many programs as fit on the
+GPU, each looping over rows with the loop software-pipelined); that launch is here too
+(`launch(..., num_stages=2..4)`, `resident_programs`), for comparison. Why one program per ROWS
+rows is the default, with the figures of both: docs/kernels-performance.md, "Softmax and layer
+norm: one program per ROWS rows".
 Off a GPU (meta tensors for the inspector, CPU tensors for the interpreter) the launch is the same.
 
 What to look for in the IR:
@@ -115,8 +116,9 @@ def launch_shape(n_cols: int, element_size: int) -> tuple[int, int, int, int]:
         rows = min(max(1024 // block, 1), 16)
         num_warps = min(max(rows * block // 512, 1), 16)
     # No pipelining (num_stages 1): one program per ROWS rows, the hardware's block scheduler
-    # balancing them, beat the persistent, pipelined grid at every size measured but bf16 256
-    # (0.4 % behind 2 rows x 2 warps x 3 stages persistent there; kept for one launch rule).
+    # balancing them, beat the persistent, pipelined grid at nearly every size measured, and one
+    # launch rule for every size is worth the near-tie where it did not
+    # (docs/kernels-performance.md, "Softmax and layer norm: one program per ROWS rows").
     return block, rows, num_warps, 1
 
 

@@ -23,10 +23,10 @@ def bench_gpu_time(
     call; when the call's Python side (an autotuner, descriptors made on the host, torch.compile's
     guards) takes longer than the flush and the kernel run on the GPU, the GPU waits between the
     start event and the kernel, and that wait, which jitters with the host, was timed as the kernel
-    (on the H200 small matmuls read 0.03-0.10 ms for a 0.01 ms kernel). Here each batch of
-    repetitions is queued behind `torch.cuda._sleep`, a spinning kernel long enough to cover the
-    host's time to enqueue the batch, so the GPU runs the batch back to back, as nvbench's blocking
-    kernel does. What is timed is the GPU time of the call: the same quantity do_bench measures
+    (small matmuls read several times their kernel's time: docs/benchmarks.md#what-one-point-does).
+    Here each batch of repetitions is queued behind `torch.cuda._sleep`, a spinning kernel long
+    enough to cover the host's time to enqueue the batch, so the GPU runs the batch back to back,
+    as nvbench's blocking kernel does. What is timed is the GPU time of the call: the same quantity do_bench measures
     whenever the host keeps up.
     """
     import time
@@ -59,7 +59,8 @@ def bench_gpu_time(
     starts = [di.Event(enable_timing=True) for _ in range(n_repeat)]
     ends = [di.Event(enable_timing=True) for _ in range(n_repeat)]
     # Cycles of the spin per second of host time to cover: 2e9 is about the top SM clock of current
-    # GPUs (1.98 GHz on the H200); at a lower clock the spin only lasts longer.
+    # GPUs (Hopper's boost clock is 1980 MHz: `hardware.catalogue`, from the datasheets); at a
+    # lower clock the spin only lasts longer.
     lead_s = max(1.5 * host_s - estimate_ms * 1e-3, 0.0)
     i = 0
     while i < n_repeat:

@@ -10,10 +10,10 @@ POSIX: a reader sees the old entry, the new one, or none, never a torn file. Two
 same key write the same content, so the last rename winning is harmless.
 
 A fresh record is stored off the caller's path (`put(..., wait=False)`): its text is made at
-once, and one writer thread per process puts the file in place (0.5-0.8 ms of a 45 ms
-inspection, measured on the VM and the H100 host). A `get` of a key with a write pending in
-this process waits for it; the writer's thread is joined when the interpreter exits, so a CLI
-call's entry is on disk before its process ends.
+once, and one writer thread per process puts the file in place, so the write is not part of the
+inspection's time (its share: docs/performance.md#small-steps-of-an-inspection). A `get` of a key
+with a write pending in this process waits for it; the writer's thread is joined when the
+interpreter exits, so a CLI call's entry is on disk before its process ends.
 """
 
 from __future__ import annotations

@@ -121,19 +121,20 @@ def warm_up_steps() -> list[Callable[[], None]]:
     CUDA (forked children must be free to)."""
 
     def meta_tensors() -> None:
-        # Meta-tensor ops import sympy and torch.fx's symbolic shapes on first use (0.3 s), and
-        # torch._dynamo (0.9 s), which a GPU-free request defers (`dynamo_deferred`). Imported
-        # here all the same: without it in the zygote, native requests of matmul and softmax took
-        # 1.5 s more on the H200 (measured; torch._dynamo itself was not imported by them, so it
-        # is modules it brings in that they need).
+        # Meta-tensor ops import sympy and torch.fx's symbolic shapes on first use, and
+        # torch._dynamo, which a GPU-free request defers (`dynamo_deferred`). Imported here all
+        # the same: without it in the zygote, native requests of matmul and softmax were slower
+        # (torch._dynamo itself was not imported by them, so it is modules it brings in that they
+        # need; docs/performance.md#warm-up-and-imports).
         import torch._dynamo
 
         x = torch.randn(64, 64, device="meta")
         ((3 * x).to(torch.bfloat16).t().contiguous().float() + torch.empty_like(x)).sum(dim=-1)
 
     # The default target's compile first: a page's first compile is for it. The meta-tensor step
-    # (1.2 s) waits for a first request to have been served (`after_first_request`): the first
-    # request may not need it, and should not queue behind it.
+    # (the longest: docs/performance.md#warm-up-and-imports) waits for a first request to have
+    # been served (`after_first_request`): the first request may not need it, and should not
+    # queue behind it.
     meta_tensors.after_first_request = True  # type: ignore[attr-defined]
     return [functools.partial(_warm_compile, DEFAULT_TARGET), functools.partial(_warm_compile, "gfx942"),
             meta_tensors]
@@ -157,9 +158,9 @@ def _warm_compile(target: str) -> None:
 
 def warm_spare(native: bool = False, target: str | None = None) -> None:
     """What a spare worker runs before its request comes (`inspector.isolation.zygote`). A fresh
-    fork of the warm zygote pays copy-on-write faults on every page a request touches (about
-    20 ms for a small kernel, measured: 79 ms forked against 60 ms in-process); after an
-    inspection of the warm-up kernel, those pages are its own. GPU-free, for `target` (the last
+    fork of the warm zygote pays copy-on-write faults on every page a request touches (a large
+    part of a small kernel's warm inspection: docs/performance.md#spares); after an inspection of
+    the warm-up kernel, those pages are its own. GPU-free, for `target` (the last
     GPU-free request's; the default target when None or unknown): one target warms in half the
     time of two, and a spare for NVIDIA still serves AMD better than a fresh fork. `native`, on
     this machine's GPU, which also initialises CUDA and Triton's driver (the zygote never may:

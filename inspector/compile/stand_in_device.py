@@ -215,9 +215,10 @@ class _DeferredDynamo(types.ModuleType):
 
     Why: on meta tensors most arithmetic (`x + 1`, `torch.randn_like`) runs torch's Python
     references, which are wrapped in `torch._compile._disable_dynamo`; its first call imports
-    `torch._dynamo` (0.8-0.9 s on the 2-core VM, torch 2.11-2.13) only to wrap the reference in
-    `torch._dynamo.disable`, which matters only while dynamo traces. A bare compile on a GPU never
-    pays that, so GPU-free inspection would (the cold-start goal in README's inspection cost).
+    `torch._dynamo` (most of a second: docs/performance.md#warm-up-and-imports) only to wrap the
+    reference in `torch._dynamo.disable`, which matters only while dynamo traces. A bare compile on
+    a GPU never pays that, so GPU-free inspection would (against the cold goal of
+    docs/performance.md#what-an-inspection-costs: <= 1.25x a bare compile).
     While this stands in, `disable(fn)` answers fn itself, and `_disable_dynamo` caches that on fn
     as `__dynamo_disable`; `restore()` removes those caches and this module again, so later real
     use of dynamo gets the real wrappers. Anything else (a file that uses `torch.compile`, reads

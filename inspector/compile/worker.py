@@ -47,7 +47,7 @@ class _Fail(Exception):
 
 
 # True in a jailed worker (`handler.in_jail`): its /tmp is a tmpfs dropped with the request, so
-# the scratch folder is left to it (its removal cost 0.3 ms of a 45 ms inspection on the H100 host).
+# the scratch folder is left to it, off the request's time (docs/performance.md#small-steps-of-an-inspection).
 DISPOSABLE_SCRATCH = False
 
 
@@ -428,8 +428,9 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
     backend = for_backend(rec.backend)
     asm = kernel.asm
     rec.metadata = tc.metadata_dict(kernel)
-    # NVIDIA's resources may need cuobjdump (2-3 ms, a twentieth of a small kernel's compile):
-    # it runs while the rest of the record is made (and the binary loads, natively).
+    # NVIDIA's resources may need cuobjdump (a noticeable share of a small kernel's compile:
+    # docs/performance.md#small-steps-of-an-inspection): it runs while the rest of the record is
+    # made (and the binary loads, natively).
     resources = backend.start_resources(asm, rec.metadata, ptxas_text)
     rec.stages = {name: asm[name] for name in backend.STAGES if name in asm and isinstance(asm[name], str)}
     defer = [s for s in backend.DEFERRABLE if s in request.defer]

@@ -112,8 +112,9 @@ class LocalEngine:
         self.jobs = max(1, jobs)
         if self.jobs > 1:
             # One OpenMP thread per compile (as Ray gives its tasks): torch's thread pool in each
-            # worker otherwise spins on every core, and 2 compiles on 2 vCPUs took 1.5x as long
-            # each (benchmarks/guard_scale.py). Read when the sandbox's worker manager starts.
+            # worker otherwise spins on every core, and compiles running side by side slow each
+            # other down (benchmarks/guard_scale.py; docs/performance.md#what-the-guard-costs).
+            # Read when the sandbox's worker manager starts.
             os.environ.setdefault("OMP_NUM_THREADS", "1")
         self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="guard")
 

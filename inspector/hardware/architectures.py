@@ -2,9 +2,10 @@
 
 NVIDIA figures follow `cuda_occupancy.h` (shipped in Triton's wheel under
 `triton/backends/nvidia/include/`) and the CUDA C Programming Guide, "Compute Capabilities"
-table; they were checked against the driver on an H200 (see shared design notes). AMD figures
-follow the CDNA3/CDNA4 ISA guides and LLVM's AMDGPU backend documentation (AMDGPUUsage.rst,
-"Memory Spaces" and "Code Object" sections), cited per field below.
+table; a test checks them against the driver on a GPU (tests/occupancy/test_occupancy_gpu.py,
+docs/cli.md#occupancy). AMD figures follow the CDNA3/CDNA4 ISA guides and LLVM's AMDGPU backend
+documentation (AMDGPUUsage.rst, "Memory Spaces" and "Code Object" sections), cited per field
+below.
 
 Everything here is plain data: the occupancy calculator, the compile checks (shared memory that
 could never launch) and the GPU catalogue read from it.
@@ -35,8 +36,8 @@ class NvidiaLimits:
     regs_per_block: int = 64 * KB
     max_regs_per_thread: int = 255
     reg_alloc_unit: int = 256  # registers per warp are allocated in this unit
-    # Nsight Compute's "Registers Per Thread" never reads below this: kernels the driver gives 10 and
-    # 14 registers read 16, 35 and 62 read as they are (benchmarks/register_probe.py, H100). The
+    # Nsight Compute's "Registers Per Thread" never reads below this on sm_90, whatever fewer the
+    # driver gives (benchmarks/register_probe.py; docs/profile.md#registers-below-16). The
     # occupancy is the same either way (a warp's 448 registers round up to 512).
     reported_registers_floor: int = 16
     warp_alloc_granularity: int = 4  # the SM's four sub-partitions

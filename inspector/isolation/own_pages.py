@@ -3,18 +3,14 @@
 A spare worker is a fork of the warm worker manager: every page of the manager's memory is
 shared with it until either writes to it, and the first write to each costs a page fault and a
 copy. The spare's warm-up inspection takes those faults for the pages it touches, but a request
-touches more (vector add: 360 faults on the VM, 800 on the H100 host; a bare compile in a warm
-process takes almost none). `own_shared_pages` takes the rest ahead of time: every page of the
-process's private writable memory that is present and still shared is copied now, with
-`madvise(MADV_POPULATE_WRITE)` (Linux 5.14), which breaks the sharing without changing a byte.
+touches more, where a bare compile in a warm process takes almost none. `own_shared_pages` takes
+the rest ahead of time: every page of the process's private writable memory that is present and
+still shared is copied now, with `madvise(MADV_POPULATE_WRITE)` (Linux 5.14), which breaks the
+sharing without changing a byte.
 
-Measured on the H100 host (Triton 3.6): vector add's faults in its request went from 800 to
-210 and their system time from 3-4 ms to about 1 ms; in paired runs of the benchmark
-(`benchmarks/inspection_cost.py`) a GPU-free inspection's ratio to a warm bare compile went
-from 1.11x and 1.32x to 1.03x and 1.03x, a native one's stayed within the host's noise
-(1.20x, 1.14x without; 1.18x, 1.25x with). The cost is the spare's: 200-270 ms more warm-up,
-between requests, and 310 MB (80,000 pages) of memory it no longer shares with the worker
-manager (150 ms and 210 MB on the 2-core VM).
+Time for memory: the request takes far fewer faults, and the spare pays for them instead, with a
+longer warm-up (between requests) and memory it no longer shares with the worker manager.
+The figures, both ways: docs/performance.md#spares.
 
 Pages nobody touched yet stay untouched (the page map says which are present), so sparse
 reservations (CUDA's, the allocators') cost nothing; device and file-backed shared mappings are

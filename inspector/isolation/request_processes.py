@@ -18,8 +18,9 @@ processes ahead (between requests; beside a running one if asked: `zygote.SPARE_
 enters the namespaces, its G builds the root as far as it can without the request
 (`jail.enter_root`: the old root is kept at /.old) and forks W, which drops its privileges and
 warms up in a scratch folder (the handler's `warm_spare`, the inspector's own code: a fresh fork
-pays ~20 ms of copy-on-write faults on the pages a request touches, which W then owns), then takes
-the copy-on-write faults that remain ahead of the request (`own_pages`). Each says "ready" up the
+pays copy-on-write faults on the pages a request touches, a large part of a small kernel's warm
+inspection (docs/performance.md#spares), which W then owns), then takes the copy-on-write faults
+that remain ahead of the request (`own_pages`). Each says "ready" up the
 chain. A request then goes to the spare over its socket, with its descriptors: C writes the info
 line, G binds the request's paths, covers what is hidden, drops the scratch folder, detaches the
 old root (`jail.seal_root`), drops its privileges and hands W the descriptors; W serves. What the
@@ -317,9 +318,8 @@ def _spare_worker(cfg: dict, fd: int) -> None:
         if hasattr(HANDLER, "warm_spare"):  # one that fails is no spare: its state is not to be trusted
             # On this thread: what its warm-up allocates (LLVM's and MLIR's memory too) must be in
             # the malloc arena the request allocates from. Warmed on another thread (one of idle
-            # priority was tried), vector add's request took 800 more page faults and 4 ms more on
-            # the VM (61 against 57 ms, forked alike), 62-64 ms against a 39-43 ms bare compile on
-            # the H100 host, where natively (warmed on this thread) it took 53 ms.
+            # priority was tried), the request faulted its pages in from an arena of its own and
+            # took longer (docs/performance.md#spares).
             HANDLER.warm_spare(native=bool(cfg.get("native")), target=cfg.get("warm_target"))
         gc.collect()
         gc.freeze()

@@ -47,14 +47,12 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 WARM_AFTER_QUIET = 0.3
 MAX_SPARE_FAILURES = 3  # spares that died before their request: after these, none is made any more
 # Whether the next spare warms beside a running request by default (TRITON_INSPECTOR_SPARE=beside
-# asks for it). Beside, back-to-back calls of vector add found a spare each (85 against 97 ms on
-# the 2-core VM; 88-105 against 111-127 ms on the H100 host), but a lone request slowed: 64 -> 70
-# ms on the VM, and on the H100 host the runs with it gave 1.29-1.70x a bare compile against
-# 1.15-1.25x in the one without (a host that drifts by 30%: suggestive, not proven).
+# asks for it). Beside, back-to-back calls find a spare each, but a lone request slows: off by
+# default (docs/performance.md#spares).
 SPARE_BESIDE = False
 # How long a request may wait for the spare warming for it rather than be forked afresh: about
-# what the fresh fork costs more (vector add, measured: 35 ms GPU-free on a 2-core VM and an H100
-# host; natively 0.5-0.8 s, CUDA initialised afresh).
+# what the fresh fork costs more, far more natively, where the fork initialises CUDA afresh
+# (vector add's figures: docs/performance.md#spares).
 HOLD_FOR_SPARE = {"gpu-free": 0.035, "native": 0.6}
 
 
@@ -116,8 +114,8 @@ def main() -> None:
 
     while True:
         idle = bool(steps) and not children and (served or not getattr(steps[0], "after_first_request", False))
-        # A native spare never warms beside a request: its CUDA start (0.5 s) would share the GPU's
-        # driver with the request's own native work.
+        # A native spare never warms beside a request: its CUDA start (the larger part of its
+        # warm-up) would share the GPU's driver with the request's own native work.
         if cfg.get("spare") and not steps and (not children or spare_beside and not spare.native_next):
             spare.make(cfg, zygote)  # warm: the next request's processes now
         if not idle:

@@ -2,8 +2,8 @@
 
 The header (CUDA 12/13; Triton's wheel ships a copy under `triton/backends/nvidia/include/`) is
 the reference; each step below names the header function it follows. The CUDA driver's
-`cuOccupancyMaxActiveBlocksPerMultiprocessor` gives the same answers (checked on an H200 by
-`tests/occupancy/test_occupancy_gpu.py`).
+`cuOccupancyMaxActiveBlocksPerMultiprocessor` gives the same answers (checked on a GPU by
+`tests/occupancy/test_occupancy_gpu.py`; docs/cli.md#occupancy says where it passed).
 
 One deliberate difference: the header sets its limiting-factor bits before the Hopper+ barrier
 limit lowers the answer, so a factor can stay flagged although the barrier limit is lower still.

@@ -5,7 +5,7 @@ The counts come from metrics `run_ncu` asks for by name (`--metrics`), which the
 prints under "Command line profiler metrics":
 
 - tensor cores: `sm__ops_path_tensor_src_<type>.sum`, operations with a multiply-add counted as
-  two (on an H100, a 4096^3 bf16 matmul reads 137,438,953,472 = 2 * 4096^3);
+  two (a 4096^3 bf16 matmul reads exactly 2 * 4096^3: docs/profile.md#the-roofline-point);
 - CUDA cores, as Nsight Compute's own roofline counts them: add + mul + 2 * fma thread
   instructions of each precision (`sm__sass_thread_inst_executed_op_{f,h,d}{add,mul,fma}_pred_on.sum`;
   a packed half2 instruction counts once, as Nsight Compute counts it);

@@ -7,8 +7,8 @@ session; the session's tree (`.hatchet`, JSON) gives each kernel's total time an
 Then `REPEATS` more launches run in a second session with CUPTI's PC sampling
 (`backend="cupti", mode="pcsampling"`, Triton 3.6+), apart from the timed ones because sampling
 slows them: the warps' stall reasons over the whole kernel. Proton's tree puts the samples on
-the kernel, not on its lines (seen with Triton 3.6.0 on an H100), so the per-line counters stay
-Nsight Compute's. Where PC sampling cannot run (CUPTI refuses, an older Proton), the profile has
+the kernel, not on its lines (Proton 3.6: docs/profile.md#without-nsight-compute-proton), so the
+per-line counters stay Nsight Compute's. Where PC sampling cannot run (CUPTI refuses, an older Proton), the profile has
 the kernel's time alone and says why.
 """
 

@@ -21,7 +21,7 @@ The contacts, by module:
 - `launches.running_launches` / `relaunch`: timing a candidate fix on a GPU replays the example's
   launches of one kernel: `KernelInterface.__getitem__` (the door of every `kernel[grid](...)`,
   JITFunction, Autotuner and Heuristics alike) is wrapped to record each launch while it runs as
-  usual. Tried on 3.6.0 (the H200) and 3.9.0; `take_since`/`put_back` edit what
+  usual. Tried on 3.6.0 and 3.9.0; `take_since`/`put_back` edit what
   `capture_launches` recorded (a made-up call's oversized launch set aside).
 - `launches.compile_launch`: the recorded launch is compiled through `run(..., warmup=True)`, i.e.
   `JITFunction.warmup`, the exact specialisation a real launch does. While it runs, `run` is
@@ -31,8 +31,9 @@ The contacts, by module:
 - `launches.load_native`: a native inspection reads the driver's registers, spills and max
   threads by loading the binary as `CompiledKernel._init_handles` does (`driver.active.utils.
   load_binary`, with its out-of-resources checks) but without its launcher, a C stub built with
-  gcc per signature (0.21 s of a 0.34 s native inspection of vector add). Tried on 3.6.0 (H100)
-  and 3.9.0's source; `_init_handles` itself where a part is missing.
+  gcc per signature (most of a small kernel's native inspection:
+  docs/performance.md#small-steps-of-an-inspection). Tried on 3.6.0 and 3.9.0's source;
+  `_init_handles` itself where a part is missing.
 - `side_channels.ptxas_log`: Triton runs ptxas with `-v` and throws the log away unless
   `knobs.nvidia.dump_ptxas_log` is set (then printed to stdout): the knob is set and stdout read.
   `compiler_stderr`: MLIR diagnostics and, with MLIR_ENABLE_DUMP / LLVM_IR_ENABLE_DUMP, the IR

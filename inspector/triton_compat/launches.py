@@ -341,9 +341,10 @@ def load_native(kernel: Any) -> dict[str, int]:
     registers, spills and max threads per block.
 
     Not through `CompiledKernel._init_handles`, which also builds the kernel's launcher, a C stub
-    compiled with the host compiler for each new signature that only a launch needs: 0.21 s of
-    a 0.34 s native inspection of vector add (H100, Triton 3.6). This mirrors its loading half
-    (Triton 3.6 to 3.9); where a part it uses is missing, `_init_handles` itself."""
+    compiled with the host compiler for each new signature that only a launch needs; building it
+    is most of a small kernel's native inspection (docs/performance.md#small-steps-of-an-inspection).
+    This mirrors its loading half (Triton 3.6 to 3.9); where a part it uses is missing,
+    `_init_handles` itself."""
     if kernel.module is None:  # not launched yet
         try:
             from triton.compiler.compiler import max_shared_mem

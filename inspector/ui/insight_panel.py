@@ -121,8 +121,8 @@ CLASS_WORDS = {
 
 def mix_bars_html(counts: list[tuple[str, int]]) -> str:
     """Horizontal bars, one per instruction class, as plain HTML: drawn with the page, no chart
-    library to load (a plotly chart here cost the first result about a second of the browser's
-    time on a small machine)."""
+    library to load (a plotly chart here held the browser's main thread and delayed the first
+    result: docs/performance.md#small-steps-of-an-inspection)."""
     top = max((n for _, n in counts), default=0) or 1
     rows = "".join(
         f'<div style="display:flex;align-items:center;gap:8px;margin:2px 0">'
