@@ -229,7 +229,10 @@ def _option_value(value: Any) -> Any:
 
 @dataclass
 class InspectRequest:
-    """What the caller asks one worker to compile; sent as JSON through the sandbox.
+    """What to compile: one kernel of one file for one target, with the call's changes. Built once
+    by the command line (`cli.options.compile_request`) and the page (`ui.settings.Settings.request`),
+    completed by `compile.api.inspect` (the text read, the target resolved) and sent as JSON
+    through the sandbox to the worker.
 
     `args` and `consts` stay text as typed ("fp16", "4096", "tl.float16"): turning a dtype name
     into a torch or Triton dtype needs those modules, which only the worker imports. `options`
@@ -248,9 +251,12 @@ class InspectRequest:
     autotune_index: int | None = None
     passes: bool = False
     defer: list[str] = field(default_factory=list)
+    triton: str | None = None  # the Triton release ("3.6.0"; None: the installed one): picks the worker
     kind: str = "inspect"
 
     def __post_init__(self) -> None:
+        self.file = str(self.file)
+        self.root = str(self.root) if self.root else None
         self.args = {str(k): str(v) for k, v in sorted(self.args.items())}
         self.consts = {str(k): str(v) for k, v in sorted(self.consts.items())}
         self.options = {str(k): _option_value(v) for k, v in sorted(self.options.items())}
@@ -261,12 +267,18 @@ class InspectRequest:
         """Everything that decides what is compiled, apart from the file and its text and target
         (which the caller keys in its own terms): deferring stages changes when, not what."""
         d = plain(self)
-        for name in ("file", "target", "source", "defer"):
+        for name in ("file", "target", "source", "defer", "triton"):  # (the release is keyed by the caller)
             d.pop(name)
         return d
 
     def to_dict(self) -> dict[str, Any]:
         return plain(self)
+
+    def changes(self) -> dict[str, Any]:
+        """The call's changes and choices (args, consts, options, root, triton, passes, defer), as
+        keywords for what compiles one kernel several ways (`fix`, `fits`, a reopened capture)."""
+        return {k: v for k, v in plain(self).items()
+                if k in ("args", "consts", "options", "root", "triton", "passes", "defer") and v}
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> "InspectRequest":

@@ -232,3 +232,72 @@ def load_spec(target: str, autotune_config: int | None = None) -> KernelSpec:
             str(k): str(v) for k, v in (getattr(module, "INTERPRETER_SKIP", None) or {}).items()
         },
     )
+
+
+# ---- walking the gallery (tests, benchmarks; runs the kernels' code) ------------------------
+@dataclass
+class CheckResult:
+    """How one launch compared with its reference."""
+
+    ok: bool
+    max_abs_error: float
+    rel_error: float  # ||out - ref|| / ||ref||
+    message: str = ""
+
+
+def gallery_names() -> list[str]:
+    """Every bundled kernel file's module name, sorted (files starting with `_` are not kernels;
+    unlike `bundled_kernels`, Gluon files the benchmark cannot time are listed too)."""
+    return sorted(p.stem for p in BUNDLED_DIR.glob("*.py") if not p.stem.startswith("_"))
+
+
+def load_gallery(name: str) -> Any:
+    """Import bundled kernel `name` as a module of the gallery's package (`kernels.<name>` in a
+    checkout, `inspector.gallery.<name>` installed)."""
+    import importlib
+
+    package = "kernels" if BUNDLED_DIR.name == "kernels" else "inspector.gallery"
+    return importlib.import_module(f"{package}.{name}")
+
+
+def variants(module: Any) -> dict[str, dict[str, Any]]:
+    """The file's variants; a file without VARIANTS has one, named "default", with no keywords."""
+    return dict(getattr(module, "VARIANTS", None) or {"default": {}})
+
+
+def tolerance(module: Any, variant: str) -> dict[str, float]:
+    """atol/rtol for one variant: VARIANT_TOLERANCE over TOLERANCE over the default."""
+    tol = dict(DEFAULT_TOLERANCE)
+    tol.update(getattr(module, "TOLERANCE", None) or {})
+    tol.update((getattr(module, "VARIANT_TOLERANCE", None) or {}).get(variant, {}))
+    return tol
+
+
+def check(module: Any, size: Any, variant: str, device: Any) -> CheckResult:
+    """Run launch on fresh random inputs into a NaN-poisoned output and compare with reference:
+    every element must be written (no NaN left) and within the variant's tolerance."""
+    import math
+
+    import torch
+
+    kw = variants(module)[variant]
+    inputs = call(module.make_inputs, size, device, **kw)
+    expected = call(module.reference, *inputs, **kw)
+    # Contiguous, as launch would allocate it (PyTorch's own outputs, SDPA's for one, may not be).
+    poisoned = torch.full(expected.shape, float("nan"), dtype=expected.dtype, device=expected.device)
+    out = call(module.launch, *inputs, out=poisoned, **kw)
+    if out.data_ptr() != poisoned.data_ptr():
+        return CheckResult(False, math.nan, math.nan, "launch did not write into the `out` it was given")
+    tol = tolerance(module, variant)
+    o, r = out.double(), expected.double()
+    diff = (o - r).abs()
+    max_abs = diff.max().item() if diff.numel() else 0.0
+    ref_norm = r.norm().item()
+    rel = (o - r).norm().item() / ref_norm if ref_norm > 0 else (0.0 if max_abs == 0 else math.inf)
+    within = diff <= tol["atol"] + tol["rtol"] * r.abs()  # NaN compares False: unwritten fails
+    bad = int((~within).sum().item())
+    if bad:
+        unwritten = int(torch.isnan(o).sum().item())
+        return CheckResult(False, max_abs, rel, f"{bad} of {o.numel()} elements outside atol={tol['atol']:g} + "
+                           f"rtol={tol['rtol']:g}*|ref| ({unwritten} never written); max |error| {max_abs:.3g}")
+    return CheckResult(True, max_abs, rel)

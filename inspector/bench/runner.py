@@ -414,6 +414,40 @@ def plan(
     return [(name, kwargs, [] if name in skip else use, skip.get(name, "")) for name, kwargs in chosen]
 
 
+def _load(target: str, settings: dict[str, Any], sizes: list[Any] | None, variants: list[str] | None,
+          check_only: bool, largest_only: bool) -> tuple[str, protocol.KernelSpec | None, BenchResult]:
+    """A target's spec (None when it cannot be loaded: the result says why) and its result to fill."""
+    result = BenchResult(kernel=target, date=_now(), settings=dict(settings))
+    try:
+        spec = protocol.load_spec(target, settings["autotune_config"])
+        result.kernel, result.title, result.source = spec.name, spec.title, protocol.display_source(spec.path)
+        result.size_names = list(spec.size_names)
+        result.settings["baseline"] = "baseline" if spec.baseline else "reference"
+        plan(spec, sizes, variants, check_only, largest_only)  # validates the variant names early
+    except protocol.ProtocolError as exc:
+        spec, result.error = None, BenchError("protocol", str(exc))
+    except BaseException as exc:  # noqa: BLE001 - the user's file may raise anything on import
+        spec, result.error = None, BenchError("load", traceback.format_exc(limit=-3) or _short(exc))
+    return target, spec, result
+
+
+def _sweep(spec: protocol.KernelSpec, sweeper: "_Sweeper", result: BenchResult, planned: list[Any],
+           has_gpu: bool) -> None:
+    """Every planned point of one target, into `result`'s sweeps, reporting progress as it goes."""
+    import torch
+
+    for name, kwargs, use, skipped in planned:
+        sweep = Sweep(variant=name, params={k: str(v) for k, v in kwargs.items()}, skipped=skipped)
+        result.sweeps.append(sweep)
+        for size in use:
+            sweep.points.append(sweeper.point(name, kwargs, size))
+            if has_gpu:
+                torch.cuda.empty_cache()  # the point's inputs are gone: keep the pool small
+            sweeper.counter[0] += 1
+            sweeper.progress(sweeper.counter[0], sweeper.total,
+                             " ".join(x for x in (spec.name, name, size_label(size)) if x))
+
+
 def run(
     targets: list[str],
     *,
@@ -461,24 +495,7 @@ def run(
         autotune_config=autotune_config,
     )
 
-    loaded: list[tuple[str, protocol.KernelSpec | None, BenchResult]] = []
-    for target in targets:
-        result = BenchResult(kernel=target, date=_now(), settings=dict(settings))
-        try:
-            spec = protocol.load_spec(target, autotune_config)
-            result.kernel, result.title, result.source = (
-                spec.name,
-                spec.title,
-                protocol.display_source(spec.path),
-            )
-            result.size_names = list(spec.size_names)
-            result.settings["baseline"] = "baseline" if spec.baseline else "reference"
-            plan(spec, sizes, variants, check_only, largest_only)  # validates the variant names early
-        except protocol.ProtocolError as exc:
-            spec, result.error = None, BenchError("protocol", str(exc))
-        except BaseException as exc:  # noqa: BLE001 - the user's file may raise anything on import
-            spec, result.error = None, BenchError("load", traceback.format_exc(limit=-3) or _short(exc))
-        loaded.append((target, spec, result))
+    loaded = [_load(target, settings, sizes, variants, check_only, largest_only) for target in targets]
 
     if not has_gpu and not check_only:
         out = []
@@ -518,34 +535,11 @@ def run(
             result.error = BenchError("crashed", f"not run: the GPU context was lost earlier ({lost})")
         else:
             result.date = _now()
-            sweeper = _Sweeper(
-                spec,
-                device=device,
-                check_only=check_only,
-                vs=list(vs),
-                methods=methods,
-                rep_ms=rep_ms,
-                warmup_ms=warmup_ms,
-                progress=progress,
-                counter=counter,
-                total=total,
-                dynamic_compile=dynamic_compile,
-                rounds=rounds,
-            )
+            sweeper = _Sweeper(spec, device=device, check_only=check_only, vs=list(vs), methods=methods,
+                               rep_ms=rep_ms, warmup_ms=warmup_ms, progress=progress, counter=counter, total=total,
+                               dynamic_compile=dynamic_compile, rounds=rounds)
             try:
-                for name, kwargs, use, skipped in plan(spec, sizes, variants, check_only, largest_only):
-                    sweep = Sweep(
-                        variant=name, params={k: str(v) for k, v in kwargs.items()}, skipped=skipped
-                    )
-                    result.sweeps.append(sweep)
-                    for size in use:
-                        sweep.points.append(sweeper.point(name, kwargs, size))
-                        if has_gpu:
-                            torch.cuda.empty_cache()  # the point's inputs are gone: keep the pool small
-                        counter[0] += 1
-                        progress(
-                            counter[0], total, " ".join(x for x in (spec.name, name, size_label(size)) if x)
-                        )
+                _sweep(spec, sweeper, result, plan(spec, sizes, variants, check_only, largest_only), has_gpu)
             except DeviceLost as exc:
                 lost = str(exc)
                 result.error = BenchError("crashed", f"the GPU context was lost: {exc}")

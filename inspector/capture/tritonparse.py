@@ -122,8 +122,6 @@ def _payload(event: dict[str, Any]) -> dict[str, Any]:
 
 def read_trace(stream: IO[str], name: str = "<trace>") -> Capture:
     """A Capture from tritonparse's ndjson events (bad lines are named, not fatal)."""
-    from .synthetic import UnsupportedArgument, text_reproducer
-
     cap = Capture(mode="tritonparse", device="", program=[])
     compiles: dict[str, dict[str, Any]] = {}
     launches: dict[str, list[dict[str, Any]]] = {}
@@ -152,99 +150,63 @@ def read_trace(stream: IO[str], name: str = "<trace>") -> Capture:
     if not compiles and not launches:
         raise CaptureFileError(f"{name}: a tritonparse trace without compilation events (nothing to open)")
     for h, p in compiles.items():
-        meta = p.get("metadata") or {}
-        cap.triton_version = cap.triton_version or str(meta.get("triton_version") or "")
-        src = p.get("python_source") or {}
-        code = src.get("code") or ""
-        kernel = meta.get("name") or "kernel"
-        # TRITON_FULL_PYTHON_SOURCE=1 keeps the whole file; the kernel starts at function_start_line
-        whole = src.get("function_start_line") is not None
-        names, constexpr_names = _params(_function_text(code, kernel) if whole else code)
-        ttir = next((t for f, t in (p.get("file_content") or {}).items() if f.endswith(".ttir")), "")
-        runtime_types = iter(ttir_types(ttir))
-        constants = {
-            names[i]: v
-            for k, v in (meta.get("src_constants") or {}).items()
-            if (i := _index(k)) is not None and i < len(names)
-        }
-        attrs = {
-            names[i]: [f"{a}={b}" for a, b in v]
-            for k, v in (meta.get("src_attrs") or {}).items()
-            if (i := _index(k)) is not None and i < len(names) and v
-        }
-        signature = {}
-        for n in names:
-            signature[n] = "constexpr" if n in constants else next(runtime_types, "?")
-        options = {
-            k: meta[k] for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if meta.get(k) is not None
-        }
-        events = launches.get(h, [])
-        first = events[0] if events else {}
-        grid = first.get("grid")
-        target = meta.get("target") or {}
-        entry = KernelEntry(
-            name=kernel,
-            kind="compiled",
-            file=src.get("file_path") or "",
-            line=_def_line(
-                int(src.get("function_start_line") or src.get("start_line") or 0),
-                _function_text(code, kernel) if whole else code,
-            ),
-            source=_function_text(code, kernel) if whole else code,
-            signature=signature,
-            constexprs=constants,
-            attributes=attrs,
-            options=options,
-            grid=[int(g) for g in grid] if isinstance(grid, list) else None,
-            launches=len(events),
-            grids=len({json.dumps(e.get("grid")) for e in events}),
-            compiled={
-                "hash": h,
-                "target": (
-                    f"sm_{target.get('arch')}"
-                    if target.get("backend") == "cuda"
-                    else str(target.get("arch") or "")
-                ),
-                "shared": int(meta.get("shared", 0) or 0),
-                "num_warps": meta.get("num_warps"),
-                "num_stages": meta.get("num_stages"),
-            },
-        )
-        entry.arguments = [
-            {
-                "name": n,
-                "kind": "tensor" if a.get("type") == "tensor" else "value",
-                **(
-                    {
-                        "dtype": str(a.get("dtype", "")).replace("torch.", ""),
-                        "shape": a.get("shape"),
-                        "stride": a.get("stride"),
-                        "offset": a.get("storage_offset", 0),
-                    }
-                    if a.get("type") == "tensor"
-                    else {"value": a.get("value", a.get("repr"))}
-                ),
-            }
-            for n, a in (first.get("extracted_args") or {}).items()
-        ]
-        if code and "?" not in signature.values():
-            try:
-                entry.reproducer = text_reproducer(
-                    code,
-                    kernel,
-                    signature,
-                    constants,
-                    attrs,
-                    options,
-                    entry.grid,
-                    "a tritonparse trace",
-                    whole_module=whole,
-                )
-            except (UnsupportedArgument, SyntaxError, StopIteration, KeyError) as e:
-                entry.notes.append(f"no standalone file ({type(e).__name__}: {e})")
-        else:
-            entry.notes.append("no standalone file: the trace lacks the kernel's source or its TTIR")
-        cap.kernels.append(entry)
+        cap.triton_version = cap.triton_version or str((p.get("metadata") or {}).get("triton_version") or "")
+        cap.kernels.append(_entry(h, p, launches.get(h, [])))
     if bad:
         cap.notes.append(f"{bad} lines of {name} were not JSON")
     return cap
+
+
+def _entry(h: str, p: dict[str, Any], events: list[dict[str, Any]]) -> KernelEntry:
+    """The kernel entry of one compilation event, with its launches."""
+    from .synthetic import UnsupportedArgument, text_reproducer
+
+    meta = p.get("metadata") or {}
+    src = p.get("python_source") or {}
+    code = src.get("code") or ""
+    kernel = meta.get("name") or "kernel"
+    # TRITON_FULL_PYTHON_SOURCE=1 keeps the whole file; the kernel starts at function_start_line
+    whole = src.get("function_start_line") is not None
+    text = _function_text(code, kernel) if whole else code
+    names, constexpr_names = _params(text)
+    ttir = next((t for f, t in (p.get("file_content") or {}).items() if f.endswith(".ttir")), "")
+    runtime_types = iter(ttir_types(ttir))
+    constants = {names[i]: v for k, v in (meta.get("src_constants") or {}).items()
+                 if (i := _index(k)) is not None and i < len(names)}
+    attrs = {names[i]: [f"{a}={b}" for a, b in v] for k, v in (meta.get("src_attrs") or {}).items()
+             if (i := _index(k)) is not None and i < len(names) and v}
+    signature = {n: "constexpr" if n in constants else next(runtime_types, "?") for n in names}
+    options = {k: meta[k] for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if meta.get(k) is not None}
+    first = events[0] if events else {}
+    grid = first.get("grid")
+    target = meta.get("target") or {}
+    entry = KernelEntry(
+        name=kernel, kind="compiled", file=src.get("file_path") or "",
+        line=_def_line(int(src.get("function_start_line") or src.get("start_line") or 0), text),
+        source=text, signature=signature, constexprs=constants, attributes=attrs, options=options,
+        grid=[int(g) for g in grid] if isinstance(grid, list) else None, launches=len(events),
+        grids=len({json.dumps(e.get("grid")) for e in events}),
+        compiled={"hash": h,
+                  "target": f"sm_{target.get('arch')}" if target.get("backend") == "cuda" else
+                  str(target.get("arch") or ""),
+                  "shared": int(meta.get("shared", 0) or 0), "num_warps": meta.get("num_warps"),
+                  "num_stages": meta.get("num_stages")},
+    )
+    entry.arguments = [_argument(n, a) for n, a in (first.get("extracted_args") or {}).items()]
+    if code and "?" not in signature.values():
+        try:
+            entry.reproducer = text_reproducer(code, kernel, signature, constants, attrs, options, entry.grid,
+                                               "a tritonparse trace", whole_module=whole)
+        except (UnsupportedArgument, SyntaxError, StopIteration, KeyError) as e:
+            entry.notes.append(f"no standalone file ({type(e).__name__}: {e})")
+    else:
+        entry.notes.append("no standalone file: the trace lacks the kernel's source or its TTIR")
+    return entry
+
+
+def _argument(n: str, a: dict[str, Any]) -> dict[str, Any]:
+    """A launch argument as the capture describes it."""
+    if a.get("type") == "tensor":
+        return {"name": n, "kind": "tensor", "dtype": str(a.get("dtype", "")).replace("torch.", ""),
+                "shape": a.get("shape"), "stride": a.get("stride"), "offset": a.get("storage_offset", 0)}
+    return {"name": n, "kind": "value", "value": a.get("value", a.get("repr"))}

@@ -29,7 +29,7 @@ import sys
 from typing import Any
 
 from inspector.analysis import diff_inspections
-from .options import add_compile_options, command_parser, compile_request
+from .options import add_compile_options, command_parser, compile_request, run_options
 from .output import report_error
 from inspector.record import STAGE_TITLES
 
@@ -119,7 +119,7 @@ def format_diff(d) -> list[str]:
 
 def run(ns: argparse.Namespace) -> int:
     """Handler for `diff`."""
-    from inspector.compile.api import inspect_kernel
+    from inspector.compile.api import inspect
 
     if not ns.vs and not ns.vs_triton:
         print("error: give the second side: --vs OPTIONS and/or --vs-triton VERSION", file=sys.stderr)
@@ -129,8 +129,8 @@ def run(ns: argparse.Namespace) -> int:
     except SystemExit:
         print(f"error: cannot read --vs {ns.vs!r}", file=sys.stderr)
         return 2
-    a = inspect_kernel(**compile_request(ns))
-    b = inspect_kernel(**compile_request(ns_b))
+    a = inspect(compile_request(ns), **run_options(ns))
+    b = inspect(compile_request(ns_b), **run_options(ns_b))
     failed = [r for r in (a, b) if r.error and not r.stages]
     if failed:
         for r in failed:

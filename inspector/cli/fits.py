@@ -18,7 +18,7 @@ import json
 import sys
 from typing import Any
 
-from .options import add_compile_options, command_parser, compile_request
+from .options import add_compile_options, command_parser, compile_request, run_options
 
 
 def register(subparsers: Any) -> None:
@@ -57,11 +57,8 @@ def run(ns: argparse.Namespace) -> int:
 
     if not ns.file:
         raise SystemExit("error: give a kernel file (or module)")
-    req = compile_request(ns)
-    for key in ("file", "kernel", "target", "autotune_index"):
-        req.pop(key, None)
     try:
-        report = fits(ns.file, ns.kernel, gpus=ns.gpu, **req)
+        report = fits(ns.file, ns.kernel, gpus=ns.gpu, **compile_request(ns).changes(), **run_options(ns))
     except KeyError as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
         return 2

@@ -21,7 +21,7 @@ import sys
 from typing import Any
 
 from ..fixes.evaluate import judged
-from .options import add_compile_options, command_parser, compile_request
+from .options import add_compile_options, command_parser, compile_request, run_options
 from .output import report_error, summary_line
 
 
@@ -119,11 +119,9 @@ def run(ns: argparse.Namespace) -> int:
     if rec.error and not rec.stages:
         report_error(rec)
         return 1
-    req = compile_request(ns)
-    for key in ("file", "kernel", "target", "autotune_index"):
-        req.pop(key, None)
     report = fix(rec.file, kernel=rec.kernel, target=ns.target, check=not ns.no_check, record=rec,
-                 findings=ns.finding, autotune_index=ns.autotune_config, **req)
+                 findings=ns.finding, autotune_index=ns.autotune_config, **compile_request(ns).changes(),
+                 **run_options(ns))
     if ns.apply is not None:
         flat = [t for ff in report.findings for t in ff.candidates]
         if not 1 <= ns.apply <= len(flat):

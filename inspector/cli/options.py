@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..record import Inspection
+from ..record import InspectRequest, Inspection
 from ..hardware.targets import DEFAULT_TARGET
 
 
@@ -60,39 +60,41 @@ def add_compile_options(p: argparse.ArgumentParser) -> None:
 
 def inspect_from(ns: argparse.Namespace, **extra: Any) -> Inspection:
     """The record the parsed options ask for: through `--run` (a program's real launch) or the file."""
+    request = compile_request(ns, **extra)
     if getattr(ns, "run", None):
         from ..capture.by_running import open_by_running
 
-        req = compile_request(ns, **extra)
-        for key in ("file", "kernel", "target", "root", "autotune_index"):
-            req.pop(key, None)
-        return open_by_running(ns.run, kernel=ns.kernel, target=ns.target, **req)
+        changes = {k: v for k, v in request.changes().items() if k != "root"}  # (the capture's file has none)
+        return open_by_running(ns.run, kernel=ns.kernel, target=ns.target, **changes, **run_options(ns))
     if not ns.file:
         raise SystemExit("error: give a kernel file (or module), or --run COMMAND to open it through the code "
                          "that calls it")
-    from ..compile.api import inspect_kernel
+    from ..compile.api import inspect
 
-    return inspect_kernel(**compile_request(ns, **extra))
+    return inspect(request, **run_options(ns))
 
 
-def compile_request(ns: argparse.Namespace, **extra: Any) -> dict[str, Any]:
-    """Keyword arguments for `inspector.compile.api.inspect_kernel` from parsed compile options."""
+def compile_request(ns: argparse.Namespace, **extra: Any) -> InspectRequest:
+    """The request the parsed compile options make (`extra`: further fields, passes or defer)."""
     options = _pairs(ns.option, "--option")
     if ns.num_warps is not None:
         options["num_warps"] = str(ns.num_warps)
     if ns.num_stages is not None:
         options["num_stages"] = str(ns.num_stages)
-    return dict(
-        file=ns.file,
+    return InspectRequest(
+        file=ns.file or "",
         kernel=ns.kernel,
         target=ns.target,
         args=_pairs(ns.arg, "--arg"),
         consts=_pairs(ns.const, "--const"),
         options=options,
         autotune_index=ns.autotune_config,
-        timeout=ns.timeout,
-        use_cache=not ns.no_cache,
         root=ns.root,
         triton=getattr(ns, "triton", None),
         **extra,
     )
+
+
+def run_options(ns: argparse.Namespace) -> dict[str, Any]:
+    """How to run the compile (not what it compiles): its time limit, whether to read the cache."""
+    return {"timeout": ns.timeout, "use_cache": not ns.no_cache}

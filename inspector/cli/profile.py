@@ -143,12 +143,10 @@ def _through_program(ns: argparse.Namespace, command: str | list[str]) -> tuple[
     the program's own launch, run again under Nsight Compute."""
     from ..capture.by_running import open_run, program_of
     from ..profile.measure import OwnLaunch
-    from .options import compile_request
+    from .options import compile_request, run_options
 
-    req = compile_request(ns)
-    for key in ("file", "kernel", "target", "root", "autotune_index"):
-        req.pop(key, None)
-    opened = open_run(command, kernel=ns.kernel, target="native", **req)
+    changes = {k: v for k, v in compile_request(ns).changes().items() if k != "root"}
+    opened = open_run(command, kernel=ns.kernel, target="native", **changes, **run_options(ns))
     if opened.rec.error or opened.entry is None:
         return opened.rec, None
     shown = command if isinstance(command, str) else " ".join(command)

@@ -6,6 +6,7 @@ compiling happens in the sandbox's worker processes, and results are cached on d
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import importlib.metadata
@@ -56,29 +57,26 @@ def default_timeout() -> float:
         return 60.0
 
 
-def inspect_kernel(
-    file: str | os.PathLike,
-    kernel: str | None = None,
-    target: str = DEFAULT_TARGET,
-    args: dict[str, Any] | None = None,
-    consts: dict[str, Any] | None = None,
-    options: dict[str, Any] | None = None,
-    autotune_index: int | None = None,
-    passes: bool = False,
-    timeout: float | None = None,
-    memory: int | None = None,
-    use_cache: bool = True,
-    cache: Cache | None = None,
-    sandbox: Sandbox | None = None,
-    root: str | os.PathLike | None = None,
-    cancel: threading.Event | None = None,
-    source: str | None = None,
-    triton: str | None = None,
-    defer: tuple[str, ...] | list[str] = (),
-) -> Inspection:
-    """Compile `kernel` from `file` for `target` in a worker process and return the record.
+def inspect_kernel(file: str | os.PathLike, kernel: str | None = None, target: str = DEFAULT_TARGET, *,
+                   timeout: float | None = None, memory: int | None = None, use_cache: bool = True,
+                   cache: Cache | None = None, sandbox: Sandbox | None = None, cancel: threading.Event | None = None,
+                   **request: Any) -> Inspection:
+    """`inspect(InspectRequest(file, target, kernel=kernel, **request), ...)`: the library's way in.
+    `request` takes the other fields of the request (args, consts, options, autotune_index,
+    passes, root, source, triton, defer: `record.InspectRequest`); a field it does not have is a
+    TypeError."""
+    req = InspectRequest(file=os.fspath(file), target=str(target), kernel=kernel, **request)
+    return inspect(req, timeout=timeout, memory=memory, use_cache=use_cache, cache=cache, sandbox=sandbox,
+                   cancel=cancel)
 
-    `args` override kernel arguments by name (a dtype name such as "fp16" for a pointer, a number
+
+def inspect(request: InspectRequest, *, timeout: float | None = None, memory: int | None = None,
+            use_cache: bool = True, cache: Cache | None = None, sandbox: Sandbox | None = None,
+            cancel: threading.Event | None = None) -> Inspection:
+    """Compile `request.kernel` from `request.file` for `request.target` in a worker process and return the record.
+
+    The request (built once by the command line and the page) names what to compile: `args`
+    override kernel arguments by name (a dtype name such as "fp16" for a pointer, a number
     for a scalar), `consts` constexprs, `options` compile options (num_warps, num_stages, maxnreg,
     ...); values may be strings as typed on a command line. `target` is e.g. "sm_90", "gfx942" or
     "native". `timeout` defaults to $TRITON_INSPECTOR_TIMEOUT seconds, else 60. Never raises for
@@ -108,74 +106,47 @@ def inspect_kernel(
     another from its side environment (`inspector.versions`; the worker starts from that
     environment's interpreter). The record's `triton_version` names it and the cache keys it.
     """
-    if timeout is None:
-        timeout = default_timeout()
-    path = resolve_kernel_file(file)
+    path = resolve_kernel_file(request.file)
+    fail = functools.partial(_failed, path, request)
+    source = request.source
     if source is None:
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
                 source = f.read()
         except OSError as e:
             return Inspection.failure(ErrorInfo("import", f"cannot read {path}: {e}", path), file=path)
-
     try:
-        version, sandbox = triton_sandbox(triton, sandbox)
+        version, sandbox = triton_sandbox(request.triton, sandbox)
     except VersionError as e:
-        return Inspection.failure(ErrorInfo("triton_version", str(e), path), file=path, source=source,
-                                  target=str(target), kernel=kernel or "")
-
-    target_key = target
-    if target == "native":
-        gpu = native_gpu(sandbox, cache)
-        if not gpu.get("available"):
-            return Inspection.failure(
-                ErrorInfo("unknown_target", f"no native GPU here ({gpu.get('reason', 'none found')}); "
-                          "pick a target such as sm_90 or gfx942"), file=path, source=source)
-        target_key = f"native:{gpu['target']}:{gpu['properties'].get('name')}"
-    else:
-        try:
-            target = parse_target(target).name
-            target_key = target
-        except UnknownTargetError as e:
-            return Inspection.failure(ErrorInfo("unknown_target", str(e)), file=path, source=source)
-
-    location = locate(path, os.fspath(root) if root else None)
-    request = InspectRequest(
-        file=path, source=source,  # the text hashed below is the text compiled
-        target=target, kernel=kernel, root=os.path.abspath(os.fspath(root)) if root else None,
-        project_root=location.project_root, args=args or {}, consts=consts or {}, options=options or {},
-        autotune_index=autotune_index, passes=passes, defer=list(defer))
+        return fail(source, ErrorInfo("triton_version", str(e), path))
+    target, target_key = _resolved_target(request.target, sandbox, cache)
+    if isinstance(target_key, ErrorInfo):
+        return Inspection.failure(target_key, file=path, source=source)
+    location = locate(path, request.root)
+    # the text hashed below is the text compiled
+    request = dataclasses.replace(request, file=path, source=source, target=target,
+                                  root=os.path.abspath(request.root) if request.root else None,
+                                  project_root=location.project_root)
     key = cache_key({
         "source": source, "path": path, "target": target_key, "triton": version,
         "schema": SCHEMA_VERSION, "code": _code_digest(), "package": fingerprint(location),
         **request.key_fields(),
     })
     store = cache or Cache()
-    if use_cache:
-        hit = store.get(key)
-        if hit is not None:
-            try:
-                rec = Inspection.from_dict(hit)
-            except (TypeError, ValueError, KeyError, AttributeError):
-                rec = None  # a malformed entry is a miss
-            if rec is not None and rec.cache_key == key and rec.source == source:
-                rec.cached = True
-                return _finish(complete(rec, _unwanted(rec, defer), sandbox, store), sandbox)
-
+    hit = _cache_hit(store, key, source) if use_cache else None
+    if hit is not None:
+        return _finish(complete(hit, _unwanted(hit, request.defer), sandbox, store), sandbox)
     box = sandbox or default_sandbox()
     try:
-        result = box.run(request.to_dict(), Limits(timeout=timeout, memory=memory or Limits().memory), cancel=cancel)
-        rec = Inspection.from_dict(result)
+        rec = Inspection.from_dict(box.run(request.to_dict(), Limits(timeout=timeout or default_timeout(),
+                                                                       memory=memory or Limits().memory), cancel=cancel))
     except SandboxError as e:
-        rec = Inspection.failure(ErrorInfo(e.kind, e.message, path, _error_line(e), e.details), file=path,
-                                 source=source, target=str(target), kernel=kernel or "")
+        rec = fail(source, ErrorInfo(e.kind, e.message, path, _error_line(e), e.details))
     except (TypeError, ValueError, KeyError, AttributeError) as e:  # a result that is no record
-        rec = Inspection.failure(ErrorInfo("crashed", f"the worker returned a malformed record: {e}", path),
-                                 file=path, source=source, target=str(target), kernel=kernel or "")
+        rec = fail(source, ErrorInfo("crashed", f"the worker returned a malformed record: {e}", path))
     if rec.triton_version and rec.triton_version != version:  # never cache one release under another's key
-        rec = Inspection.failure(ErrorInfo("triton_version", f"the worker ran Triton {rec.triton_version}, not "
-                                           f"{version}: its environment is broken; remove and add it again", path),
-                                 file=path, source=source, target=str(target), kernel=kernel or "")
+        rec = fail(source, ErrorInfo("triton_version", f"the worker ran Triton {rec.triton_version}, not {version}: "
+                                     "its environment is broken; remove and add it again", path))
     # The record describes the text hashed here, whatever the worker says.
     rec.file, rec.source, rec.cache_key = path, source, key
     # Stored even when the cache was not read (`use_cache=False`, the CLI's --no-cache): a fresh
@@ -183,6 +154,41 @@ def inspect_kernel(
     if rec.error is None or rec.error.kind in _CACHEABLE_ERRORS:
         store.put(key, rec.to_dict(), wait=False)
     return _finish(rec, sandbox)
+
+
+def _failed(path: str, request: InspectRequest, source: str, error: ErrorInfo) -> Inspection:
+    return Inspection.failure(error, file=path, source=source, target=str(request.target), kernel=request.kernel or "")
+
+
+def _resolved_target(name: str, sandbox: Sandbox | None, cache: Cache | None) -> tuple[str, str | ErrorInfo]:
+    """(the target's canonical name, its cache key) for a target as asked ("native" keys the GPU
+    found here); the key is an ErrorInfo when there is no such target."""
+    if name == "native":
+        gpu = native_gpu(sandbox, cache)
+        if not gpu.get("available"):
+            return name, ErrorInfo("unknown_target", f"no native GPU here ({gpu.get('reason', 'none found')}); "
+                                   "pick a target such as sm_90 or gfx942")
+        return name, f"native:{gpu['target']}:{gpu['properties'].get('name')}"
+    try:
+        canonical = parse_target(name).name
+    except UnknownTargetError as e:
+        return name, ErrorInfo("unknown_target", str(e))
+    return canonical, canonical
+
+
+def _cache_hit(store: Cache, key: str, source: str) -> Inspection | None:
+    """The cached record of `key` for this very text, or None (a malformed entry is a miss)."""
+    hit = store.get(key)
+    if hit is None:
+        return None
+    try:
+        rec = Inspection.from_dict(hit)
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return None
+    if rec.cache_key != key or rec.source != source:
+        return None
+    rec.cached = True
+    return rec
 
 
 def _unwanted(rec: Inspection, defer: tuple[str, ...] | list[str]) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ import shutil
 import tempfile
 import time
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -270,7 +271,24 @@ def _user_code(log: io.StringIO, stage: str):
     return stack
 
 
-def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, log: io.StringIO, module_fns: list) -> None:
+@dataclass
+class _Ran:
+    """What running the file's own code left: the module, its kernels and the one wanted, the
+    launches it made, and what ran (phases) and where it stopped."""
+
+    module: Any
+    kernels: list[kf.KernelInfo]
+    info: kf.KernelInfo
+    launches: list[tc.Launch]
+    phases: list[tuple[str, int]]
+    stops: list[kf.Stop]
+    wrapper_stops: list[kf.Stop]
+    package_origin: str
+
+
+def _run_file(rec: Inspection, request: InspectRequest, path: str, log: io.StringIO, module_fns: list) -> _Ran:
+    """Import the file, then run what of it launches kernels (its example(), its tests and
+    benchmarks, its wrappers, the package's wrappers) until the wanted kernel is launched."""
     phases: list[tuple[str, int]] = []  # (what ran, index of its first launch)
     stops: list[kf.Stop] = []
     wrapper_stops: list[kf.Stop] = []  # a made-up wrapper call that failed: named only if nothing launched
@@ -335,6 +353,44 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
         rec.stopped = {"file": st.file, "line": st.line, "message": st.message, "phase": st.phase}
         log.write(f"note: {st.describe()}; the launches recorded before it are used\n")
 
+    return _Ran(module, kernels, info, launches, phases, stops, wrapper_stops, package_origin)
+
+
+def _configs(rec: Inspection, request: InspectRequest, launch: tc.Launch, info: kf.KernelInfo,
+             arg_overrides: dict[str, Any], log: io.StringIO, path: str) -> tuple[list[dict], list[int | None]]:
+    """The kernel's autotune configs (as its pruner makes them when the written ones lack a
+    constexpr) and the indices to try, in order (None: not autotuned)."""
+    configs = tc.autotune_configs(launch.obj)
+    needed = ({p.name for p in tc.signature_params(info.jit) if p.is_constexpr and not p.has_default}
+              - set(info.jit.arg_names[:len(launch.args)]) - set(launch.kwargs) - set(arg_overrides)
+              - tc.heuristic_names(launch.obj))
+    if configs and any(needed - set(c) for c in configs):
+        # the configs as written lack a constexpr the pruner adds (what a real launch tries)
+        pruned = tc.pruned_configs(launch.obj, launch)
+        if pruned and not any(needed - set(c) for c in pruned):
+            log.write(f"note: the autotune configs as written lack {', '.join(sorted(needed))}; the ones its "
+                      f"early_config_prune makes for this call are used, as a real launch does\n")
+            configs = pruned
+    rec.autotune_configs = [{k: kf.describe_value(v) for k, v in c.items()} for c in configs]
+    explicit = request.autotune_index
+    if configs and explicit is not None and not 0 <= int(explicit) < len(configs):
+        raise _Fail(ErrorInfo("bad_argument", f"autotune config {explicit} out of range: the kernel has "
+                              f"{len(configs)} configs", path, info.line))
+    # Without an explicit config, take the first one that could launch on the target, as the
+    # autotuner on a real GPU skips configs that run out of resources.
+    if not configs:
+        candidates: list[int | None] = [None]
+    elif explicit is not None:
+        candidates = [int(explicit)]
+    else:
+        candidates = list(range(len(configs)))
+    return configs, candidates
+
+
+def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, log: io.StringIO, module_fns: list) -> None:
+    ran = _run_file(rec, request, path, log, module_fns)
+    module, info, launches = ran.module, ran.info, ran.launches
+    phases, stops, wrapper_stops, package_origin = ran.phases, ran.stops, ran.wrapper_stops, ran.package_origin
     overrides = {k: kf.parse_value(v) if isinstance(v, str) else v for k, v in request.args.items()}
     consts = {k: kf.parse_value(v, for_const=True) if isinstance(v, str) else v
               for k, v in request.consts.items()}
@@ -371,30 +427,7 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
     previous.update(launch.kwargs)
     arg_overrides = {k: kf.as_argument(k, v, previous.get(k)) for k, v in arg_overrides.items()}
 
-    configs = tc.autotune_configs(launch.obj)
-    needed = ({p.name for p in tc.signature_params(info.jit) if p.is_constexpr and not p.has_default}
-              - set(info.jit.arg_names[:len(launch.args)]) - set(launch.kwargs) - set(arg_overrides)
-              - tc.heuristic_names(launch.obj))
-    if configs and any(needed - set(c) for c in configs):
-        # the configs as written lack a constexpr the pruner adds (what a real launch tries)
-        pruned = tc.pruned_configs(launch.obj, launch)
-        if pruned and not any(needed - set(c) for c in pruned):
-            log.write(f"note: the autotune configs as written lack {', '.join(sorted(needed))}; the ones its "
-                      f"early_config_prune makes for this call are used, as a real launch does\n")
-            configs = pruned
-    rec.autotune_configs = [{k: kf.describe_value(v) for k, v in c.items()} for c in configs]
-    explicit = request.autotune_index
-    if configs and explicit is not None and not 0 <= int(explicit) < len(configs):
-        raise _Fail(ErrorInfo("bad_argument", f"autotune config {explicit} out of range: the kernel has "
-                              f"{len(configs)} configs", path, info.line))
-    # Without an explicit config, take the first one that could launch on the target, as the
-    # autotuner on a real GPU skips configs that run out of resources.
-    if not configs:
-        candidates: list[int | None] = [None]
-    elif explicit is not None:
-        candidates = [int(explicit)]
-    else:
-        candidates = list(range(len(configs)))
+    configs, candidates = _configs(rec, request, launch, info, arg_overrides, log, path)
 
     dump_path = os.path.join(workdir, "passes.txt")
     want_passes = request.passes

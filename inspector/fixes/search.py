@@ -194,55 +194,101 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
     tries = [(i, t) for i, ff in enumerate(report.findings) for t in ff.candidates]
     if on_start:
         on_start(report)
-    if not tries:
-        report.seconds = time.monotonic() - t0
-        return report
-    before = {i: measures(rec, ff.finding.line) for i, ff in enumerate(report.findings)}
-    def ident(c: Candidate) -> str:  # one compile per distinct edit (text and overrides)
-        return c.source + "\0" + repr(sorted((k, sorted(v.items())) for k, v in c.overrides.items()))
+    if tries:
+        search = _Search(rec, report, target, check, workers, on_result, on_start, inspect_kwargs)
+        tries = search.run(tries)
+        if measure and check:
+            _measure(rec, report, tries)
+        search.rank(tries)
+    report.seconds = time.monotonic() - t0
+    return report
 
-    kw = dict(inspect_kwargs, kernel=rec.kernel, target=rec.target if target != "native" else target,
-              defer=("sass",))
-    if rec.autotune_configs and rec.autotune_index is not None:
-        # the config the original compiled, not the first one the candidate's edit lets launch
-        kw["autotune_index"] = rec.autotune_index
-    checks: dict[str, Check] = {}
 
-    def run_checks(edited: list[str]) -> None:
-        got = check_candidates(rec, edited) if check else [Check(None, "not checked (--no-check)")] * len(edited)
-        checks.update(zip(edited, got))
+def _ident(c: Candidate) -> str:
+    """One compile per distinct edit: its text and overrides."""
+    return c.source + "\0" + repr(sorted((k, sorted(v.items())) for k, v in c.overrides.items()))
 
-    def compile_round(tries: list[tuple[int, Tried]]) -> None:
+
+class _Search:
+    """`fix`'s rounds over one report: compile the candidates (checks alongside), drop those that
+    moved nothing, compose the best with the rest, step the knobs that helped further, rank."""
+
+    def __init__(self, rec: Inspection, report: FixReport, target: str, check: bool, workers: int | None,
+                 on_result: Callable[[int, Tried], None] | None, on_start: Callable[[FixReport], None] | None,
+                 inspect_kwargs: dict[str, Any]) -> None:
+        self.rec, self.report, self.check, self.workers = rec, report, check, workers
+        self.on_result, self.on_start = on_result, on_start
+        self.before = {i: measures(rec, ff.finding.line) for i, ff in enumerate(report.findings)}
+        self.kw = dict(inspect_kwargs, kernel=rec.kernel, target=rec.target if target != "native" else target,
+                       defer=("sass",))
+        if rec.autotune_configs and rec.autotune_index is not None:
+            # the config the original compiled, not the first one the candidate's edit lets launch
+            self.kw["autotune_index"] = rec.autotune_index
+        self.checks: dict[str, Check] = {}
+
+    def run(self, tries: list[tuple[int, Tried]]) -> list[tuple[int, Tried]]:
+        """Every round, from the first candidates; the tries that stayed candidates."""
+        self.compile_round(tries)
+        tries = self.drop_unreached(tries)
+        compiled = {_ident(t.candidate) for _, t in tries}
+        # Edits that compose: the best that improved an access, merged with the others (`compose`).
+        for _ in range(compose.ROUNDS):
+            more = self.compositions(compiled)
+            if not more:
+                break
+            tries += self.another_round(more)
+        more = self.further_steps()
+        if more:
+            tries += self.another_round(more)
+        return tries
+
+    def another_round(self, more: list[tuple[int, Tried]]) -> list[tuple[int, Tried]]:
+        if self.on_start:
+            self.on_start(self.report)
+        self.compile_round(more)
+        return self.drop_unreached(more)
+
+    def run_checks(self, edited: list[str]) -> None:
+        got = check_candidates(self.rec, edited) if self.check else \
+            [Check(None, "not checked (--no-check)")] * len(edited)
+        self.checks.update(zip(edited, got))
+
+    def compile_round(self, tries: list[tuple[int, Tried]]) -> None:
         """Compile each distinct candidate of `tries` (its checks on a thread alongside)."""
-        by_ident = {ident(t.candidate): t.candidate for _, t in tries}
+        from ..compile.api import inspect_kernel
+
+        by_ident = {_ident(t.candidate): t.candidate for _, t in tries}
         edited = list(dict.fromkeys(c.source for c in by_ident.values() if not c.overrides))
-        checker = threading.Thread(target=run_checks, args=(edited,), daemon=True)
+        checker = threading.Thread(target=self.run_checks, args=(edited,), daemon=True)
         checker.start()
-        with ThreadPoolExecutor(max_workers=workers or max(2, os.cpu_count() or 2)) as pool:
-            futures = {pool.submit(inspect_kernel, rec.file, source=c.source, **with_overrides(kw, c.overrides)): s
-                       for s, c in by_ident.items()}
+        with ThreadPoolExecutor(max_workers=self.workers or max(2, os.cpu_count() or 2)) as pool:
+            futures = {pool.submit(inspect_kernel, self.rec.file, source=c.source,
+                                   **with_overrides(self.kw, c.overrides)): s for s, c in by_ident.items()}
             for fut in as_completed(futures):
-                s = futures[fut]
-                after = fut.result()
+                s, after = futures[fut], fut.result()
                 for i, t in tries:
-                    if ident(t.candidate) == s:
-                        t.after = after
-                        if judged(after):
-                            t.measures = measures(after, report.findings[i].finding.line, t.candidate.relines)
-                            t.finding_gone = finding_gone(report.findings[i].finding, t.measures)
-                            t.changes = changes(before[i], t.measures)
-                            t.new_findings = new_findings(before[i], t.measures)
-                        if on_result:
-                            on_result(i, t)
+                    if _ident(t.candidate) == s:
+                        self._judge(i, t, after)
         checker.join()
 
-    def drop_unreached(tries: list[tuple[int, Tried]]) -> list[tuple[int, Tried]]:
+    def _judge(self, i: int, t: Tried, after: Inspection) -> None:
+        t.after = after
+        if judged(after):
+            finding = self.report.findings[i].finding
+            t.measures = measures(after, finding.line, t.candidate.relines)
+            t.finding_gone = finding_gone(finding, t.measures)
+            t.changes = changes(self.before[i], t.measures)
+            t.new_findings = new_findings(self.before[i], t.measures)
+        if self.on_result:
+            self.on_result(i, t)
+
+    def drop_unreached(self, tries: list[tuple[int, Tried]]) -> list[tuple[int, Tried]]:
         """An edit whose value did not reach the launch (a branch not taken), or whose compile
         moved nothing at all (num_stages in a kernel without a loop), is no candidate."""
         def idle(t: Tried) -> bool:
             return t.measures is not None and not t.finding_gone and not t.changes and not t.new_findings
         gone = {id(t) for _, t in tries if t.after is not None and (not reached(t.candidate, t.after) or idle(t))}
-        for ff in report.findings:
+        for ff in self.report.findings:
             ff.tried += [f"{t.title}: {_reached_figures(t)}" for t in ff.candidates if id(t) in gone]
             ff.dropped += [t for t in ff.candidates if id(t) in gone]
             kept = [t for t in ff.candidates if id(t) not in gone]
@@ -251,60 +297,50 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
             ff.candidates = kept
         return [(i, t) for i, t in tries if id(t) not in gone]
 
-    compile_round(tries)
-    tries = drop_unreached(tries)
-    compiled = {ident(t.candidate) for _, t in tries}
-    # Edits that compose: the best that improved an access, merged with the others (`compose`).
-    for _ in range(compose.ROUNDS):
+    def compositions(self, compiled: set[str]) -> list[tuple[int, Tried]]:
+        """This round's compositions of each finding's best edits with the others' (`compose`)."""
         more = []
-        for i, ff in enumerate(report.findings):
+        for i, ff in enumerate(self.report.findings):
             mine = [(t.candidate, t.measures) for t in ff.candidates if t.after is not None]
             idle = [t.candidate for t in ff.dropped if t.candidate.kind == "hint"]
-            others = [t.candidate for j, other in enumerate(report.findings) if j != i for t in other.candidates
+            others = [t.candidate for j, other in enumerate(self.report.findings) if j != i for t in other.candidates
                       if t.after is not None and t.finding_gone]
-            for c in compose.compositions(rec, ff.finding, before[i], mine, others, compiled, ident, idle):
+            for c in compose.compositions(self.rec, ff.finding, self.before[i], mine, others, compiled, _ident, idle):
                 t = Tried(c)
                 ff.candidates.append(t)
                 more.append((i, t))
-        if not more:
-            break
-        if on_start:
-            on_start(report)
-        compile_round(more)
-        tries += drop_unreached(more)
-    # A limit no single step cleared: the knobs that helped, stepped further (stages down to 1).
-    more: list[tuple[int, Tried]] = []
-    for i, ff in enumerate(report.findings):
-        if any(t.finding_gone for t in ff.candidates):
-            continue
-        seen = {ident(t.candidate) for t in ff.candidates}
-        steps = further(rec, ff.finding, [(t.candidate, helped(ff.finding, before[i], t.measures))
-                                          for t in ff.candidates])
-        for c in steps:
-            if ident(c) not in seen:
-                seen.add(ident(c))
-                t = Tried(c)
-                ff.candidates.append(t)
-                more.append((i, t))
-    if more:
-        if on_start:
-            on_start(report)
-        compile_round(more)
-        tries += drop_unreached(more)
-    if measure and check:
-        _measure(rec, report, tries)
-    for i, t in tries:
-        c = checks.get(t.candidate.source) if not t.candidate.overrides else \
-            Check(None, "a compile option: the example runs the file as written")
-        c = c or Check(None, "not checked")
-        t.checked, t.checked_note = c.checked, c.why
-        _assumption_verdict(t, c, rec)
-        ok = judged(t.after)
-        t.score = score(report.findings[i].finding, before[i], t.measures if ok else None, t.assumptions_hold,
-                        t.checked, (report.ms, t.ms))
-        if t.candidate.relines is not None:
-            t.score -= 5  # the kernel written twice: where a promise holds, it is the smaller change
-    for ff in report.findings:
-        ff.candidates.sort(key=lambda t: -t.score)
-    report.seconds = time.monotonic() - t0
-    return report
+        return more
+
+    def further_steps(self) -> list[tuple[int, Tried]]:
+        """A limit no single step cleared: the knobs that helped, stepped further (stages down to 1)."""
+        more: list[tuple[int, Tried]] = []
+        for i, ff in enumerate(self.report.findings):
+            if any(t.finding_gone for t in ff.candidates):
+                continue
+            seen = {_ident(t.candidate) for t in ff.candidates}
+            steps = further(self.rec, ff.finding, [(t.candidate, helped(ff.finding, self.before[i], t.measures))
+                                                   for t in ff.candidates])
+            for c in steps:
+                if _ident(c) not in seen:
+                    seen.add(_ident(c))
+                    t = Tried(c)
+                    ff.candidates.append(t)
+                    more.append((i, t))
+        return more
+
+    def rank(self, tries: list[tuple[int, Tried]]) -> None:
+        """Each try's checks and score; each finding's candidates best first."""
+        report = self.report
+        for i, t in tries:
+            c = self.checks.get(t.candidate.source) if not t.candidate.overrides else \
+                Check(None, "a compile option: the example runs the file as written")
+            c = c or Check(None, "not checked")
+            t.checked, t.checked_note = c.checked, c.why
+            _assumption_verdict(t, c, self.rec)
+            ok = judged(t.after)
+            t.score = score(report.findings[i].finding, self.before[i], t.measures if ok else None,
+                            t.assumptions_hold, t.checked, (report.ms, t.ms))
+            if t.candidate.relines is not None:
+                t.score -= 5  # the kernel written twice: where a promise holds, it is the smaller change
+        for ff in report.findings:
+            ff.candidates.sort(key=lambda t: -t.score)

@@ -35,6 +35,7 @@ import socket
 import sys
 import time
 import traceback
+from typing import Callable
 
 from inspector.isolation import jail
 from inspector.isolation import request_processes as processes
@@ -54,6 +55,37 @@ SPARE_BESIDE = False
 # what the fresh fork costs more, far more natively, where the fork initialises CUDA afresh
 # (vector add's figures: docs/performance.md#spares).
 HOLD_FOR_SPARE = {"gpu-free": 0.035, "native": 0.6}
+
+
+def _drain(fd: int) -> None:
+    """Empty the SIGCHLD wake-up pipe."""
+    while True:
+        try:
+            if not os.read(fd, 4096):
+                return
+        except BlockingIOError:
+            return
+
+
+def _reap(children: dict[int, str], by_id: dict[str, int], spare: "_Spare", send: Callable[[dict], None]) -> bool:
+    """Requests that ended (each reported) and spares that died; True when a request ended."""
+    ended = False
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return ended
+        if pid == 0:
+            return ended
+        if pid == spare.pid:  # it died: retire it now, before its pid can be reused
+            spare.retire(failed=True, kill=False)
+            continue
+        ended = True
+        rid = children.pop(pid, None)
+        if rid is not None:
+            by_id.pop(rid, None)
+            code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+            send({"id": rid, "event": "exited", "status": code})
 
 
 def main() -> None:
@@ -145,12 +177,7 @@ def main() -> None:
                 send({"event": "warm"})
             continue
         if wake_r in ready:
-            while True:
-                try:
-                    if not os.read(wake_r, 4096):
-                        break
-                except BlockingIOError:
-                    break
+            _drain(wake_r)
         if ctl in ready:
             try:
                 data, fds, _, _ = socket.recv_fds(ctl, 1 << 16, 8)
@@ -176,22 +203,8 @@ def main() -> None:
                 _kill(by_id[msg["id"]])
             for fd in fds:
                 os.close(fd)
-        while True:  # requests that ended, and spares that died
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-            if pid == spare.pid:  # it died: retire it now, before its pid can be reused
-                spare.retire(failed=True, kill=False)
-                continue
+        if _reap(children, by_id, spare, send):
             quiet_since = time.monotonic()
-            rid = children.pop(pid, None)
-            if rid is not None:
-                by_id.pop(rid, None)
-                code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-                send({"id": rid, "event": "exited", "status": code})
     for pid in [*children, *([spare.pid] if spare.pid else [])]:
         _kill(pid)
     os._exit(0)

@@ -80,6 +80,26 @@ def _barrier_multiplier(cc: tuple[int, int]) -> int:
     return 2  # 5.x-8.0 would be 2 (8.x other than 8.0: 1), but the limit applies only from 9.0
 
 
+def _registers_limit(lim: NvidiaLimits, registers: int, threads: int, warps: int,
+                     notes: list[str]) -> tuple[int | None, int, int]:
+    """cudaOccMaxBlocksPerSMRegsLimit: (blocks the registers allow, None when unlimited; registers
+    per warp; per block). Registers go to warps in units of 256, each of the four sub-partitions
+    holds a quarter of the file, and the hardware's per-block check assumes the warps are rounded
+    up to a multiple of the four sub-partitions."""
+    regs_per_warp = _round_up(registers * lim.warp_size, lim.reg_alloc_unit)
+    regs_per_block = regs_per_warp * warps
+    regs_assumed = regs_per_warp * _round_up(warps, lim.warp_alloc_granularity)
+    if (regs_assumed > lim.regs_per_block or regs_per_block > lim.regs_per_block
+            or registers > _HEADER_MAX_REGS_PER_THREAD):
+        notes.append(f"{registers} registers x {threads} threads exceed the {lim.regs_per_block} registers "
+                     "one block may hold: the launch would fail")
+        return 0, regs_per_warp, regs_per_block
+    if regs_per_warp == 0:
+        return None, regs_per_warp, regs_per_block
+    per_partition = (lim.regs_per_sm // lim.warp_alloc_granularity) // regs_per_warp
+    return per_partition * lim.warp_alloc_granularity // warps, regs_per_warp, regs_per_block
+
+
 def nvidia_occupancy(
     cc: tuple[int, int] | int,
     threads: int,
@@ -120,23 +140,7 @@ def nvidia_occupancy(
     # cudaOccMaxBlocksPerSMWarpsLimit
     limit_warps = 0 if threads > lim.max_threads_per_block else lim.max_warps_per_sm // warps
 
-    # cudaOccMaxBlocksPerSMRegsLimit: registers go to warps in units of 256, each of the four
-    # sub-partitions holds a quarter of the file, and the hardware's per-block check assumes the
-    # warps are rounded up to a multiple of the four sub-partitions.
-    regs_per_warp = _round_up(registers * lim.warp_size, lim.reg_alloc_unit)
-    regs_per_block = regs_per_warp * warps
-    regs_assumed = regs_per_warp * _round_up(warps, lim.warp_alloc_granularity)
-    limit_regs: int | None
-    if (regs_assumed > lim.regs_per_block or regs_per_block > lim.regs_per_block
-            or registers > _HEADER_MAX_REGS_PER_THREAD):
-        limit_regs = 0
-        notes.append(f"{registers} registers x {threads} threads exceed the {lim.regs_per_block} registers "
-                     "one block may hold: the launch would fail")
-    elif regs_per_warp == 0:
-        limit_regs = None
-    else:
-        per_partition = (lim.regs_per_sm // lim.warp_alloc_granularity) // regs_per_warp
-        limit_regs = per_partition * lim.warp_alloc_granularity // warps
+    limit_regs, regs_per_warp, regs_per_block = _registers_limit(lim, registers, threads, warps, notes)
 
     # cudaOccMaxBlocksPerMultiprocessor
     limit_blocks = lim.max_blocks_per_sm

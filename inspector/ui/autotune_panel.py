@@ -5,13 +5,13 @@ autotuner pinned to that config) and the table gains a time column."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
-from typing import Any
 
 import streamlit as st
 
-from inspector.record import Inspection
+from inspector.record import InspectRequest, Inspection
 from inspector.ui import compiling, state, target_picker
 from inspector.ui.autotune_grid import grid_rows, time_configs
 from inspector.ui.diff_view import diff_view
@@ -20,12 +20,12 @@ GRIDS = "autotune_grids"  # session state: grid key -> list of records
 TIMES = "autotune_times"  # session state: grid key -> {"times": {config: ms or why not}, "label": ...}
 
 
-def _grid_key(path, request: dict[str, Any]) -> str:
+def _grid_key(path, request: InspectRequest) -> str:
     try:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     except OSError:
         digest = ""
-    body = {k: v for k, v in request.items() if k != "autotune_index"}
+    body = {k: v for k, v in request.to_dict().items() if k != "autotune_index"}
     return digest + json.dumps(body, sort_keys=True, default=str)
 
 
@@ -37,8 +37,7 @@ def autotune_panel(rec: Inspection) -> None:
         return
     kf = state.current_kernel()
     path = state.workspace_of_session().source_path(kf)
-    request = state.settings().request()
-    request["passes"] = False
+    request = state.settings().request(str(path), passes=False)
     key = _grid_key(path, request)
     grids: dict[str, list[Inspection]] = st.session_state.setdefault(GRIDS, {})
     if compiling.take_cancelled("grid") is not None:
@@ -46,7 +45,7 @@ def autotune_panel(rec: Inspection) -> None:
     if st.button(f"Compile all {n} configs", type="primary", key="w.grid.compile"):
         bar = st.progress(0.0, text=f"0 of {n} configs compiled")
         records = compiling.compile_many(
-            path, [{**request, "autotune_index": i} for i in range(n)],
+            [dataclasses.replace(request, autotune_index=i) for i in range(n)],
             progress=lambda done, total: bar.progress(done / total, text=f"{done} of {total} configs compiled"))
         bar.empty()
         grids[key] = records

@@ -22,12 +22,12 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import streamlit as st
 
-from inspector.compile.api import inspect_kernel
-from inspector.record import ErrorInfo, Inspection
+from inspector.compile.api import inspect
+from inspector.record import ErrorInfo, InspectRequest, Inspection
 
 POLL_SECONDS = 0.1
 # Threads waiting on workers (each compile is a separate process): enough for the 8 concurrent
@@ -52,18 +52,18 @@ class _Compiler:
         self.lock = threading.Lock()
         self.inflight: dict[str, _Job] = {}
 
-    def submit(self, path: Path, request: dict[str, Any], waiter: str = "") -> Future:
+    def submit(self, request: InspectRequest, waiter: str = "") -> Future:
         """The future of this request's record; an identical request in flight is joined."""
         try:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            digest = hashlib.sha256(Path(request.file).read_bytes()).hexdigest()
         except OSError:
             digest = "unreadable"
-        key = json.dumps([str(path), digest, request], sort_keys=True, default=str)
+        key = json.dumps([digest, request.to_dict()], sort_keys=True, default=str)
         with self.lock:
             job = self.inflight.get(key)
             if job is None or job.cancel.is_set():
                 cancel = threading.Event()
-                job = _Job(self.pool.submit(inspect_kernel, path, cancel=cancel, **request), cancel)
+                job = _Job(self.pool.submit(inspect, request, cancel=cancel), cancel)
                 self.inflight[key] = job
                 fresh = True
             else:
@@ -153,10 +153,10 @@ def _cancel_button(slot, futures: list[Future], label: str, kind: str) -> None:
                 help="Stop this compile (its worker is killed).")
 
 
-def compile_with_status(path: Path, request: dict[str, Any], label: str) -> Inspection:
+def compile_with_status(request: InspectRequest, label: str) -> Inspection:
     """Compile, showing a status box whose label counts the seconds and a Cancel button; return
     the record."""
-    fut = compiler().submit(path, request, _waiter())
+    fut = compiler().submit(request, _waiter())
     start = time.monotonic()
     slot = st.empty()
     if not fut.done():
@@ -183,21 +183,21 @@ def summary(rec: Inspection, label: str) -> str:
     return f"{label}: {KIND_TITLES.get(kind, kind)}"
 
 
-def compile_quietly(path: Path, requests: list[dict[str, Any]], label: str) -> list[Inspection]:
+def compile_quietly(requests: list[InspectRequest], label: str) -> list[Inspection]:
     """Compile a few small requests in parallel behind a spinner, with no Cancel button of their
     own (a teaching pair's halves: cache hits after the first visit); records in request order."""
-    futures = [compiler().submit(path, r, _waiter()) for r in requests]
+    futures = [compiler().submit(r, _waiter()) for r in requests]
     if not all(f.done() for f in futures):
         with st.spinner(f"Compiling {label}…"):
             wait(futures)
     return [_result(f, label) for f in futures]
 
 
-def compile_many(path: Path, requests: list[dict[str, Any]],
+def compile_many(requests: list[InspectRequest],
                  progress: Callable[[int, int], None] | None = None) -> list[Inspection]:
     """Compile several requests in parallel (the autotune grid), with a Cancel button; records in
     request order."""
-    futures = [compiler().submit(path, r, _waiter()) for r in requests]
+    futures = [compiler().submit(r, _waiter()) for r in requests]
     slot = st.empty()
     _cancel_button(slot, futures, f"{len(futures)} configs", "grid")
     done = 0

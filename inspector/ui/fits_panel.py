@@ -23,8 +23,7 @@ def _key(rec: Inspection) -> str:
 def _start(rec: Inspection) -> None:
     from inspector.fixes.fits import fits
 
-    request = {k: v for k, v in state.settings().request().items()
-               if k not in ("kernel", "target", "passes", "autotune_index")}
+    request = {k: v for k, v in state.settings().request().changes().items() if k != "passes"}
 
     def work(j: jobs.Job) -> Any:
         return fits(rec.file, rec.kernel, source=rec.source,

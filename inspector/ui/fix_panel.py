@@ -78,7 +78,8 @@ def _job(rec: Inspection) -> jobs.Job:
     """The job making this record's fixes (started when there is none)."""
     from inspector.fixes import fix
 
-    request = {k: v for k, v in state.settings().request().items() if k not in ("kernel", "target", "passes")}
+    s = state.settings()
+    request = {**{k: v for k, v in s.request().changes().items() if k != "passes"}, "autotune_index": s.autotune}
 
     def work(j: jobs.Job) -> Any:
         return fix(rec.file, kernel=rec.kernel, target=rec.target, record=rec,

@@ -10,8 +10,6 @@ worker warms up; the compile's result redraws it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
 from inspector.compile.api import complete
@@ -94,8 +92,9 @@ status_slot = st.container()
 if ss.get("last_summary") and rec is not None:
     status_slot.caption(ss["last_summary"])
 if shown is not None and deferred_wanted(shown, state.settings().panes):
-    # SASS is left out of the page's compiles (nvdisasm costs ~0.2 s on any kernel) and made
-    # here when a pane shows it: in the sandbox, then cached with the record.
+    # SASS is left out of the page's compiles (nvdisasm costs more CPU than most compiles:
+    # docs/architecture.md#why-it-is-fast) and made here when a pane shows it: in the sandbox,
+    # then cached with the record.
     with st.spinner("Disassembling SASS…"):
         complete(shown, deferred_wanted(shown, state.settings().panes))
 if shown is not None:
@@ -135,7 +134,7 @@ if ss[state.WANT_COMPILE]:
     label = f"{kf.file_name} for {target_picker.label(s.target)}"
     defer = [] if "sass" in s.panes else ["sass"]  # made when a pane first shows it (above)
     with status_slot:
-        done = compile_with_status(Path(file), {**s.request(), **extra, "defer": defer}, label)
+        done = compile_with_status(s.request(file, **extra, defer=defer), label)
     state.remember(done)
     target_picker.first_compile_done()
     ss["last_summary"] = summary(done, label)

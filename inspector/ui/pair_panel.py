@@ -12,14 +12,14 @@ in the server.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import streamlit as st
 
 from inspector.analysis import advise, memory_report
-from inspector.record import Inspection
+from inspector.record import InspectRequest, Inspection
 from inspector.ui import state
 from inspector.ui.insight_panel import SEVERITY_ICONS, VERDICT_WORDS, sector_words
 
@@ -125,18 +125,16 @@ def pair_panel(rec: Inspection) -> None:
     from inspector.ui.compiling import compile_quietly
 
     file, extra = state.compile_input(kf)
-    base = {**state.settings().request(), **extra, "defer": ["sass"]}
+    base = state.settings().request(file, **extra, defer=["sass"])
     requests = [request_of(h, base) for h in halves]
     st.markdown("##### The pair, side by side")
-    records = compile_quietly(Path(file), requests, "the pair")
+    records = compile_quietly(requests, "the pair")
     for col, half, r in zip(st.columns(2), halves, records):
         with col, st.container(border=True):
             _half(r, half, _recorded(Path(kf.bundled or file).stem, half.variant))
 
 
-def request_of(half: PairHalf, base: dict[str, Any]) -> dict[str, Any]:
+def request_of(half: PairHalf, base: InspectRequest) -> InspectRequest:
     """The compile request of one half, on top of the page's own request."""
-    req = {**base, "consts": {**(base.get("consts") or {}), **half.consts}, "passes": False}
-    if half.kernel:
-        req["kernel"] = half.kernel
-    return req
+    return dataclasses.replace(base, consts={**base.consts, **half.consts}, passes=False,
+                               kernel=half.kernel or base.kernel)

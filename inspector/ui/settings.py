@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from inspector.hardware.targets import DEFAULT_TARGET
+from inspector.record import InspectRequest
 
 STAGE_PANES = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn", "passes")
 DEFAULT_PANES = ("ptx",)
@@ -80,16 +81,13 @@ class Settings:
             out["num_stages"] = self.num_stages
         return out
 
-    def request(self) -> dict[str, Any]:
-        """inspect_kernel's keyword arguments for this view (file aside)."""
-        out = {
-            "kernel": self.function or None, "target": self.target, "args": dict(self.args),
-            "consts": dict(self.consts), "options": self.options(), "autotune_index": self.autotune,
-            "passes": self.passes,
-        }
-        if self.triton:
-            out["triton"] = self.triton
-        return out
+    def request(self, file: str = "", **fields: Any) -> InspectRequest:
+        """The compile request of this view for `file` (`fields`: further request fields, the
+        editor's `source`, `defer`): the one request type the command line builds too."""
+        view = dict(file=file, target=self.target, kernel=self.function or None, args=dict(self.args),
+                    consts=dict(self.consts), options=self.options(), autotune_index=self.autotune,
+                    passes=self.passes, triton=self.triton or None)
+        return InspectRequest(**{**view, **fields})
 
     def to_query(self) -> dict[str, str]:
         """The URL query parameters (only what differs from the defaults, in a stable order)."""

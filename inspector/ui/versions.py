@@ -11,7 +11,7 @@ second release and shows the comparison: the summary line, layouts, and the whol
 
 from __future__ import annotations
 
-from pathlib import Path
+import dataclasses
 
 import streamlit as st
 
@@ -137,8 +137,8 @@ def release_diff(rec: Inspection) -> None:
         return
     kf = state.current_kernel()
     file, extra = state.compile_input(kf)
-    request = {**s.request(), **extra, "triton": vs}
-    other = compile_with_status(Path(file), request, f"{kf.file_name} with Triton {vs}")
+    other = compile_with_status(dataclasses.replace(s.request(file, **extra), triton=vs),
+                                f"{kf.file_name} with Triton {vs}")
     if not other.ok:
         st.error(f"Triton {vs}: {other.error.message if other.error else 'failed'}")
         return

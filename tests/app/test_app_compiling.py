@@ -11,6 +11,7 @@ import pytest
 from paths import KERNELS
 
 pytest.importorskip("streamlit")  # the compile pool lives in the app's layer (not on the GPU machine)
+from inspector.record import InspectRequest  # noqa: E402
 from inspector.ui.compiling import _Compiler  # noqa: E402
 
 
@@ -31,7 +32,7 @@ def test_a_request_done_at_once_does_not_deadlock():
     comp = _Compiler()
     comp.pool = _DonePool()
     out: list = []
-    t = threading.Thread(target=lambda: out.append(comp.submit(KERNELS / "add.py", {"target": "sm_90"}).result()),
+    t = threading.Thread(target=lambda: out.append(comp.submit(InspectRequest(str(KERNELS / "add.py"), "sm_90")).result()),
                          daemon=True)
     t.start()
     t.join(5)
@@ -44,14 +45,14 @@ def test_the_same_request_in_flight_is_shared():
     executor = ThreadPoolExecutor(2)
 
     class SlowPool:
-        def submit(self, fn, path, **request) -> Future:
-            return executor.submit(lambda: (release.wait(5), request["target"])[1])
+        def submit(self, fn, request, **kw) -> Future:
+            return executor.submit(lambda: (release.wait(5), request.target)[1])
 
     comp = _Compiler()
     comp.pool = SlowPool()
-    a = comp.submit(KERNELS / "add.py", {"target": "sm_90"})
-    b = comp.submit(KERNELS / "add.py", {"target": "sm_90"})
-    c = comp.submit(KERNELS / "add.py", {"target": "sm_80"})
+    a = comp.submit(InspectRequest(str(KERNELS / "add.py"), "sm_90"))
+    b = comp.submit(InspectRequest(str(KERNELS / "add.py"), "sm_90"))
+    c = comp.submit(InspectRequest(str(KERNELS / "add.py"), "sm_80"))
     assert a is b and a is not c
     release.set()
     assert a.result(5) == "sm_90" and c.result(5) == "sm_80"
@@ -66,13 +67,13 @@ class _HeldPool:
         self.release = threading.Event()
         self.events: list[threading.Event] = []
 
-    def submit(self, fn, path, cancel=None, **request) -> Future:
+    def submit(self, fn, request, cancel=None) -> Future:
         self.events.append(cancel)
 
         def run():
             while not (cancel.is_set() or self.release.is_set()):
                 cancel.wait(0.01)
-            return "cancelled" if cancel.is_set() else request["target"]
+            return "cancelled" if cancel.is_set() else request.target
 
         return self.executor.submit(run)
 
@@ -80,14 +81,14 @@ class _HeldPool:
 def test_cancel_stops_a_request_only_when_every_session_gave_it_up():
     comp = _Compiler()
     comp.pool = pool = _HeldPool()
-    a = comp.submit(KERNELS / "add.py", {"target": "sm_90"}, waiter="session a")
-    b = comp.submit(KERNELS / "add.py", {"target": "sm_90"}, waiter="session b")
+    a = comp.submit(InspectRequest(str(KERNELS / "add.py"), "sm_90"), waiter="session a")
+    b = comp.submit(InspectRequest(str(KERNELS / "add.py"), "sm_90"), waiter="session b")
     assert a is b and len(pool.events) == 1
     assert comp.cancel([a], "session a") == 0 and not pool.events[0].is_set()  # b still waits for it
     assert comp.cancel([a], "session b") == 1 and pool.events[0].is_set()
     assert a.result(5) == "cancelled"
     # A new request after a cancel starts a compile of its own, never joins the cancelled one.
-    c = comp.submit(KERNELS / "add.py", {"target": "sm_90"}, waiter="session a")
+    c = comp.submit(InspectRequest(str(KERNELS / "add.py"), "sm_90"), waiter="session a")
     assert c is not a and len(pool.events) == 2 and not pool.events[1].is_set()
     pool.release.set()
     assert c.result(5) == "sm_90"

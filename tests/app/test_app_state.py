@@ -19,9 +19,10 @@ def test_settings_round_trip_through_the_url():
                  "autotune": "3", "c.BLOCK_M": "64", "a.M": "1000", "panes": "ttgir,sass", "view": "occupancy",
                  "passes": "1"}
     assert Settings.from_query(q) == s
-    assert s.request() == {"kernel": "matmul_kernel", "target": "gfx942", "args": {"M": "1000"},
-                           "consts": {"BLOCK_M": "64"}, "options": {"num_warps": 8, "num_stages": 2},
-                           "autotune_index": 3, "passes": True}
+    r = s.request("k.py", source="text")
+    assert (r.file, r.kernel, r.target, r.args, r.consts, r.options, r.autotune_index, r.passes, r.source) == \
+        ("k.py", "matmul_kernel", "gfx942", {"M": "1000"}, {"BLOCK_M": "64"}, {"num_warps": 8, "num_stages": 2}, 3,
+         True, "text")
 
 
 def test_defaults_stay_out_of_the_url():
