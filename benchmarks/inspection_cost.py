@@ -69,8 +69,8 @@ warnings.simplefilter("ignore")
 import contextlib
 import torch, triton
 from inspector import triton_compat as tc
-from inspector.compile import kernel_file as kf, handler
-from inspector.compile.stand_in_device import stand_in_device
+from inspector.worker import kernel_file as kf, handler
+from inspector.worker.stand_in_device import stand_in_device
 from inspector.hardware.targets import parse_target
 if {warm!r}:
     handler.warm_up()

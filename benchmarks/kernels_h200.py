@@ -35,7 +35,7 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 from triton.testing import do_bench  # noqa: E402
 
-import kernels  # noqa: E402
+from inspector.bench import protocol as gallery  # noqa: E402
 
 QUANTILES = [0.5, 0.2, 0.8]
 DEVICE = "cuda"
@@ -99,21 +99,21 @@ def flash_sdpa(q, k, v, causal: bool = False):
 
 
 def bench_kernel(name: str, sizes_override: list | None, ceil: dict[str, Any]) -> list[dict[str, Any]]:
-    module = kernels.load(name)
+    module = gallery.load_gallery(name)
     rows = []
-    for variant, kw in kernels.variants(module).items():
+    for variant, kw in gallery.variants(module).items():
         for size in sizes_override or module.SIZES:
             row: dict[str, Any] = {"kernel": name, "variant": variant, "size": list(size) if isinstance(size, tuple) else size}
             try:
                 torch.manual_seed(hash((name, variant, str(size))) & 0xFFFF)
                 tuner = getattr(module, module.KERNEL)
                 timings_before = getattr(tuner, "configs_timings", None)
-                result = kernels.check(module, size, variant, DEVICE)
+                result = gallery.check(module, size, variant, DEVICE)
                 row.update(ok=result.ok, max_abs_error=result.max_abs_error, rel_error=result.rel_error,
                            message=result.message)
-                inputs = kernels.call(module.make_inputs, size, DEVICE, **kw)
-                work_flops = kernels.call(module.flops, size, **kw)
-                work_bytes = kernels.call(module.bytes_moved, size, **kw)
+                inputs = gallery.call(module.make_inputs, size, DEVICE, **kw)
+                work_flops = gallery.call(module.flops, size, **kw)
+                work_bytes = gallery.call(module.bytes_moved, size, **kw)
                 row["flops"], row["bytes"] = work_flops, work_bytes
                 # Bind the keywords once: matching them per call costs microseconds of Python, as
                 # much as a small kernel runs.
@@ -153,11 +153,11 @@ def sweep_launch_params(ceil: dict[str, Any]) -> list[dict[str, Any]]:
     """num_warps x num_stages for the persistent row kernels at a short and the longest row."""
     rows = []
     for name in ("softmax", "layer_norm"):
-        module = kernels.load(name)
-        for variant, kw in kernels.variants(module).items():
+        module = gallery.load_gallery(name)
+        for variant, kw in gallery.variants(module).items():
             for size in SWEEP_SIZES:
-                inputs = kernels.call(module.make_inputs, size, DEVICE, **kw)
-                work_bytes = kernels.call(module.bytes_moved, size, **kw)
+                inputs = gallery.call(module.make_inputs, size, DEVICE, **kw)
+                work_bytes = gallery.call(module.bytes_moved, size, **kw)
                 block = triton.next_power_of_2(size[1])
                 default = module.launch_params(size[1], inputs[0].element_size())
                 eager_ms = timed(bound(module.baseline, inputs, kw))[0]
@@ -240,10 +240,10 @@ def main() -> int:
     print(f"ceilings: copy {ceil['copy_gbps']:.0f} GB/s (read + write), cuBLAS bf16 "
           f"{ceil['cublas_bf16_4096_tflops']:.0f} TFLOP/s at 4096^3, {ceil['cublas_bf16_8192_tflops']:.0f} at 8192^3",
           flush=True)
-    names = [n for n in args.kernels.split(",") if n] or kernels.bundled_names()
+    names = [n for n in args.kernels.split(",") if n] or gallery.gallery_names()
     rows: list[dict[str, Any]] = []
     for name in names:
-        sizes = [kernels.load(name).SIZES[-1]] if args.quick else None
+        sizes = [gallery.load_gallery(name).SIZES[-1]] if args.quick else None
         rows += bench_kernel(name, sizes, ceil)
     sweep = sweep_launch_params(ceil) if args.sweep else []
     result = {"environment": env, "ceilings": ceil, "rows": rows, "sweep": sweep, "seconds": time.time() - start}

@@ -64,7 +64,7 @@ def main() -> None:
             print(f"| {release} | {took:.1f} | {env.bytes / 2**20:.0f} |", flush=True)
         print()
     names = [k for k in ns.kernels.split(",") if k] or sorted(
-        p.stem for p in (REPO / "kernels").glob("*.py") if p.name != "__init__.py"
+        p.stem for p in (REPO / "kernels").glob("*.py") if not p.name.startswith("_")
     )
     targets = [t for t in ns.targets.split(",") if t]
     times: dict[tuple[str, str, str], list[float]] = {}
@@ -73,7 +73,7 @@ def main() -> None:
     for release in releases:
         _, box = triton_sandbox(release)
         if box is None:
-            from inspector.isolation.sandboxes import default_sandbox
+            from inspector.isolation.selection import default_sandbox
 
             box = default_sandbox()
         box.warm_up(complete=True)

@@ -168,7 +168,7 @@ def check(ns: argparse.Namespace, home: str) -> int:
     print(f"side environment: {env.env_path} ({env.source}); imports triton from {env.triton_file}")
 
     names = [k for k in ns.kernels.split(",") if k] or sorted(
-        p.stem for p in (REPO / "kernels").glob("*.py") if p.name != "__init__.py"
+        p.stem for p in (REPO / "kernels").glob("*.py") if not p.name.startswith("_")
     )
     rows, bad = [], 0
     print(

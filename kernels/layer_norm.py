@@ -36,6 +36,8 @@ import torch
 import triton
 import triton.language as tl
 
+from ._occupancy import resident_programs as resident
+
 TITLE = "Layer norm (forward)"
 KERNEL = "layer_norm_kernel"
 
@@ -118,19 +120,15 @@ _RESIDENT_PROGRAMS: dict[tuple, int] = {}
 
 def resident_programs(x, weight, bias, out, block_n: int, num_warps: int, num_stages: int, rows: int = 1) -> int:
     """Programs of the compiled kernel that fit on x's GPU at once: SMs x blocks per SM, from the
-    kernel's registers and shared memory through the occupancy calculator (as softmax.py does)."""
+    kernel's registers and shared memory (`_occupancy.py`, as Triton's fused-softmax tutorial counts them)."""
     key = (x.device.index, x.dtype, block_n, rows, num_warps, num_stages)
     if key not in _RESIDENT_PROGRAMS:
-        from inspector.occupancy import triton_occupancy
-
         compiled = layer_norm_kernel.warmup(
             x, weight, bias, out, x.stride(0), out.stride(0), x.shape[0], x.shape[1], 1e-5,
             BLOCK_N=block_n, NUM_STAGES=num_stages, ROWS=rows, num_warps=num_warps, grid=(1,),
         )
         compiled._init_handles()
-        target = triton.runtime.driver.active.get_current_target()
-        per_sm = triton_occupancy(target, num_warps, compiled.n_regs, compiled.metadata.shared).blocks_per_sm
-        _RESIDENT_PROGRAMS[key] = max(per_sm, 1) * torch.cuda.get_device_properties(x.device).multi_processor_count
+        _RESIDENT_PROGRAMS[key] = resident(compiled, num_warps, x.device)
     return _RESIDENT_PROGRAMS[key]
 
 

@@ -35,6 +35,8 @@ import torch
 import triton
 import triton.language as tl
 
+from ._occupancy import resident_programs as resident
+
 TITLE = "Fused softmax"
 KERNEL = "softmax_kernel"
 
@@ -80,17 +82,12 @@ def resident_programs(
     """How many programs of the compiled kernel fit on x's GPU at once (SMs x blocks per SM)."""
     key = (x.device.index, x.dtype, block, rows, num_warps, num_stages)
     if key not in _RESIDENT_PROGRAMS:
-        from inspector.occupancy import triton_occupancy
-
         compiled = softmax_kernel.warmup(
             out, x, x.stride(0), out.stride(0), x.shape[0], x.shape[1],
             BLOCK=block, NUM_STAGES=num_stages, ROWS=rows, num_warps=num_warps, grid=(1,),
         )
         compiled._init_handles()  # loads the binary: n_regs is known from here on
-        target = triton.runtime.driver.active.get_current_target()
-        per_sm = triton_occupancy(target, num_warps, compiled.n_regs, compiled.metadata.shared).blocks_per_sm
-        sms = torch.cuda.get_device_properties(x.device).multi_processor_count
-        _RESIDENT_PROGRAMS[key] = max(per_sm, 1) * sms
+        _RESIDENT_PROGRAMS[key] = resident(compiled, num_warps, x.device)
     return _RESIDENT_PROGRAMS[key]
 
 

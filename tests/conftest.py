@@ -15,6 +15,9 @@ from paths import REPO, has_gpu  # noqa: E402
 
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+# ... and the benchmark scripts whose cases and harnesses tests reuse (coalescing_fidelity,
+# occupancy_driver_check), imported by module name as the scripts import each other
+sys.path.insert(1, str(REPO / "benchmarks"))
 # Tests compile in-process (their own Sandbox), spawning no warm pool daemon; tests/isolation/test_pool.py turns it on.
 os.environ.setdefault("TRITON_INSPECTOR_POOL", "0")
 

@@ -394,7 +394,7 @@ def access_site(op: Op) -> AccessSite | None:
     return AccessSite(op, ops[0], mask, shape, encoding, eb)
 
 
-# a host-made tensor descriptor as the record shows it (inspector.compile.kernel_file.describe_value)
+# a host-made tensor descriptor as the record shows it (inspector.worker.kernel_file.describe_value)
 DESCRIPTOR_TEXT = re.compile(r"tensor descriptor .*, shape \[([\d, ]*)\], strides \[([\d, ]*)\]$")
 
 

@@ -23,7 +23,7 @@ compare (run-to-run differences).
 
 from .client import DEFAULT_TIMEOUT, run_benchmark, run_benchmarks
 from .protocol import ProtocolError, bundled_kernels, resolve
-from .recorded import RECORDED_DIR, recorded_kernels, recorded_path, recorded_result
+from .shipped import RECORDED_DIR, recorded_kernels, recorded_path, recorded_result
 from .records import (
     BenchError,
     BenchResult,

@@ -22,7 +22,7 @@ from typing import Any
 
 from inspector.compile.cache import default_cache_dir
 
-from .recorded import recorded_kernels, recorded_result
+from .shipped import recorded_kernels, recorded_result
 from .records import Ceilings, DeviceInfo
 
 # Bytes of the copied buffer (read once, written once: twice this moves), all far beyond any L2.

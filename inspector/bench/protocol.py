@@ -198,7 +198,7 @@ def pin_autotune_config(module: Any, index: int) -> None:
 def load_spec(target: str, autotune_config: int | None = None) -> KernelSpec:
     """Import the kernel file (runs its code: worker process only) and read its protocol;
     with `autotune_config`, its autotuned kernels run that config only."""
-    from inspector.compile.kernel_file import load_module
+    from inspector.worker.kernel_file import load_module
 
     name, path, bundled = resolve(target)
     module = load_module(str(path))

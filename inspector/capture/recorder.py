@@ -252,7 +252,7 @@ class Recorder:
         self, jit: Any, values: dict, options: dict, grid: list[int] | None, entry: KernelEntry
     ) -> str:
         from .. import triton_compat as tc
-        from ..compile.reproduce import standalone_file
+        from ..worker.reproduce import standalone_file
 
         final = tc.FinalCall(args=values, options=options, grid=grid)
         try:
@@ -299,7 +299,7 @@ class Recorder:
                 )
 
     def _compiled_entry(self, h: str, info: dict[str, Any], launches: int, function: Any) -> None:
-        from ..compile.reproduce import standalone_file
+        from ..worker.reproduce import standalone_file
 
         src, meta = info["src"], info["metadata"]
         jit = src.fn

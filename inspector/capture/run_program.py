@@ -6,7 +6,7 @@ however it ends (an exception or sys.exit included; not os._exit).
 `--stand-in TARGET` runs a program written for a GPU on a machine without one (the command
 line's `compile --run`): with TRITON_INTERPRET=1 in its environment, the kernels run on the CPU
 under Triton's interpreter, tensors asked for on `cuda` are made on the CPU with their data, and
-torch answers as a machine with TARGET's GPU (inspector.compile.stand_in_device)."""
+torch answers as a machine with TARGET's GPU (inspector.worker.stand_in_device)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def main(argv: list[str]) -> int:
     status = 0
     stand_in = contextlib.nullcontext()
     if "--stand-in" in flags:
-        from ..compile.stand_in_device import stand_in_device
+        from ..worker.stand_in_device import stand_in_device
         from ..hardware.targets import parse_target
 
         stand_in = stand_in_device(parse_target(flags[flags.index("--stand-in") + 1]), tensors="cpu")

@@ -216,7 +216,7 @@ def text_reproducer(
     `@triton.jit` and an example() whose launch compiles to the recorded specialisation. With
     `whole_module` (`code` is the kernel's whole file), the `@triton.jit` helpers it calls and the
     file's Triton/torch imports come along."""
-    from ..compile.reproduce import _literal, _tensor
+    from ..worker.reproduce import _literal, _tensor
 
     helpers: list[str] = []
     imports: list[str] = []

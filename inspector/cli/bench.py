@@ -24,7 +24,7 @@ from typing import Any
 
 from inspector.bench.client import DEFAULT_TIMEOUT, run_benchmarks
 from inspector.bench.protocol import bundled_kernels, resolve, ProtocolError
-from inspector.bench.recorded import RECORDED_DIR, recorded_kernels, recorded_result
+from inspector.bench.shipped import RECORDED_DIR, recorded_kernels, recorded_result
 from inspector.bench.records import BenchResult, Point, Sweep, parse_size, save_result
 from inspector.bench.timing import DEFAULT_REP_MS, DEFAULT_WARMUP_MS
 

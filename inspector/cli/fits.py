@@ -53,7 +53,7 @@ def format_matrix(report: Any) -> list[str]:
 
 def run(ns: argparse.Namespace) -> int:
     """Handler for `fits`."""
-    from ..fixes.fits import fits
+    from ..preflight.matrix import fits
 
     if not ns.file:
         raise SystemExit("error: give a kernel file (or module)")

@@ -35,7 +35,7 @@ def run(ns: argparse.Namespace) -> int:
     """Handler for `pool`."""
     from inspector import places
     from inspector.isolation import pool
-    from inspector.isolation.sandboxes import pool_enabled
+    from inspector.isolation.selection import pool_enabled
 
     if ns.pool_command == "stop":
         infos = pool.pools()

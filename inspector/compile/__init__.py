@@ -1,8 +1,7 @@
-"""The compile pipeline: from a kernel file to an `Inspection` record.
+"""The caller's side of a compile: from a request to an `Inspection` record, in the caller's process.
 
-`api.inspect_kernel` is the entry point. It hashes the request (`cache`), hands it to the
-worker manager (`sandbox`, `zygote`, `jail`), whose jailed worker (`worker`) loads the file
-(`kernel_file`, `project`, `stand_in_device`, `wrapper_calls`, `kernel_params`), compiles it
-through Triton's `warmup` and returns an `Inspection` (`record`); `reproduce` writes the
-standalone file of a recorded launch, `errors` turns exceptions into advice.
+`api.inspect(request)` (and `api.inspect_kernel`) reads the file once, keys the request
+(`cache`), finds the project the file belongs to (`project`) and hands the request to the
+worker manager (`inspector.isolation`), whose jailed worker runs `inspector.worker` and returns
+the record.
 """

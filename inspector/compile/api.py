@@ -19,14 +19,14 @@ from .cache import Cache, cache_key
 from .project import fingerprint, locate, module_file
 from ..record import ErrorInfo, InspectRequest, Inspection, SCHEMA_VERSION
 from ..isolation.sandbox import Limits, Sandbox, SandboxError
-from ..isolation.sandboxes import default_sandbox
+from ..isolation.selection import default_sandbox
 from ..hardware.targets import DEFAULT_TARGET, UnknownTargetError, candidate_targets, parse_target
 from ..triton_compat.releases import VersionError
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the inspector package
 # The code that decides what a record contains (the pipeline and what it imports from beside it):
 # a change to any of it invalidates the cache.
-_RECORD_CODE = ("compile/*.py", "backends/*.py", "triton_compat/*.py", "hardware/*.py", "record.py")
+_RECORD_CODE = ("compile/*.py", "worker/*.py", "backends/*.py", "triton_compat/*.py", "hardware/*.py", "record.py")
 # Errors that the same inputs always reproduce; others (timeouts, crashes) are never cached.
 _CACHEABLE_ERRORS = {"out_of_resources"}
 

@@ -162,7 +162,7 @@ def main(argv: list[str]) -> int:
     request_path, result_path = argv
     with open(request_path, encoding="utf-8") as f:
         req = json.load(f)
-    from ..compile.stand_in_device import stand_in_device
+    from ..worker.stand_in_device import stand_in_device
     from ..hardware.targets import parse_target
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(req["file"])))

@@ -18,7 +18,7 @@ from . import compose
 from .candidates import Candidate, for_finding, further, reached
 from .check import Check, check_candidates
 from .evaluate import Measures, changes, finding_gone, helped, judged, measures, new_findings, score
-from .timing import time_candidates, timeable
+from .speed import time_candidates, timeable
 
 
 @dataclass

@@ -4,7 +4,7 @@ Everything here reads files as text (`ast`), never imports them: the launches th
 recorded by the sandboxed compile (`inspector.compile.api.inspect_kernel`), which runs each file
 as the app does. What is decided here is only which files to hand it, and which of the kernels a
 record lists (`Inspection.kernels_in_file`) are entry points rather than `@triton.jit` helpers
-that other kernels of the file call (the same rule as `inspector.compile.kernel_file.entry_kernels`).
+that other kernels of the file call (the same rule as `inspector.worker.kernel_file.entry_kernels`).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
   (time, memory, processes, output) and cancellation; `request_watch`: a request's processes
   seen from the server (members, memory, kill).
 - `zygote`: the worker manager itself (imports torch and Triton once, forks per request or keeps
-  a warm spare ready, runs the handler module the sandbox names: `inspector.compile.handler` by
+  a warm spare ready, runs the handler module the sandbox names: `inspector.worker.handler` by
   default); `request_processes`: what each of a request's processes does (C, G, W, afresh or as
   the spare).
 - `progress`: the phase and line a worker announces, for the caller's progress display.

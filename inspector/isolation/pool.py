@@ -5,7 +5,7 @@ that imports torch and Triton, a second or more per call before any compiling. W
 call starts a daemon, `python -m inspector.isolation.pool serve ...`, that owns one `Sandbox` (the
 same warm zygote, the same jail, the same limits as in-process: this module adds no sandboxing of
 its own and removes none) and serves requests over an AF_UNIX socket; later calls only connect.
-`inspector.isolation.sandboxes.default_sandbox()` hands out a `PoolClient` (a drop-in for `Sandbox`)
+`inspector.isolation.selection.default_sandbox()` hands out a `PoolClient` (a drop-in for `Sandbox`)
 while $TRITON_INSPECTOR_POOL is not "0", so the CLI and the app share the daemon.
 
 Decisions:

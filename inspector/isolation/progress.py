@@ -5,7 +5,7 @@ on; each call replaces the previous one. When a compile is stopped (timeout, can
 sandbox names the last phase in its message ("stopped after 60 s in the user's example() at line
 12"), and adds the line the user's code was at, from a stack dump it asks the worker for.
 
-Outside a sandboxed worker (the server, a test, `python -m inspector.compile.handler`) `phase` does nothing.
+Outside a sandboxed worker (the server, a test, `python -m inspector.worker.handler`) `phase` does nothing.
 The markers travel over a pipe of the request's own (not stdout or stderr), one JSON line each;
 the user's code can write to that pipe too, which only mislabels its own timeout.
 """

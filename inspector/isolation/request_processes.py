@@ -9,7 +9,7 @@ A request is three processes, so that each has one job:
     G  PID 1 of the new PID namespace (jail mode only): builds the request's root, drops its
        capabilities, forks W and reaps everything until W is done. When G exits or dies, the
        kernel kills every process left in the namespace (setsid and double forks included).
-    W  the worker: limits, then the handler's `serve(request)` (`inspector.compile.handler`),
+    W  the worker: limits, then the handler's `serve(request)` (`inspector.worker.handler`),
        the user's code. Its result goes back, length-prefixed, on the request's own result
        pipe, which no other request holds.
 

@@ -63,7 +63,7 @@ from .exposure import REPO_ROOT, _warn_once, clean_environment, hidden_paths, is
 
 DEFAULT_TIMEOUT = 60.0
 # The module a worker serves requests with (named, not imported: isolation sits below compile).
-DEFAULT_HANDLER = "inspector.compile.handler"
+DEFAULT_HANDLER = "inspector.worker.handler"
 DEFAULT_MEMORY = 4 * 1024**3  # bytes a worker may add to what it maps when its request starts / its resident set
 DEFAULT_OUTPUT = 256 * 1024**2  # largest file a child may write, and the largest result
 DEFAULT_PROCESSES = 64  # processes in a request's namespace (ptxas and friends need a handful)
@@ -357,7 +357,7 @@ class Sandbox:
     # -- requests ------------------------------------------------------------------------------
     def run(self, request: dict[str, Any], limits: Limits | None = None,
             cancel: threading.Event | None = None) -> dict[str, Any]:
-        """Run `inspector.compile.handler.handle(request)` in a jailed worker; return its result.
+        """Run `inspector.worker.handler.handle(request)` in a jailed worker; return its result.
 
         When `cancel` is set, the request's processes are all killed and SandboxError("cancelled")
         is raised. Raises SandboxError when the worker is stopped or dies without a result.

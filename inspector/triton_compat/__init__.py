@@ -53,7 +53,7 @@ The contacts, by module:
 - `releases`: which releases were tried (no Triton import: `versions add` reads it first).
 
 Outside this package, the inspector uses only Triton's public API: `triton.jit`, `triton.testing`
-(stood in for GPU-free by `inspector.compile.stand_in_device`), `triton.knobs.nvidia.<tool>.path`
+(stood in for GPU-free by `inspector.worker.stand_in_device`), `triton.knobs.nvidia.<tool>.path`
 for nvdisasm and cuobjdump (`inspector.backends.nvidia`).
 """
 

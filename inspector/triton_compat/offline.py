@@ -93,7 +93,7 @@ class OfflineDriver:
     def get_device_interface(self):
         import torch
 
-        return torch.cuda  # answered for the target by inspector.compile.stand_in_device
+        return torch.cuda  # answered for the target by inspector.worker.stand_in_device
 
     def get_benchmarker(self):
         return bench_once

@@ -1,4 +1,4 @@
-"""Will it run everywhere: the pre-flight matrix of the shown kernel (`inspector.fixes.fits`), every
+"""Will it run everywhere: the pre-flight matrix of the shown kernel (`inspector.preflight.matrix`), every
 GPU in the catalogue and every autotune config, with the change that makes a cell fit. It costs a
 compile per architecture and config, so it runs when asked, on a server thread (`jobs`), and the
 view shows its progress until the table is ready.
@@ -21,7 +21,7 @@ def _key(rec: Inspection) -> str:
 
 
 def _start(rec: Inspection) -> None:
-    from inspector.fixes.fits import fits
+    from inspector.preflight.matrix import fits
 
     request = {k: v for k, v in state.settings().request().changes().items() if k != "passes"}
 

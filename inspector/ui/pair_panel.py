@@ -73,7 +73,7 @@ def pair_halves(text: str) -> list[PairHalf]:
 
 def _recorded(stem: str, variant: str | None) -> str:
     """The half's recorded time at the largest size, in words ("" when none is recorded)."""
-    from inspector.bench.recorded import recorded_result
+    from inspector.bench.shipped import recorded_result
 
     if variant is None:  # the file's recorded sweep is not this half's alone: show none
         return ""

@@ -20,7 +20,7 @@ PAGE = str(Path(__file__).resolve().with_name("page.py"))
 
 def start_worker() -> None:
     """Start (or join) the process-wide worker manager; returns when it serves requests."""
-    from inspector.isolation.sandboxes import default_sandbox
+    from inspector.isolation.selection import default_sandbox
 
     try:
         default_sandbox().warm_up()

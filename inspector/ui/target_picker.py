@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 from inspector.compile.api import list_targets, native_gpu
-from inspector.isolation.sandboxes import default_sandbox
+from inspector.isolation.selection import default_sandbox
 from inspector.hardware.targets import DEFAULT_TARGET, candidate_targets
 
 NATIVE = "native"

@@ -336,7 +336,7 @@ def remove(version: str) -> int:
         while _alive(env.pid) and time.monotonic() < end:
             time.sleep(0.05)
     try:  # its warm worker manager, when this process runs one
-        from ..isolation.sandboxes import close_sandbox_for
+        from ..isolation.selection import close_sandbox_for
 
         close_sandbox_for(env_python(folder / ENV_DIR))
     except ImportError:

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-import kernels
+from inspector.bench import protocol as gallery
 
 import fuzz_cases
 from paths import KERNELS, REPO
@@ -32,7 +32,7 @@ def write(tmp_path, name: str, text: str):
 @pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.stem)
 def test_every_bundled_kernel_compiles(path, target, sandbox):
     rec = inspect_kernel(path, target=target, sandbox=sandbox, timeout=300)
-    module = kernels.load(path.stem)
+    module = gallery.load_gallery(path.stem)
     written_for = getattr(module, "CAPABILITY", None)
     if written_for is not None and target != f"sm_{written_for[0]}{written_for[1]}":
         # a Gluon kernel for one GPU generation says so, at its launch, instead of crashing the compiler

@@ -13,7 +13,7 @@ from paths import REPO
 # Runs in a fresh interpreter: loading a file changes sys.path and sys.modules for good.
 PROBE = """
 import json, sys
-from inspector.compile import kernel_file as kf
+from inspector.worker import kernel_file as kf
 module, stop = kf.execute_file(sys.argv[1])
 kernels = kf.kernels_in(module, sys.argv[1])
 print(json.dumps({"kernels": [[k.name, k.line] for k in kernels], "name": module.__name__,

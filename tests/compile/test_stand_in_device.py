@@ -1,4 +1,4 @@
-"""The stand-in device's deferral of `torch._dynamo` (inspector.compile.stand_in_device): meta-tensor
+"""The stand-in device's deferral of `torch._dynamo` (inspector.worker.stand_in_device): meta-tensor
 arithmetic must not import it, and code that really uses dynamo must still get the real module.
 
 Each check runs in a fresh interpreter: the test process may have imported torch._dynamo already,
@@ -18,7 +18,7 @@ _PRELUDE = """
 import json, sys
 sys.path.insert(0, {repo!r})
 import torch
-from inspector.compile.stand_in_device import stand_in_device
+from inspector.worker.stand_in_device import stand_in_device
 from inspector.hardware.targets import parse_target
 """
 

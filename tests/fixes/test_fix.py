@@ -110,7 +110,7 @@ def example(device):
 
 
 def test_the_preflight_matrix_finds_where_it_cannot_launch_and_what_fits(tmp_path):
-    from inspector.fixes.fits import fits
+    from inspector.preflight.matrix import fits
 
     path = tmp_path / "tile.py"
     path.write_text(TILE)

@@ -270,7 +270,7 @@ def _request_processes(info: dict, baseline: set[int]) -> set[int]:
 def test_cancel_and_timeout_kill_the_request_in_the_pool(pool_home, tmp_path):
     from inspector.compile.api import inspect_kernel
     from inspector.isolation.pool import PoolClient
-    from inspector.isolation.sandboxes import default_sandbox
+    from inspector.isolation.selection import default_sandbox
 
     box = default_sandbox()
     assert isinstance(box, PoolClient)
@@ -333,7 +333,7 @@ def test_idle_pool_stops_itself(pool_home, monkeypatch):
 
 def test_pool_off_compiles_in_process(pool_home, monkeypatch):
     from inspector.isolation.sandbox import Sandbox
-    from inspector.isolation.sandboxes import default_sandbox
+    from inspector.isolation.selection import default_sandbox
 
     monkeypatch.setenv("TRITON_INSPECTOR_POOL", "0")
     assert isinstance(default_sandbox(), Sandbox)

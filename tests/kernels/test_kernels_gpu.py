@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-import kernels
+from inspector.bench import protocol as gallery
 
 pytestmark = pytest.mark.gpu
 
 
 def _cases():
-    for name in kernels.bundled_names():
-        module = kernels.load(name)
-        for variant in kernels.variants(module):
+    for name in gallery.gallery_names():
+        module = gallery.load_gallery(name)
+        for variant in gallery.variants(module):
             for size in [module.SIZES[-1], *module.TEST_SIZES]:
                 yield pytest.param(name, variant, size, id=f"{name}-{variant}-{size}")
 
@@ -22,12 +22,12 @@ def _cases():
 def test_kernel_matches_reference_on_gpu(name, variant, size):
     import torch
 
-    module = kernels.load(name)
+    module = gallery.load_gallery(name)
     wanted = getattr(module, "CAPABILITY", None)
     if wanted is not None and torch.cuda.get_device_capability() != tuple(wanted):
         pytest.skip(f"{name} is written for compute capability {wanted} only")
     torch.manual_seed(hash((name, variant, str(size))) & 0xFFFF)
-    result = kernels.check(module, size, variant, "cuda")
+    result = gallery.check(module, size, variant, "cuda")
     torch.cuda.synchronize()
     assert result.ok, result.message
 
@@ -37,7 +37,7 @@ def test_softmax_grid_is_what_the_driver_says_fits():
     import torch
     from cuda.bindings import driver as cu
 
-    softmax = kernels.load("softmax")
+    softmax = gallery.load_gallery("softmax")
     x = torch.randn(8192, 4096, device="cuda")
     out = torch.empty_like(x)
     block, warps, stages = softmax.launch_params(x.shape[1], x.element_size())
@@ -52,7 +52,7 @@ def test_softmax_grid_is_what_the_driver_says_fits():
     assert programs == sms * per_sm
 
 
-@pytest.mark.parametrize("name", kernels.bundled_names())
+@pytest.mark.parametrize("name", gallery.gallery_names())
 def test_on_a_gpu_launch_runs_the_kernel_its_panes_show(name):
     """The gallery tells the truth: on a real GPU, launch() runs the file's KERNEL (a teaching
     pair, its two kernels) and nothing else, so the recorded curve is that kernel's."""
@@ -60,15 +60,15 @@ def test_on_a_gpu_launch_runs_the_kernel_its_panes_show(name):
 
     from inspector.triton_compat import capture_launches, innermost_jit, is_kernel_object
 
-    module = kernels.load(name)
+    module = gallery.load_gallery(name)
     wanted = getattr(module, "CAPABILITY", None)
     if wanted is not None and torch.cuda.get_device_capability() != tuple(wanted):
         pytest.skip(f"{name} is written for compute capability {wanted} only")
     shown = {id(innermost_jit(getattr(module, module.KERNEL)))}
     if hasattr(module, "PAIR"):
         shown = {id(innermost_jit(v)) for v in vars(module).values() if is_kernel_object(v)}
-    for variant, kw in kernels.variants(module).items():
-        inputs = kernels.call(module.make_inputs, module.TEST_SIZES[0], "cuda", **kw)
+    for variant, kw in gallery.variants(module).items():
+        inputs = gallery.call(module.make_inputs, module.TEST_SIZES[0], "cuda", **kw)
         with capture_launches() as launches:
-            kernels.call(module.launch, *inputs, **kw)
+            gallery.call(module.launch, *inputs, **kw)
         assert launches and {id(l.jit) for l in launches} <= shown, f"{name} {variant} launched another kernel"

@@ -15,14 +15,14 @@ import pytest
 
 from paths import REPO
 
-import kernels
+from inspector.bench import protocol as gallery
 
 RUNNER = REPO / "tests" / "support" / "kernels_interpreter_run.py"
 CASES = [
     pytest.param(name, variant, size, id=f"{name}-{variant}-{size}")
-    for name in kernels.bundled_names()
-    for variant in kernels.variants(kernels.load(name))
-    for size in kernels.load(name).TEST_SIZES
+    for name in gallery.gallery_names()
+    for variant in gallery.variants(gallery.load_gallery(name))
+    for size in gallery.load_gallery(name).TEST_SIZES
 ]
 
 
@@ -47,12 +47,12 @@ def test_kernel_matches_reference_in_interpreter(interpreter_results, name, vari
 
 def test_interpreter_skips_are_few_and_explained():
     """Only variants the interpreter cannot run are skipped, each with its reason."""
-    for name in kernels.bundled_names():
-        module = kernels.load(name)
+    for name in gallery.gallery_names():
+        module = gallery.load_gallery(name)
         skip = getattr(module, "INTERPRETER_SKIP", None) or {}
-        assert set(skip) <= set(kernels.variants(module)), name
+        assert set(skip) <= set(gallery.variants(module)), name
         if getattr(module, "LANGUAGE", "triton") == "gluon":  # Gluon has no interpreter path at all
-            assert set(skip) == set(kernels.variants(module)), name
+            assert set(skip) == set(gallery.variants(module)), name
             continue
-        assert len(skip) < len(kernels.variants(module)), f"{name}: no variant left for the interpreter"
+        assert len(skip) < len(gallery.variants(module)), f"{name}: no variant left for the interpreter"
         assert all(isinstance(r, str) and r for r in skip.values())

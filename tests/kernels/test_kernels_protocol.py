@@ -8,11 +8,11 @@ import types
 import pytest
 import torch
 
-import kernels
-from inspector.compile.kernel_file import run_example
+from inspector.bench import protocol as gallery
+from inspector.worker.kernel_file import run_example
 from inspector.triton_compat import capture_launches, innermost_jit, is_kernel_object
 
-NAMES = kernels.bundled_names()
+NAMES = gallery.gallery_names()
 REQUIRED = ("TITLE", "KERNEL", "launch", "example", "make_inputs", "reference", "baseline", "flops",
             "bytes_moved", "SIZES", "TEST_SIZES", "SIZE_NAMES", "TOLERANCE")
 META = torch.device("meta")
@@ -27,7 +27,7 @@ def test_the_gallery_is_complete():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_file_defines_the_protocol(name):
-    module = kernels.load(name)
+    module = gallery.load_gallery(name)
     missing = [n for n in REQUIRED if not hasattr(module, n)]
     assert not missing, f"{name} lacks {missing}"
     doc = module.__doc__ or ""
@@ -35,7 +35,7 @@ def test_file_defines_the_protocol(name):
     assert is_kernel_object(getattr(module, module.KERNEL)), f"KERNEL={module.KERNEL!r} is not a Triton kernel"
     assert "out" in inspect.signature(module.launch).parameters, "launch must accept out= (poisoned by checks)"
     assert len(module.SIZE_NAMES) == (len(module.SIZES[0]) if isinstance(module.SIZES[0], tuple) else 1)
-    for variant, kw in kernels.variants(module).items():
+    for variant, kw in gallery.variants(module).items():
         # A variant keyword nothing accepts would silently do nothing.
         for key in kw:
             takers = [f for f in (module.make_inputs, module.launch, module.reference)
@@ -46,7 +46,7 @@ def test_file_defines_the_protocol(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_example_launches_on_meta_tensors(name):
     """The inspector's example call records launches of this file's kernels and runs nothing."""
-    module = kernels.load(name)
+    module = gallery.load_gallery(name)
     with capture_launches() as launches:
         assert run_example(module, module.__file__) is None  # nothing stopped it
     jits = {id(innermost_jit(v)) for v in vars(module).values() if is_kernel_object(v)}
@@ -60,14 +60,14 @@ def test_example_launches_on_meta_tensors(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_bytes_moved_counts_each_input_and_output_once(name):
     """On meta tensors: bytes_moved = bytes of the inputs + bytes of the output (fewest bytes)."""
-    module = kernels.load(name)
-    for variant, kw in kernels.variants(module).items():
+    module = gallery.load_gallery(name)
+    for variant, kw in gallery.variants(module).items():
         for size in module.SIZES:
-            inputs = kernels.call(module.make_inputs, size, META, **kw)
-            output = kernels.call(module.reference, *inputs, **kw)
+            inputs = gallery.call(module.make_inputs, size, META, **kw)
+            output = gallery.call(module.reference, *inputs, **kw)
             counted = sum(t.numel() * t.element_size() for t in (*inputs, output))
-            claimed = kernels.call(module.bytes_moved, size, **kw)
-            work = kernels.call(module.flops, size, **kw)
+            claimed = gallery.call(module.bytes_moved, size, **kw)
+            work = gallery.call(module.flops, size, **kw)
             assert isinstance(claimed, int) and isinstance(work, int) and work >= 0
             if (name, variant) in PARTIAL_READS:
                 assert claimed < counted
@@ -76,7 +76,7 @@ def test_bytes_moved_counts_each_input_and_output_once(name):
 
 
 def test_check_catches_an_unwritten_element():
-    """kernels.check fails a launch that leaves the last element of the poisoned output alone."""
+    """gallery.check fails a launch that leaves the last element of the poisoned output alone."""
 
     def launch(x, out=None):
         out[:-1] = x[:-1] * 2
@@ -84,14 +84,14 @@ def test_check_catches_an_unwritten_element():
 
     fake = types.SimpleNamespace(make_inputs=lambda n, device: (torch.randn(n, device=device),),
                                  reference=lambda x: x * 2, launch=launch, TOLERANCE=dict(atol=0, rtol=0))
-    result = kernels.check(fake, 100, "default", "cpu")
+    result = gallery.check(fake, 100, "default", "cpu")
     assert not result.ok and "1 never written" in result.message
     fake.launch = lambda x, out=None: out.copy_(x * 2)
-    assert kernels.check(fake, 100, "default", "cpu").ok
+    assert gallery.check(fake, 100, "default", "cpu").ok
 
 
 def test_check_catches_a_wrong_value():
     fake = types.SimpleNamespace(make_inputs=lambda n, device: (torch.randn(n, device=device),),
                                  reference=lambda x: x * 2, launch=lambda x, out=None: out.copy_(x * 2.01),
                                  TOLERANCE=dict(atol=1e-4, rtol=1e-4))
-    assert not kernels.check(fake, 100, "default", "cpu").ok
+    assert not gallery.check(fake, 100, "default", "cpu").ok

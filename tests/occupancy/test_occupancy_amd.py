@@ -74,7 +74,7 @@ def test_amd_curves_use_the_unified_count():
 triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")
 
-from inspector.occupancy.driver_check import matmul_tile  # noqa: E402  (the driver check's shared-memory tile)
+from occupancy_driver_check import matmul_tile  # noqa: E402  (the driver check's shared-memory tile)
 
 
 @triton.jit

@@ -1,6 +1,6 @@
 """On a CUDA GPU: blocks/SM from the calculator equal the driver's
 `cuOccupancyMaxActiveBlocksPerMultiprocessor` for every bundled kernel and a shared-memory matmul
-tile, over num_warps 1..32 and several maxnreg caps (see inspector.occupancy.driver_check)."""
+tile, over num_warps 1..32 and several maxnreg caps (see occupancy_driver_check)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 @pytest.mark.gpu
 def test_blocks_per_sm_match_the_driver():
     pytest.importorskip("cuda.bindings")
-    from inspector.occupancy.driver_check import run_check, summary_table
+    from occupancy_driver_check import run_check, summary_table
 
     result = run_check()
     if os.environ.get("OCCUPANCY_CHECK_JSON"):  # keep the full rows for the record

@@ -21,21 +21,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import torch  # noqa: E402
 
-import kernels  # noqa: E402
+from inspector.bench import protocol as gallery  # noqa: E402
 
 
 def cases(names: list[str]):
     """(kernel, variant, size, skip reason or None) for every interpreter case of the kernels."""
     for name in names:
-        module = kernels.load(name)
+        module = gallery.load_gallery(name)
         skip = getattr(module, "INTERPRETER_SKIP", None) or {}
-        for variant in kernels.variants(module):
+        for variant in gallery.variants(module):
             for size in module.TEST_SIZES:
                 yield name, module, variant, size, skip.get(variant)
 
 
 def main(argv: list[str]) -> int:
-    names = argv or kernels.bundled_names()
+    names = argv or gallery.gallery_names()
     for name, module, variant, size, skip in cases(names):
         row = {"kernel": name, "variant": variant, "size": size}
         if skip:
@@ -44,7 +44,7 @@ def main(argv: list[str]) -> int:
         torch.manual_seed(hash((name, variant, str(size))) & 0xFFFF)
         start = time.perf_counter()
         try:
-            result = kernels.check(module, size, variant, "cpu")
+            result = gallery.check(module, size, variant, "cpu")
             row.update(ok=result.ok, message=result.message, max_abs_error=result.max_abs_error,
                        rel_error=result.rel_error)
         except Exception:  # noqa: BLE001 - reported per case

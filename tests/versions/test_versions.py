@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-import kernels
+from inspector.bench import protocol as gallery
 from side_releases import missing, ready
 
 from inspector import versions
@@ -27,7 +27,7 @@ from inspector.triton_compat import releases as support
 from inspector.versions.compare import compare
 
 REPO = Path(__file__).resolve().parents[2]
-KERNELS = sorted(p for p in (REPO / "kernels").glob("*.py") if p.name != "__init__.py")
+KERNELS = sorted(p for p in (REPO / "kernels").glob("*.py") if not p.name.startswith("_"))
 OLD = "3.6.0"  # the release on the GPU machine
 NEW = triton_version()  # the one installed beside the inspector (3.9.0 here)
 
@@ -147,7 +147,7 @@ def test_remove_during_install_stops_it_and_leaves_no_files(tmp_path, monkeypatc
 @pytest.mark.parametrize("kernel", KERNELS, ids=lambda p: p.stem)
 def test_bundled_kernels_compile_with_both_releases(old_release, sandbox, kernel, target):
     stage = "ptx" if target == "sm_90" else "amdgcn"
-    if target != "sm_90" and getattr(kernels.load(kernel.stem), "CAPABILITY", None) == (9, 0):
+    if target != "sm_90" and getattr(gallery.load_gallery(kernel.stem), "CAPABILITY", None) == (9, 0):
         for release in (old_release, NEW):  # written for sm_90 alone: it says so with either release
             rec = inspect_kernel(kernel, target=target, triton=release, sandbox=sandbox)
             assert rec.error is not None and "sm_90 only" in rec.error.message, (release, rec.error)

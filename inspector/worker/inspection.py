@@ -1,7 +1,7 @@
 """What runs inside the worker process: import the user's file, build the call, compile, read.
 
 Never import this in the app server or the CLI's parent: it executes the user's file. The
-sandbox runs each request in a worker process of its own, where `inspector.compile.handler`
+sandbox runs each request in a worker process of its own, where `inspector.worker.handler`
 calls `inspect_file`.
 """
 
@@ -33,7 +33,7 @@ from .reproduce import standalone_file
 from .stand_in_device import stand_in_device
 from . import helper_harness
 from .package_callers import launch_from_package
-from .project import locate
+from ..compile.project import locate
 from .wrapper_calls import call_wrappers
 from ..hardware.targets import DEFAULT_TARGET, Target, parse_target
 

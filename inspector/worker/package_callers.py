@@ -21,7 +21,7 @@ import sys
 import types
 from typing import Any, NamedTuple
 
-from .project import ModuleLocation
+from ..compile.project import ModuleLocation
 from .wrapper_calls import WrapperResult, call_wrappers
 
 MAX_FILES = 3000  # a package larger than this is searched this far (in path order)

@@ -10,7 +10,7 @@ dynamic shared memory, and `triton_occupancy` for the same kernel from `n_regs` 
 (valid launches too), with the kernel's attribute as the driver reports it.
 
 Needs a CUDA GPU, torch and cuda.bindings (cuda-python); imports them only when run. Compiles in
-parallel worker processes. Run: `python -m inspector.occupancy.driver_check [--json OUT]`.
+parallel worker processes. Run: `python benchmarks/occupancy_driver_check.py [--json OUT]`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 WARPS = (1, 2, 4, 8, 16, 32)
 MAXNREG = (None, 32, 64, 128, 255)
 TILE_STAGES = (2, 3, 4, 5)  # the shared-memory matmul tile: 32 KB per stage (fp16, 128x128x64)
@@ -54,7 +54,7 @@ def matmul_tile(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.con
 def _capture(path: str, device: str = "cuda") -> tuple[Any, tuple, dict]:
     """Import a bundled kernel module and record the arguments its example launch passes
     (seen, not run: `triton_compat.first_jit_call`)."""
-    from .. import triton_compat as tc
+    from inspector import triton_compat as tc
 
     if path in _CACHE:
         return _CACHE[path]

@@ -27,8 +27,8 @@ from ..hardware.targets import DEFAULT_TARGET, parse_target
 from ..record import InspectRequest, Inspection
 from . import kernel_file as kf
 from .errors import error_info
-from . import worker as worker_module
-from .worker import inspect_file
+from . import inspection as worker_module
+from .inspection import inspect_file
 
 
 def in_jail(folder: str = "/tmp") -> None:
@@ -197,7 +197,7 @@ def native_info() -> dict[str, Any]:
         return {"available": False, "reason": f"{type(e).__name__}: {e}"}
 
 
-if __name__ == "__main__":  # debugging aid: python -m inspector.compile.handler FILE [TARGET]
+if __name__ == "__main__":  # debugging aid: python -m inspector.worker.handler FILE [TARGET]
     import json
 
     req = {"file": sys.argv[1], "target": sys.argv[2] if len(sys.argv) > 2 else "sm_90"}

@@ -1,5 +1,5 @@
-"""The timing process (`python -m inspector.fixes.time_run REQUEST.json RESULT.json`), started by
-`inspector.fixes.timing` on a machine with a GPU: runs the file's `example()` natively, once as
+"""The timing process (`python -m inspector.fixes.speed_run REQUEST.json RESULT.json`), started by
+`inspector.fixes.speed` on a machine with a GPU: runs the file's `example()` natively, once as
 written and once per candidate, records its launches of the kernel (`triton_compat.running_launches`)
 and times them replayed together with `triton.testing.do_bench` (the median of its repetitions,
 after its warm-up; an autotuned kernel replays with the config its tuning picked). Writes per

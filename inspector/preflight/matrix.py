@@ -18,7 +18,7 @@ from typing import Any, Callable
 from ..analysis.advisor import Finding
 from ..hardware.catalogue import GPUS
 from ..record import Inspection
-from .candidates import for_finding
+from ..fixes.candidates import for_finding
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Measured time, where there is a GPU: the file's example run natively as written and as each
-candidate edits it, its launches of the kernel replayed and timed (`time_run`), in the benchmark
+candidate edits it, its launches of the kernel replayed and timed (`speed_run`), in the benchmark
 jail. Only a native inspection (`target="native"`) of a file with an `example()` is timed; a
 candidate that is a compile override (an autotuned kernel's helper-built configs) is not, since the
 example runs the file as written.
@@ -50,7 +50,7 @@ def time_candidates(rec: Inspection, sources: list[str], seconds: float = SECOND
         req, res = os.path.join(tmp, "request.json"), os.path.join(tmp, "result.json")
         with open(req, "w", encoding="utf-8") as f:
             json.dump({"file": rec.file, "kernel": rec.kernel, "original": rec.source, "candidates": sources}, f)
-        cmd = [sys.executable, "-m", "inspector.fixes.time_run", req, res]
+        cmd = [sys.executable, "-m", "inspector.fixes.speed_run", req, res]
         if jailed:
             from ..bench.client import jailed_command
 

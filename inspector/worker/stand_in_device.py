@@ -21,7 +21,7 @@ pick num_warps and block sizes per vendor; they create tensors with `device="cud
 - timing does not run: `do_bench` calls the function once (its launches are recorded, not run)
   and answers 1 ms; a `perf_report` benchmark runs its first configuration only, each provider
   once. Code that needs real data (`.item()` on a result) raises there, which stops the file's run
-  without losing the launches recorded before it (see `inspector.compile.kernel_file`).
+  without losing the launches recorded before it (see `inspector.worker.kernel_file`).
 
 Triton's own driver is stood in for by `triton_compat.OfflineDriver`, which reads the same
 properties from `device_properties`. Only used in forked worker children: nothing is restored

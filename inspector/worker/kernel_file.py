@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import triton_compat as tc
-from .project import ModuleLocation, locate, module_file  # noqa: F401 - re-exported
+from ..compile.project import ModuleLocation, locate, module_file  # noqa: F401 - re-exported
 
 # Names accepted for dtypes on the command line -> torch dtype attribute names.
 DTYPE_NAMES: dict[str, str] = {
