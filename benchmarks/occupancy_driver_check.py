@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import io
 import json
 import os
@@ -58,10 +57,10 @@ def _capture(path: str, device: str = "cuda") -> tuple[Any, tuple, dict]:
 
     if path in _CACHE:
         return _CACHE[path]
-    spec = importlib.util.spec_from_file_location(f"bundled_{Path(path).stem}", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    # as a module of the gallery's package (softmax and layer norm import its `_occupancy` helper)
+    from inspector.worker.kernel_file import load_module
+
+    mod = load_module(path)
     jit = tc.innermost_jit(getattr(mod, mod.KERNEL))
     try:
         args, kwargs = tc.first_jit_call(jit, lambda: mod.example(device))
