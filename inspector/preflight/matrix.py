@@ -104,7 +104,7 @@ def fits(file: str | os.PathLike, kernel: str | None = None, *, gpus: list[str] 
     configs = [None] if not first.autotune_configs else list(range(len(first.autotune_configs)))
 
     def compile_one(text: str | None, target: str, config: int | None = None, **override: Any) -> Inspection:
-        from .search import with_overrides
+        from ..fixes.search import with_overrides
 
         return inspect_kernel(file, kernel=name, target=target, source=text or source, autotune_index=config,
                               defer=("sass",), **with_overrides(inspect_kwargs, override))

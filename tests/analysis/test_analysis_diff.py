@@ -96,7 +96,7 @@ def test_vs_options_override_by_name():
     from inspector.cli.options import compile_request
 
     req = compile_request(b)
-    assert req["args"] == {"n": "4095", "x_ptr": "fp16"} and req["options"]["num_warps"] == "8"
+    assert req.args == {"n": "4095", "x_ptr": "fp16"} and req.options["num_warps"] == 8  # typed once, here
     other = vs_namespace(p.parse_args(["k.py", "--kernel", "a", "--vs", "other.py --target gfx942"]))
     assert other.file == "other.py" and other.kernel is None and other.target == "gfx942"
 
