@@ -22,6 +22,7 @@ compare (run-to-run differences).
 """
 
 from .client import DEFAULT_TIMEOUT, run_benchmark, run_benchmarks
+from .settings import BenchSettings
 from .protocol import ProtocolError, bundled_kernels, resolve
 from .shipped import RECORDED_DIR, recorded_kernels, recorded_path, recorded_result
 from .records import (
@@ -45,6 +46,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "run_benchmark",
     "run_benchmarks",
+    "BenchSettings",
     "ProtocolError",
     "bundled_kernels",
     "resolve",

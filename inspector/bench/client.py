@@ -20,9 +20,9 @@ import time
 from typing import Any, Callable, Sequence
 
 from .protocol import REPO_ROOT, ProtocolError, resolve
-from .records import BenchError, BenchResult, size_label
+from .records import BenchError, BenchResult
 from .runner import Progress
-from .timing import DEFAULT_REP_MS, DEFAULT_WARMUP_MS
+from .settings import BenchSettings
 
 # A sweep of every bundled kernel with torch.compile can take many minutes on a cold cache.
 DEFAULT_TIMEOUT = 1800.0
@@ -35,39 +35,20 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def run_benchmarks(
-    targets: Sequence[str],
-    *,
-    sizes: Sequence[Any] | None = None,
-    variants: Sequence[str] | None = None,
-    vs: Sequence[str] = ("eager", "compile"),
-    cudagraph: bool = False,
-    rep_ms: int = DEFAULT_REP_MS,
-    warmup_ms: int = DEFAULT_WARMUP_MS,
-    check_only: bool = False,
-    interpret: bool | None = None,
-    dynamic_compile: bool = False,
-    autotune_config: int | None = None,
-    largest_only: bool = False,
-    timeout: float = DEFAULT_TIMEOUT,
-    progress: Progress | None = None,
-    on_result: Callable[[BenchResult], None] | None = None,
-    cancel: threading.Event | None = None,
-    env: dict[str, str] | None = None,
-) -> list[BenchResult]:
-    """Benchmark each target (bundled kernel name or file path) in one worker process.
+def run_benchmarks(targets: Sequence[str], settings: BenchSettings | None = None, *, timeout: float = DEFAULT_TIMEOUT,
+                   progress: Progress | None = None, on_result: Callable[[BenchResult], None] | None = None,
+                   cancel: threading.Event | None = None, env: dict[str, str] | None = None,
+                   **fields: Any) -> list[BenchResult]:
+    """Benchmark each target (bundled kernel name or file path) in one worker process, as
+    `settings` (or `BenchSettings(**fields)`) says.
 
     Returns one BenchResult per target, in order; failures are results with `error` set
     (kinds: no_gpu, load, protocol, crashed, timeout, cancelled, internal), never exceptions.
     `progress(done, total, message)` is called from this thread as the worker reports.
     `on_result(result)` is called as each kernel finishes (the CLI writes files as they come).
     Setting `cancel` stops the worker (results not finished carry error kind "cancelled").
-    `check_only` runs the correctness checks without timing (on the CPU through Triton's
-    interpreter when there is no GPU, or when `interpret` is True). The PyTorch baseline is compiled
-    once per shape (dynamic=False); `dynamic_compile` uses torch.compile's default instead, which
-    switches to dynamic shapes at the second shape. `autotune_config` runs only that config of the
-    files' autotuned kernels; `largest_only` runs one point, the first variant at the largest size.
     """
+    settings = settings or BenchSettings(**fields)
     results: dict[int, BenchResult] = {}
     names: list[str] = []
     for i, t in enumerate(targets):
@@ -78,20 +59,8 @@ def run_benchmarks(
             results[i] = BenchResult(kernel=names[-1], error=BenchError("protocol", str(exc)))
     todo = [i for i in range(len(targets)) if i not in results]
     if todo:
-        request = dict(
-            sizes=[size_label(s) for s in sizes] if sizes else None,
-            variants=list(variants) if variants else None,
-            vs=list(vs),
-            cudagraph=cudagraph,
-            rep_ms=rep_ms,
-            warmup_ms=warmup_ms,
-            check_only=check_only,
-            interpret=interpret,
-            dynamic_compile=dynamic_compile,
-            autotune_config=autotune_config,
-            largest_only=largest_only,
-        )
-        got = _run_worker([str(targets[i]) for i in todo], request, timeout, progress, on_result, cancel, env)
+        got = _run_worker([str(targets[i]) for i in todo], settings.to_dict(), timeout, progress, on_result, cancel,
+                          env)
         for i, r in zip(todo, got):
             results[i] = r
     return [results[i] for i in range(len(targets))]

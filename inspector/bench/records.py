@@ -362,7 +362,7 @@ class BenchResult:
         return [s.variant for s in self.sweeps]
 
     def provenance(self) -> str:
-        """'recorded on NVIDIA H200 on 2026-11-21' or 'measured on ... on ...'."""
+        """'recorded on DEVICE on DATE' (a shipped result) or 'measured on DEVICE on DATE'."""
         how = "recorded" if self.recorded else "measured"
         name = self.device.name if self.device else "no device"
         return f"{how} on {name} on {self.date[:10] or 'an unknown date'}"

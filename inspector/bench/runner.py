@@ -34,12 +34,12 @@ import traceback
 from typing import Any, Callable
 
 from . import protocol
-from .timing import DEFAULT_REP_MS, DEFAULT_WARMUP_MS, QUANTILES, bench_graph_time, clone, nbytes, rotation_count, time_fn
+from .timing import QUANTILES, bench_graph_time, clone, nbytes, rotation_count, time_fn
 from .records import BenchError, BenchResult, Check, DeviceInfo, Point, Sweep, Timing, size_label
+from .settings import DEFAULT_ROUNDS, BenchSettings
 
 # progress(done, total, message): `done` sizes of `total` finished; message says what runs now.
 Progress = Callable[[int, int, str], None]
-DEFAULT_ROUNDS = 5
 
 
 class DeviceLost(Exception):
@@ -448,32 +448,20 @@ def _sweep(spec: protocol.KernelSpec, sweeper: "_Sweeper", result: BenchResult, 
                              " ".join(x for x in (spec.name, name, size_label(size)) if x))
 
 
-def run(
-    targets: list[str],
-    *,
-    sizes: list[Any] | None = None,
-    variants: list[str] | None = None,
-    vs: list[str] | tuple[str, ...] = ("eager", "compile"),
-    cudagraph: bool = False,
-    rep_ms: int = DEFAULT_REP_MS,
-    warmup_ms: int = DEFAULT_WARMUP_MS,
-    check_only: bool = False,
-    dynamic_compile: bool = False,
-    autotune_config: int | None = None,
-    largest_only: bool = False,
-    rounds: int = DEFAULT_ROUNDS,
-    progress: Progress | None = None,
-    on_result: Callable[[BenchResult], None] | None = None,
-) -> list[BenchResult]:
-    """Benchmark each target (a bundled kernel's name or a file) in this process; see the module doc.
-    `rounds`: how many interleaved do_bench rounds per implementation (the median round is kept).
-    `autotune_config` pins the files' autotuned kernels to that config, and `largest_only` runs one
-    point (the first variant at the largest size): together, the autotune grid's times.
+def run(targets: list[str], settings: BenchSettings | None = None, *, progress: Progress | None = None,
+        on_result: Callable[[BenchResult], None] | None = None, **fields: Any) -> list[BenchResult]:
+    """Benchmark each target (a bundled kernel's name or a file) in this process, as `settings`
+    (or `BenchSettings(**fields)`) says; see the module doc. `rounds`: how many interleaved
+    do_bench rounds per implementation (the median round is kept).
 
     Timing needs a GPU: without one, unless `check_only`, every result carries error kind
     "no_gpu". With `check_only` nothing is timed; without a GPU the check runs on the CPU (set
     TRITON_INTERPRET=1 before Triton is first imported for the kernels to run there).
     """
+    s = settings or BenchSettings(**fields)
+    sizes, variants, vs, cudagraph, check_only = s.sizes, s.variants, s.vs, s.cudagraph, s.check_only
+    rep_ms, warmup_ms, rounds, largest_only = s.rep_ms, s.warmup_ms, s.rounds, s.largest_only
+    dynamic_compile, autotune_config = s.dynamic_compile, s.autotune_config
     import torch
 
     progress = progress or (lambda done, total, message: None)

@@ -50,29 +50,12 @@ def main() -> int:
         if interpret:
             os.environ["TRITON_INTERPRET"] = "1"
 
-        from .records import parse_size
-        from .runner import DEFAULT_ROUNDS, run
-        from .timing import DEFAULT_REP_MS, DEFAULT_WARMUP_MS
+        from .runner import run
+        from .settings import BenchSettings
 
-        sizes = request.get("sizes")
         results = run(
             list(request["targets"]),
-            sizes=[
-                parse_size(s) if isinstance(s, str) else (tuple(s) if isinstance(s, list) else s)
-                for s in sizes
-            ]
-            if sizes
-            else None,
-            variants=request.get("variants") or None,
-            vs=request.get("vs", ["eager", "compile"]),
-            cudagraph=bool(request.get("cudagraph")),
-            rep_ms=int(request.get("rep_ms", DEFAULT_REP_MS)),
-            warmup_ms=int(request.get("warmup_ms", DEFAULT_WARMUP_MS)),
-            rounds=int(request.get("rounds", DEFAULT_ROUNDS)),
-            check_only=check_only,
-            dynamic_compile=bool(request.get("dynamic_compile")),
-            autotune_config=request.get("autotune_config"),
-            largest_only=bool(request.get("largest_only")),
+            BenchSettings.from_dict({**request, "check_only": check_only}),
             progress=lambda done, total, message: emit(
                 {"event": "progress", "done": done, "total": total, "message": message}
             ),

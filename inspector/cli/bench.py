@@ -26,6 +26,7 @@ from inspector.bench.client import DEFAULT_TIMEOUT, run_benchmarks
 from inspector.bench.protocol import bundled_kernels, resolve, ProtocolError
 from inspector.bench.shipped import RECORDED_DIR, recorded_kernels, recorded_result
 from inspector.bench.records import BenchResult, Point, Sweep, parse_size, save_result
+from inspector.bench.settings import BenchSettings
 from inspector.bench.timing import DEFAULT_REP_MS, DEFAULT_WARMUP_MS
 
 EPILOG = """\
@@ -265,21 +266,10 @@ def cmd_bench(ns: argparse.Namespace) -> int:
             save_result(result, _out_path(ns, result, len(targets) > 1))
 
     try:
-        results = run_benchmarks(
-            targets,
-            sizes=sizes,
-            variants=_split(ns.variant) or None,
-            vs=vs,
-            cudagraph=ns.cudagraph,
-            rep_ms=ns.rep,
-            warmup_ms=ns.warmup,
-            check_only=ns.check,
-            interpret=True if ns.interpret else None,
-            dynamic_compile=ns.dynamic_compile,
-            timeout=ns.timeout,
-            progress=bar,
-            on_result=save,
-        )
+        settings = BenchSettings(sizes=sizes, variants=_split(ns.variant) or None, vs=vs, cudagraph=ns.cudagraph,
+                                 rep_ms=ns.rep, warmup_ms=ns.warmup, check_only=ns.check,
+                                 interpret=True if ns.interpret else None, dynamic_compile=ns.dynamic_compile)
+        results = run_benchmarks(targets, settings, timeout=ns.timeout, progress=bar, on_result=save)
     finally:
         if bar:
             bar.close()
