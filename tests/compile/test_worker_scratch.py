@@ -13,7 +13,7 @@ from paths import REPO
 PROBE = """
 import json, os, sys, tempfile
 tempfile.tempdir = sys.argv[1]
-from inspector.compile import handler, worker
+from inspector.worker import handler, inspection as worker
 from inspector.record import InspectRequest
 seen = {}
 for disposable in (False, True):

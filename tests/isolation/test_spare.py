@@ -313,7 +313,7 @@ def test_a_request_waits_for_a_spare_only_when_it_is_nearly_warm():
 
 
 def test_a_gpu_free_spare_warms_for_the_last_requests_target(monkeypatch):
-    from inspector.compile import handler
+    from inspector.worker import handler
     from inspector.hardware.targets import DEFAULT_TARGET
 
     warmed: list[str] = []
