@@ -71,9 +71,10 @@ def _recorded(name: str, route: str) -> tuple[Inspection, Profile]:
     d = DATA / f"{name}_{route}"
     rec = Inspection.from_json((d / "record.json").read_text())  # (its file, on the GPU machine, is gone)
     attach_launch_memory(rec, read(d / "reproducer.data.npz"))  # {} for the made-up launch
+    # both launches ran the same reproducer (only its header's path differed): kept once, with the carried one
+    profiled = (DATA / f"{name}_carried" / "reproducer.py").read_text()
     prof = build_profile(rec, parse_source_page((d / "source.csv").read_text())[0],
-                         parse_details_page((d / "details.csv").read_text())[0], "ncu 2025.3.1",
-                         (d / "reproducer.py").read_text())
+                         parse_details_page((d / "details.csv").read_text())[0], "ncu 2025.3.1", profiled)
     return rec, prof
 
 
