@@ -1,0 +1,98 @@
+"""Shared-memory wavefronts and bank conflicts per instruction, from each lane's address.
+
+NVIDIA's shared memory has 32 banks of 4 bytes; one wavefront serves at most one distinct 4-byte
+word per bank. The rules below are the ones Nsight Compute's `L1 Wavefronts Shared` counts on
+sm_90 (measured lane pattern by lane pattern: benchmarks/shared_cases.py, docs/shared-memory.md):
+
+- A thread moving more than 4 bytes (`.v2`, `.v4`, 64- and 128-bit, a 16-byte ldmatrix row,
+  cp.async of 16 bytes) covers consecutive words. The warp's threads are taken in aligned groups
+  of `bytes / 4` lanes (pairs for 8 bytes, fours for 16); lanes of a group that read the same
+  address count once (loads only: a store's lanes all count). The resulting addresses, in lane
+  order, are served in phases of 128 bytes (32, 16 or 8 of them).
+- Each phase costs as many wavefronts as its busiest bank has distinct words (lanes reading the
+  same word share it: a broadcast). The ideal is one wavefront per phase.
+
+AMD's LDS (64 banks of 4 bytes on CDNA3/CDNA4, 32 on RDNA) is not modelled: its ds_read_b64 /
+b128 phases differ and nothing here has been checked against a measurement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .ptx_lanes import LaneAccess, shared_lane_accesses
+
+BANKS = 32
+BANK_BYTES = 4
+PHASE_BYTES = BANKS * BANK_BYTES
+
+
+@dataclass
+class SharedCost:
+    """What one shared-memory instruction costs a warp: wavefronts per request against the ideal."""
+
+    line: int  # its PTX line
+    opcode: str
+    op: str  # load | store | atomic | ldmatrix | stmatrix | async_copy
+    bytes_per_lane: int
+    wavefronts: float | None  # per request (one warp's instruction), averaged over the block's warps
+    ideal: float | None  # the same bytes with no conflict
+    ways: int | None  # the worst phase's busiest bank: distinct words it serves (1: conflict-free)
+    why_unknown: str | None = None
+
+
+def warp_wavefronts(addresses: np.ndarray, active: np.ndarray, width: int, load: bool = True
+                    ) -> tuple[int, int, int]:
+    """(wavefronts, ideal, worst bank's distinct words) of one warp's request.
+
+    `addresses`: each lane's byte offset (lanes that give none: `active` False); `width`: bytes per
+    lane; `load`: lanes of a group reading the same address count once (stores: every lane counts).
+    """
+    width = max(width, 1)
+    group = max(1, min(4, width // BANK_BYTES)) if load else 1
+    per_phase = max(1, PHASE_BYTES // max(width, BANK_BYTES))
+    items: list[int] = []
+    for start in range(0, len(addresses), group):
+        seen: list[int] = []
+        for lane in range(start, min(start + group, len(addresses))):
+            if active[lane] and int(addresses[lane]) not in seen:
+                seen.append(int(addresses[lane]))
+        items.extend(seen)
+    if not items:
+        return 0, 0, 0
+    words_per_lane = max(1, -(-width // BANK_BYTES))
+    wavefronts = ways = 0
+    phases = range(0, len(items), per_phase)
+    for start in phases:
+        per_bank: dict[int, set[int]] = {}
+        for address in items[start:start + per_phase]:
+            first = address // BANK_BYTES
+            for word in range(first, first + words_per_lane):
+                per_bank.setdefault(word % BANKS, set()).add(word)
+        busiest = max(len(words) for words in per_bank.values())
+        wavefronts += busiest
+        ways = max(ways, busiest)
+    return wavefronts, len(phases), ways
+
+
+def instruction_cost(access: LaneAccess, warp: int = 32) -> SharedCost:
+    """Wavefronts per request of one instruction, averaged over the warps that execute it."""
+    if access.addresses is None:
+        return SharedCost(access.line, access.opcode, access.op, access.bytes_per_lane, None, None, None,
+                          "its address depends on a value the PTX loads or is passed")
+    totals, ideals, ways, warps = 0, 0, 0, 0
+    for start in range(0, len(access.addresses), warp):
+        lanes = slice(start, start + min(warp, access.lanes_used))
+        # a warp whose lanes are all predicated off still issues the request: it costs nothing
+        w, i, k = warp_wavefronts(access.addresses[lanes], access.active[lanes], access.bytes_per_lane,
+                                  load=access.op in ("load", "ldmatrix"))
+        totals, ideals, ways, warps = totals + w, ideals + i, max(ways, k), warps + 1
+    return SharedCost(access.line, access.opcode, access.op, access.bytes_per_lane, totals / warps,
+                      ideals / warps, ways)
+
+
+def shared_costs(ptx: str, threads: int) -> list[SharedCost]:
+    """Every shared-memory instruction of a kernel's PTX with its wavefronts (`threads`: the block's)."""
+    return [instruction_cost(a) for a in shared_lane_accesses(ptx, threads)]
