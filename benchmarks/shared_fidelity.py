@@ -5,8 +5,9 @@
     # anywhere, GPU-free: the model on the PTX the GPU's Triton made, against the counters (Markdown)
     python3 benchmarks/shared_fidelity.py compare DIR
 
-`measure` launches the cases of benchmarks/shared_cases.py (`--set full`: every source-view
-counter) and the gallery's examples (`--section SourceCounters`) under Nsight Compute, printing the
+`measure` launches the cases of benchmarks/shared_cases.py and the gallery's examples under Nsight
+Compute (`--section SourceCounters`: it carries the shared wavefront columns; `--set full` gave the
+same counters but attributed every inline-asm line of bank_patterns to one line), printing the
 source page per SASS instruction (`--print-source sass,cuda`), and keeps the Triton cache the
 launches compiled into (`DIR/cache`: each kernel's PTX, the model's input). `compare` runs
 inspector.analysis.shared_banks on each kernel's PTX and sums its wavefronts per source line
@@ -77,7 +78,8 @@ def measure(out_dir: Path, ncu: str) -> None:
 
     out_dir.mkdir(parents=True, exist_ok=True)
     case_kernels = ["bank_patterns", "transpose", "column_sum", "matmul", "transpose_gluon"]
-    _ncu(ncu, out_dir, "cases", _CASES_DRIVER.format(here=str(HERE)), case_kernels, ["--set", "full"])
+    _ncu(ncu, out_dir, "cases", _CASES_DRIVER.format(here=str(HERE)), case_kernels,
+         ["--section", "SourceCounters"])
     gallery_kernels = sorted({k for ks in GALLERY.values() for k in ks})
     _ncu(ncu, out_dir, "gallery", _GALLERY_DRIVER.format(files=list(GALLERY)), gallery_kernels,
          ["--section", "SourceCounters"])
