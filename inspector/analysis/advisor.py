@@ -19,6 +19,8 @@ What it looks for (`Finding.code`):
 - `tensor_cores`: (information) which tensor-core instructions a dot became (mma.sync, wgmma,
   tcgen05, MFMA, WMMA);
 - `layout_conversions`: `convert_layout`s lowered through shared memory, worse inside loops;
+- `bank_conflicts`: shared-memory instructions whose lanes collide in a bank (more wavefronts
+  per request than the bytes need: shared_memory.py), with the TTGIR op and layouts behind them;
 - `small_grid` / `tail_wave`: the example launch's grid leaves most of the GPU idle, or its last
   wave mostly empty.
 Severity ranks them: high, medium, low, info; `score` orders findings within and across.
@@ -447,6 +449,22 @@ def _conversion_findings(rec: Inspection) -> list[Finding]:
                     lines)]
 
 
+def _bank_conflict_findings(rec: Inspection) -> list[Finding]:
+    out = []
+    for acc in memory_report(rec).shared:
+        if not acc.conflicted:
+            continue
+        ways = acc.bank_conflict_ways or 1
+        extra = acc.shared_wavefronts / acc.ideal_shared_wavefronts
+        out.append(Finding(
+            "bank_conflicts", "medium" if ways >= 4 else "low", 25 + 5 * min(extra, 8), acc.line,
+            f"line {acc.line}: {ways}-way shared-memory bank conflicts ({acc.shared_wavefronts:.3g} wavefronts per "
+            f"request, ideal {acc.ideal_shared_wavefronts:.3g})",
+            [acc.cause, f"{acc.instructions} x {', '.join(acc.opcodes)} ({acc.bytes_per_thread} B per thread)",
+             *acc.ops], acc.suggestion, [acc.line, *acc.call_sites]))
+    return out
+
+
 def _hint_advice(rec: Inspection, a: MemoryAccess) -> str:
     """Every blocker of a narrow access and the hints that would lift it (`hint_sites.advice`)."""
     if a.verdict not in ("scalar", "partial"):
@@ -478,6 +496,7 @@ def advise(rec: Inspection) -> list[Finding]:
     findings += _occupancy_findings(rec)
     findings += _dot_findings(rec)
     findings += _conversion_findings(rec)
+    findings += _bank_conflict_findings(rec)
     findings.sort(key=lambda f: (SEVERITIES.index(f.severity), -f.score, f.line or 0))
     ctx.memo["advice"] = findings
     return findings

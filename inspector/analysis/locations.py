@@ -398,6 +398,8 @@ def ptx_locations(text: str) -> StageLocations:
             continue
         cls = ptx_class(line)
         if cls is None:
+            if in_asm and true_loc and s.startswith("{"):  # `{ .reg .b32 a; ld.shared.v2.b32 {a, b}, [%r1]; }`
+                out.chains[no] = (true_loc,)  # linked, not counted: the mix reads one class per line
             continue
         out.add_code(no, cls, true_loc)
         if emitted:

@@ -34,6 +34,7 @@ from .context import Context, context
 from .data_inputs import data_inputs
 from .layouts import contiguous_per_thread, parse_params
 from .machine_memory import LineMemory, MemoryInstruction, machine_memory, opcodes, summarise
+from .shared_memory import SharedAccess, shared_report
 from .mlir import Module, Op, Walk, element_bits, parse_module, tensor_type, type_text
 
 
@@ -88,6 +89,8 @@ class MemoryReport:
     spills: list[LineMemory] = field(default_factory=list)
     spill_bytes: int | None = None  # the compiler's figure: ptxas spill stores, AMD scratch per thread
     unattributed: dict[str, int] = field(default_factory=dict)  # stage -> memory instructions with no source line
+    shared: list[SharedAccess] = field(default_factory=list)  # shared-memory wavefronts per line (shared_memory.py)
+    shared_note: str = ""  # why `shared` is empty or incomplete ("" when the model ran)
 
 
 # ---- the kernel's memory ops (TTIR) ------------------------------------------------------------------------
@@ -256,6 +259,13 @@ def memory_report(rec: Inspection) -> MemoryReport:
     report.spill_bytes = r.spill_store_bytes if rec.backend == "cuda" else r.scratch_bytes
     if "ttir" in rec.stages and "ttir" in ctx.stages:
         report.accesses = _accesses(ctx, rec, by_stage, main)
+    if rec.backend != "cuda":
+        report.shared_note = "shared memory (LDS) is modelled for NVIDIA only: docs/shared-memory.md"
+    else:
+        try:
+            report.shared = shared_report(rec)
+        except Exception as e:  # noqa: BLE001 - PTX the lane walk cannot read: said, never a wrong figure
+            report.shared_note = f"the shared-memory model could not read this PTX: {e}"
     ctx.memo["memory_report"] = report
     return report
 

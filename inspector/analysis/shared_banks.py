@@ -5,10 +5,10 @@ word per bank. The rules below are the ones Nsight Compute's `L1 Wavefronts Shar
 sm_90 (measured lane pattern by lane pattern: benchmarks/shared_cases.py, docs/shared-memory.md):
 
 - A thread moving more than 4 bytes (`.v2`, `.v4`, 64- and 128-bit, a 16-byte ldmatrix row,
-  cp.async of 16 bytes) covers consecutive words. The warp's threads are taken in aligned groups
-  of `bytes / 4` lanes (pairs for 8 bytes, fours for 16); lanes of a group that read the same
-  address count once (loads only: a store's lanes all count). The resulting addresses, in lane
-  order, are served in phases of 128 bytes (32, 16 or 8 of them).
+  cp.async of 16 bytes) covers consecutive words. Two neighbouring lanes (0-1, 2-3, ...) that read
+  the same address count once (loads only: a store's lanes all count; lanes further apart do not
+  share: a 128-bit broadcast costs 2 wavefronts, a 64-bit one 1). The resulting addresses, in
+  lane order, are served in phases of 128 bytes (16 of 8 bytes, 8 of 16 bytes).
 - Each phase costs as many wavefronts as its busiest bank has distinct words (lanes reading the
   same word share it: a broadcast). The ideal is one wavefront per phase.
 
@@ -18,6 +18,7 @@ b128 phases differ and nothing here has been checked against a measurement.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,7 +52,7 @@ def warp_wavefronts(addresses: np.ndarray, active: np.ndarray, width: int, load:
     lane; `load`: lanes of a group reading the same address count once (stores: every lane counts).
     """
     width = max(width, 1)
-    group = max(1, min(4, width // BANK_BYTES)) if load else 1
+    group = 2 if load and width > BANK_BYTES else 1
     per_phase = max(1, PHASE_BYTES // max(width, BANK_BYTES))
     items: list[int] = []
     for start in range(0, len(addresses), group):
@@ -96,3 +97,38 @@ def instruction_cost(access: LaneAccess, warp: int = 32) -> SharedCost:
 def shared_costs(ptx: str, threads: int) -> list[SharedCost]:
     """Every shared-memory instruction of a kernel's PTX with its wavefronts (`threads`: the block's)."""
     return [instruction_cost(a) for a in shared_lane_accesses(ptx, threads)]
+
+
+def in_force(chains: dict[int, tuple], line: int) -> tuple:
+    """The location chains of a PTX line, or those in force at it (a line Triton's inline asm
+    wrote, such as `{ .reg .b32 a; ld.shared.v2.b32 {a, b}, [%r1]; ... }`, carries none itself)."""
+    for no in range(line, max(line - 64, 0), -1):
+        if chains.get(no):
+            return chains[no]
+    return ()
+
+
+# the SASS family each kind of PTX instruction becomes, to set the model beside Nsight Compute's rows
+SASS_FAMILY = {"load": "LDS", "store": "STS", "ldmatrix": "LDSM", "stmatrix": "STSM", "async_copy": "LDGSTS",
+               "atomic": "ATOMS"}
+
+
+def costs_by_line(ptx: str, threads: int) -> dict[tuple[str, int, str], tuple[float | None, float | None, int]]:
+    """Per (file name, line, SASS family) of the innermost source frame: the model's mean wavefronts and
+    ideal per request over the PTX instructions there (None when one's address is unknown), and their count."""
+    from .locations import ptx_locations
+
+    locs = ptx_locations(ptx)
+    acc: dict[tuple[str, int, str], list] = {}
+    for cost in shared_costs(ptx, threads):
+        chains = in_force(locs.chains, cost.line)
+        if not chains:
+            continue
+        file, line, _ = chains[0][0]
+        a = acc.setdefault((os.path.basename(file), line, SASS_FAMILY[cost.op]), [0.0, 0.0, 0, False])
+        a[2] += 1
+        if cost.wavefronts is None:
+            a[3] = True
+        else:
+            a[0], a[1] = a[0] + cost.wavefronts, a[1] + cost.ideal
+    return {k: ((None, None) if a[3] else (a[0] / a[2], a[1] / a[2])) + (a[2],) for k, a in acc.items()}

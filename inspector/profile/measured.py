@@ -20,7 +20,8 @@ from typing import Any, Callable
 from ..record import Inspection
 from . import ncu_details as nd
 from ..bench.ceilings import ceilings_for_name
-from .ncu_source import SECTORS, SECTORS_IDEAL, LaunchSource
+from .ncu_source import (DESCRIPTOR_OPCODES, SECTORS, SECTORS_IDEAL, SHARED_WAVEFRONTS, SHARED_WAVEFRONTS_IDEAL,
+                         LaunchSource, sass_opcode)
 from .rate import measured_rate, place_on_roofline
 
 SAMPLES = "Warp Stall Sampling (All Samples)"
@@ -42,6 +43,11 @@ class ProfileLine:
     instructions: int = 0
     sectors: int | None = None
     ideal_sectors: int | None = None
+    # shared memory: wavefronts, their ideal and the requests (instructions executed) of its lane-addressed
+    # shared instructions (LDS, STS, LDSM, STSM, LDGSTS; not wgmma's descriptor reads)
+    shared_wavefronts: int = 0
+    shared_ideal: int = 0
+    shared_requests: int = 0
     sass: list[dict[str, Any]] = field(default_factory=list)  # address, text, samples, instructions
 
 
@@ -197,6 +203,13 @@ def build_profile(rec: Inspection, source: LaunchSource, details: nd.LaunchDetai
                 entry.stalls.append((reason, n))
             else:
                 entry.stalls[found] = (reason, entry.stalls[found][1] + n)
+        for _a, text, m in l.sass:
+            op = sass_opcode(text)
+            if isinstance(m.get(SHARED_WAVEFRONTS), (int, float)) and m[SHARED_WAVEFRONTS] and not op.startswith(
+                    DESCRIPTOR_OPCODES):
+                entry.shared_wavefronts += int(m[SHARED_WAVEFRONTS])
+                entry.shared_ideal += int(m.get(SHARED_WAVEFRONTS_IDEAL) or 0)
+                entry.shared_requests += int(m.get(INSTRUCTIONS) or 0)
         entry.sass += [{"address": a, "text": t, "samples": int(m.get(SAMPLES) or 0),
                         "instructions": int(m.get(INSTRUCTIONS) or 0)} for a, t, m in l.sass]
     prof.figures["stall_samples"] = total
@@ -282,6 +295,7 @@ def _checks(rec: Inspection, prof: Profile, details: nd.LaunchDetails | None,
         occ = (rec.occupancy or {}).get("occupancy")
         out.append(_check("theoretical occupancy (%)", None if occ is None else occ * 100,
                           details.value(nd.THEORETICAL_OCCUPANCY)))
+    out += _shared_checks(rec, prof)
     if predicted is None:
         predicted = predict_sectors(rec)
     if isinstance(predicted, str):
@@ -309,6 +323,32 @@ def _checks(rec: Inspection, prof: Profile, details: nd.LaunchDetails | None,
                              note + " (the model does not predict this line)"))
         else:
             out.append(_check(f"L2 sectors, line {line.line}", guess[0], line.sectors, note))
+    return out
+
+
+def _shared_checks(rec: Inspection, prof: Profile) -> list[Check]:
+    """Shared wavefronts per request, per line, against the model (shared_memory.py)."""
+    from ..analysis.memory import memory_report
+
+    model: dict[int, list[float]] = {}
+    for acc in memory_report(rec).shared:
+        if acc.shared_wavefronts is not None:
+            weight = acc.instructions - acc.unknown
+            m = model.setdefault(acc.line, [0.0, 0])
+            m[0], m[1] = m[0] + acc.shared_wavefronts * weight, m[1] + weight
+    out = []
+    for line in prof.lines:
+        if not line.shared_requests:
+            continue
+        measured = line.shared_wavefronts / line.shared_requests
+        ideal = line.shared_ideal / line.shared_requests
+        note = f"line {line.line}: {line.source} (measured ideal {ideal:.3g})"
+        guess = model.get(line.line)
+        if not guess or not guess[1]:
+            out.append(Check(f"shared wavefronts per request, line {line.line}", None, measured, None,
+                             note + ": the model has no shared instruction it can follow on this line"))
+        else:
+            out.append(_check(f"shared wavefronts per request, line {line.line}", guess[0] / guess[1], measured, note))
     return out
 
 

@@ -19,12 +19,19 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from dataclasses import dataclass, field
 
 # the columns the coalescing check reads
 SECTORS = "L2 Theoretical Sectors Global"
 SECTORS_IDEAL = "L2 Theoretical Sectors Global Ideal"
 SECTORS_EXCESSIVE = "L2 Theoretical Sectors Global Excessive"
+# ... and the shared-memory check (per SASS instruction; wgmma's descriptor reads are counted too)
+SHARED_WAVEFRONTS = "L1 Wavefronts Shared"
+SHARED_WAVEFRONTS_IDEAL = "L1 Wavefronts Shared Ideal"
+# SASS whose shared reads go through a matrix descriptor or the TMA unit, not lane addresses
+DESCRIPTOR_OPCODES = ("HGMMA", "QGMMA", "IGMMA", "BGMMA", "UTMALDG", "UTMASTG", "UBLKCP", "UTCHMMA", "UTCQMMA",
+                      "UTCMMA")
 
 
 @dataclass
@@ -64,6 +71,18 @@ def parse_number(text: str) -> float | int | None:
             return None
 
 
+def _repair(raw: str, fields: int) -> list[str] | None:
+    """A source row whose text holds double quotes, which ncu prints unescaped
+    (`"88","x = f("=r,r", y)","-",...`): every field but the source is quote-free, so the source
+    is what lies between the first field and the last `fields - 2`."""
+    parts = raw.strip().split('","')
+    if len(parts) < fields or not raw.startswith('"') or not raw.rstrip().endswith('"'):
+        return None
+    parts[0], parts[-1] = parts[0][1:], parts[-1][:-1]
+    tail = fields - 2
+    return [parts[0], '","'.join(parts[1:len(parts) - tail]), *parts[len(parts) - tail:]]
+
+
 def parse_source_page(text: str) -> list[LaunchSource]:
     """Every launch of an `ncu --page source --csv --print-source sass,cuda` output, in order.
 
@@ -74,9 +93,12 @@ def parse_source_page(text: str) -> list[LaunchSource]:
     header: list[str] | None = None
     current: LineCounters | None = None
     pending_function: str | None = None
-    for row in csv.reader(io.StringIO(text)):
+    for raw in text.splitlines():
+        row = next(csv.reader([raw]), [])
         if not row or row[0].startswith("==PROF=="):
             continue
+        if header is not None and len(row) != len(header):
+            row = _repair(raw, len(header)) or row
         if len(row) == 2 and row[0] == "File Path":
             file, header, current = row[1], None, None
             continue
@@ -103,3 +125,28 @@ def parse_source_page(text: str) -> list[LaunchSource]:
         raise ValueError("no source block found: expected the output of `ncu --page source --csv "
                          "--print-source sass,cuda` (\"File Path\" / \"Function Name\" / \"Line No\" rows)")
     return launches
+
+
+def sass_opcode(text: str) -> str:
+    """`@!P0 LDS.128 R4, [R2]` -> `LDS.128`."""
+    words = text.split()
+    return (words[1] if words and words[0].startswith("@") and len(words) > 1 else (words or [""])[0])
+
+
+def shared_by_line(launch: LaunchSource) -> dict[tuple[str, int, str], tuple[float, float, int, list[str]]]:
+    """Per (file name, line, SASS family: LDS, STS, LDSM, STSM, LDGSTS, ATOMS): measured shared
+    wavefronts per request, their ideal per request, the requests, and the opcodes (descriptor reads
+    such as HGMMA left out)."""
+    acc: dict[tuple[str, int, str], list] = {}
+    for lc in launch.lines:
+        for _addr, text, metrics in lc.sass:
+            op = sass_opcode(text)
+            w = metrics.get(SHARED_WAVEFRONTS)
+            if not w or op.startswith(DESCRIPTOR_OPCODES):
+                continue
+            a = acc.setdefault((os.path.basename(lc.file), lc.line, op.split(".")[0]), [0, 0, 0, set()])
+            a[0] += metrics.get("Instructions Executed") or 0
+            a[1] += w
+            a[2] += metrics.get(SHARED_WAVEFRONTS_IDEAL) or 0
+            a[3].add(op)
+    return {k: (a[1] / a[0], a[2] / a[0], a[0], sorted(a[3])) for k, a in acc.items() if a[0]}
