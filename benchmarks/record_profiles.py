@@ -37,7 +37,11 @@ SHIPPED = {
     "matmul": ("matmul.py", None, None),
     "matmul_tf32_vs_ieee": ("matmul_tf32_vs_ieee.py", None, None),
     "attention": ("attention.py", None, None),
+    "transpose_conflicted": ("transpose_shared_gluon.py", "transpose_kernel", None),
+    "transpose_swizzled": ("transpose_shared_gluon.py", "transpose_kernel", None),
 }
+# constexprs that pick one launch of a file whose example launches a kernel twice (a teaching pair)
+CONSTS = {"transpose_conflicted": ["SWIZZLE=False"], "transpose_swizzled": ["SWIZZLE=True"]}
 
 
 def _file_for(name: str, work: Path) -> Path:
@@ -74,6 +78,8 @@ def main() -> int:
             command = [sys.executable, "-m", "inspector", "profile", str(_file_for(name, folder)), "--out", str(out)]
             if kernel:
                 command += ["--kernel", kernel]
+            for const in CONSTS.get(name, []):
+                command += ["--const", const]
             if ns.raw:
                 command += ["--raw", str(Path(ns.raw) / name)]
             started = time.perf_counter()

@@ -20,6 +20,11 @@ What to look for:
 - The memory table's shared rows and the gutter: 8 wavefronts per request on the read line of the
   conflicted half, 1 on the swizzled one; Nsight Compute's `L1 Wavefronts Shared` agrees
   (docs/shared-memory.md).
+- The curves: the conflicts cost time only while the transpose is not bound by DRAM. Matrices
+  that stay in L2 (up to 2048 a side) run faster swizzled; from 4096 both move data at the
+  memory's speed and the two curves meet (docs/kernels-performance.md has the figures).
+- Swizzling is a trade: `SwizzledSharedLayout(4, 1, 8, ...)` keeps 128-bit writes but reads 4-way
+  conflicted; the inspector's shared rows show each choice's wavefronts before anything runs.
 """
 
 import torch

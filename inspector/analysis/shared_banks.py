@@ -42,6 +42,30 @@ class SharedCost:
     ideal: float | None  # the same bytes with no conflict
     ways: int | None  # the worst phase's busiest bank: distinct words it serves (1: conflict-free)
     why_unknown: str | None = None
+    picture: dict | None = None  # `phase_picture`: what the hover draws
+
+
+def _phases(addresses: np.ndarray, active: np.ndarray, width: int, load: bool) -> list[list[tuple[int, int]]]:
+    """The request's phases: each a list of (first lane, address) it serves, in lane order."""
+    group = 2 if load and width > BANK_BYTES else 1
+    per_phase = max(1, PHASE_BYTES // max(width, BANK_BYTES))
+    items: list[tuple[int, int]] = []
+    for start in range(0, len(addresses), group):
+        seen: list[int] = []
+        for lane in range(start, min(start + group, len(addresses))):
+            if active[lane] and int(addresses[lane]) not in seen:
+                seen.append(int(addresses[lane]))
+                items.append((lane, int(addresses[lane])))
+    return [items[i:i + per_phase] for i in range(0, len(items), per_phase)]
+
+
+def _words_per_bank(phase: list[tuple[int, int]], width: int) -> dict[int, set[int]]:
+    per_bank: dict[int, set[int]] = {}
+    for _lane, address in phase:
+        first = address // BANK_BYTES
+        for word in range(first, first + max(1, -(-width // BANK_BYTES))):
+            per_bank.setdefault(word % BANKS, set()).add(word)
+    return per_bank
 
 
 def warp_wavefronts(addresses: np.ndarray, active: np.ndarray, width: int, load: bool = True
@@ -49,33 +73,35 @@ def warp_wavefronts(addresses: np.ndarray, active: np.ndarray, width: int, load:
     """(wavefronts, ideal, worst bank's distinct words) of one warp's request.
 
     `addresses`: each lane's byte offset (lanes that give none: `active` False); `width`: bytes per
-    lane; `load`: lanes of a group reading the same address count once (stores: every lane counts).
+    lane; `load`: two neighbouring lanes reading the same address count once (stores: every lane counts).
     """
     width = max(width, 1)
-    group = 2 if load and width > BANK_BYTES else 1
-    per_phase = max(1, PHASE_BYTES // max(width, BANK_BYTES))
-    items: list[int] = []
-    for start in range(0, len(addresses), group):
-        seen: list[int] = []
-        for lane in range(start, min(start + group, len(addresses))):
-            if active[lane] and int(addresses[lane]) not in seen:
-                seen.append(int(addresses[lane]))
-        items.extend(seen)
-    if not items:
-        return 0, 0, 0
-    words_per_lane = max(1, -(-width // BANK_BYTES))
     wavefronts = ways = 0
-    phases = range(0, len(items), per_phase)
-    for start in phases:
-        per_bank: dict[int, set[int]] = {}
-        for address in items[start:start + per_phase]:
-            first = address // BANK_BYTES
-            for word in range(first, first + words_per_lane):
-                per_bank.setdefault(word % BANKS, set()).add(word)
-        busiest = max(len(words) for words in per_bank.values())
+    phases = _phases(addresses, active, width, load)
+    for phase in phases:
+        busiest = max(len(words) for words in _words_per_bank(phase, width).values())
         wavefronts += busiest
         ways = max(ways, busiest)
     return wavefronts, len(phases), ways
+
+
+def phase_picture(access: LaneAccess) -> dict | None:
+    """The hover drawing of one instruction: the first warp's worst phase, each lane's first bank
+    (-1: not in that phase) and the distinct words each of the 32 banks serves in it."""
+    if access.addresses is None:
+        return None
+    lanes = slice(0, min(32, access.lanes_used))
+    addresses, active = access.addresses[lanes], access.active[lanes]
+    phases = _phases(addresses, active, max(access.bytes_per_lane, 1), access.op in ("load", "ldmatrix"))
+    if not phases:
+        return None
+    depths = [_words_per_bank(p, access.bytes_per_lane) for p in phases]
+    worst = max(range(len(phases)), key=lambda i: max(len(w) for w in depths[i].values()))
+    served = {int(a) for _l, a in phases[worst]}
+    banks = [int(addresses[l]) // BANK_BYTES % BANKS if active[l] and int(addresses[l]) in served else -1
+             for l in range(len(addresses))]
+    return {"banks": banks, "depth": [len(depths[worst].get(b, ())) for b in range(BANKS)],
+            "phase": worst + 1, "phases": len(phases), "bytes": access.bytes_per_lane}
 
 
 def instruction_cost(access: LaneAccess, warp: int = 32) -> SharedCost:
@@ -91,7 +117,7 @@ def instruction_cost(access: LaneAccess, warp: int = 32) -> SharedCost:
                                   load=access.op in ("load", "ldmatrix"))
         totals, ideals, ways, warps = totals + w, ideals + i, max(ways, k), warps + 1
     return SharedCost(access.line, access.opcode, access.op, access.bytes_per_lane, totals / warps,
-                      ideals / warps, ways)
+                      ideals / warps, ways, picture=phase_picture(access))
 
 
 def shared_costs(ptx: str, threads: int) -> list[SharedCost]:

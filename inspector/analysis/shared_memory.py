@@ -48,6 +48,8 @@ class SharedAccess:
     ops: list[str] = field(default_factory=list)  # the TTGIR ops on the line that move data through shared memory
     cause: str = ""  # why it costs more than the ideal, in Triton's terms ("" when it does not)
     suggestion: str = ""
+    ptx_lines: list[int] = field(default_factory=list)  # its instructions' lines in the PTX
+    picture: dict | None = None  # the costliest instruction's worst phase: lanes -> banks (shared_banks.phase_picture)
 
     @property
     def conflicted(self) -> bool:
@@ -130,7 +132,10 @@ def shared_report(rec: Inspection) -> list[SharedAccess]:
                 max(c.bytes_per_lane for c, _ in items),
                 sum(c.wavefronts for c in known) / len(known) if known else None,
                 sum(c.ideal for c in known) / len(known) if known else None,
-                max((c.ways for c in known), default=None), len(items) - len(known), ops.get(line, []))
+                max((c.ways for c in known), default=None), len(items) - len(known), ops.get(line, []),
+                ptx_lines=[c.line for c, _ in items])
+            costly = max(known, key=lambda c: (c.wavefronts / max(c.ideal, 1e-9), c.wavefronts), default=None)
+            acc.picture = costly.picture if costly else None
             if acc.conflicted:
                 acc.cause, acc.suggestion = _cause(acc)
             out.append(acc)

@@ -44,7 +44,7 @@ class Candidate:
     assumptions: list[str] = field(default_factory=list)
     promises: list[int] = field(default_factory=list)  # lines holding a `tl.multiple_of` this edit added
     promise_values: dict[str, Any] = field(default_factory=dict)  # a scalar argument's promise, checked from the launch
-    kind: str = "hint"  # hint | launch | precision | option
+    kind: str = "hint"  # hint | launch | precision | option | layout (a shared layout the author chose)
     # compile overrides instead of an edit (an autotuned kernel whose configs a helper builds):
     # {"options": {"num_stages": 2}} or {"consts": {...}}; the diff is then empty
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -410,6 +410,42 @@ def _precision(ctx: _Ctx, f: Finding) -> list[Candidate]:
     return out
 
 
+# (vec, per_phase, max_phase) of Gluon's SwizzledSharedLayout to try: an element c of row r goes to
+# column ((c // vec) ^ ((r // per_phase) % max_phase)) * vec + c % vec; the compile says which removes
+# the conflict (and what it costs the other side: a wide vec keeps 128-bit writes)
+SWIZZLES = ((1, 1, 32), (1, 1, 16), (1, 1, 8), (2, 1, 16), (4, 1, 8), (4, 2, 8), (8, 1, 8))
+
+
+def _is_gluon(ctx: _Ctx) -> bool:
+    return any("gluon" in edits.text_of(ctx.rec.source, d) for d in ctx.kernel.decorator_list)
+
+
+def _swizzles(ctx: _Ctx, f: Finding) -> list[Candidate]:
+    """Each `SwizzledSharedLayout(vec, per_phase, max_phase, order)` the kernel's file builds (Gluon,
+    where the author picks the shared layout), set to each of SWIZZLES in turn."""
+    out = []
+    for call in ast.walk(ctx.tree):
+        if not (isinstance(call, ast.Call) and (getattr(call.func, "attr", None) or getattr(call.func, "id", None))
+                == "SwizzledSharedLayout" and len(call.args) >= 3):
+            continue
+        now = tuple(edits.literal(a) for a in call.args[:3])
+        for vec, per_phase, max_phase in SWIZZLES:
+            if (vec, per_phase, max_phase) == now:
+                continue
+            rest = ", ".join(edits.text_of(ctx.rec.source, a) for a in call.args[3:])
+            kws = ", ".join(edits.text_of(ctx.rec.source, k) for k in call.keywords)
+            args = ", ".join(x for x in (f"{vec}, {per_phase}, {max_phase}", rest, kws) if x)
+            text = f"{edits.text_of(ctx.rec.source, call.func)}({args})"
+            c = _candidate(ctx, f"shared layout on line {call.lineno}: SwizzledSharedLayout({vec}, {per_phase}, "
+                                f"{max_phase}) (was {', '.join(map(str, now))})",
+                           edits.replace(ctx.rec.source, call, text), kind="layout",
+                           assumptions=["a swizzle moves values within shared memory only: what the kernel "
+                                        "computes stays the same (the outputs check runs where the kernel can)"])
+            if c:
+                out.append(c)
+    return out
+
+
 def _layout_factor(ctx: _Ctx, a: MemoryAccess | None) -> int:
     """How much larger a block (or how many times fewer warps) gives each thread the elements of
     one 128-bit access: 2 where the access does not say (a power of two, at most 16)."""
@@ -506,6 +542,11 @@ def for_finding(rec: Inspection, f: Finding, accesses: list[MemoryAccess]) -> li
             out += _maxnreg(ctx)
     elif f.code == "tf32":
         out += _precision(ctx, f)
+    elif f.code == "bank_conflicts":
+        out += _swizzles(ctx, f)
+        if not _is_gluon(ctx):  # a Gluon kernel's layouts name their warps: another num_warps does not compile
+            out += _warps(ctx, 2, "another thread-to-data mapping, other lanes in a bank") \
+                + _warps(ctx, 0.5, "another thread-to-data mapping, other lanes in a bank")
     elif f.code in ("small_grid", "tail_wave"):
         out += _scaled(ctx, _tiles(ctx), 0.5, "more, smaller programs")
     seen: set[str] = set()

@@ -29,6 +29,10 @@ class Measures:
     shared_bytes: int = 0
     occupancy: float | None = None
     conversions: int = 0
+    # shared memory: wavefronts per request over the ideal at the line (1: no bank conflict), and the
+    # kernel's total of wavefronts per block pass (one request of each shared instruction, all warps)
+    shared_excess: float | None = None
+    shared_wavefronts: float | None = None
     findings: list[tuple[str, int | None, str]] = field(default_factory=list)  # (code, line, severity)
 
 
@@ -51,6 +55,13 @@ def measures(rec: Inspection, line: int | None, relines: Any = None) -> Measures
         m.width_bits = min((a.width_bits for a in accesses if a.width_bits), default=None)
         effs = [a.sector_efficiency for a in accesses if a.sector_efficiency is not None]
         m.sector_efficiency = min(effs) if effs else None
+    shared = memory_report(rec).shared
+    at_line = [x for x in shared if at is not None and x.line == at and x.shared_wavefronts is not None]
+    if at_line:
+        m.shared_excess = max(x.shared_wavefronts / max(x.ideal_shared_wavefronts or 1, 1e-9) for x in at_line)
+    known = [x for x in shared if x.shared_wavefronts is not None]
+    if known:
+        m.shared_wavefronts = sum(x.shared_wavefronts * (x.instructions - x.unknown) for x in known)
     r = rec.resources
     m.registers = r.registers if r.registers is not None else r.vgprs
     m.spill_bytes = (r.spill_store_bytes or 0) + (r.spill_load_bytes or 0) + (r.scratch_bytes or 0)
@@ -91,6 +102,8 @@ def helped(f: Finding, before: Measures, after: Measures | None) -> bool:
         return after.spill_bytes < before.spill_bytes
     if f.code == "occupancy":
         return (after.occupancy or 0) > (before.occupancy or 0)
+    if f.code == "bank_conflicts":
+        return (after.shared_excess or 0) < (before.shared_excess or 0)
     return False
 
 
@@ -98,7 +111,7 @@ def changes(before: Measures, after: Measures) -> dict[str, list[Any]]:
     """Every figure that moved: name -> [before, after]."""
     out: dict[str, list[Any]] = {}
     for name in ("width_bits", "sector_efficiency", "registers", "spill_bytes", "shared_bytes", "occupancy",
-                 "conversions"):
+                 "conversions", "shared_excess", "shared_wavefronts"):
         a, b = getattr(before, name), getattr(after, name)
         if a != b:
             out[name] = [a, b]
@@ -144,6 +157,8 @@ def score(f: Finding, before: Measures, after: Measures | None, assumptions_hold
     if before.occupancy is not None and after.occupancy is not None:
         s += 30 * (after.occupancy - before.occupancy)
     s += 5 * (before.conversions - after.conversions)
+    if before.shared_wavefronts and after.shared_wavefronts:  # every shared instruction's cost, the line's and others'
+        s += 30 * math.log2(before.shared_wavefronts / after.shared_wavefronts)
     s -= 15 * len(new_findings(before, after))
     if assumptions_hold is False:
         s -= 500

@@ -67,7 +67,7 @@ _EXPORTS = {
     "offline": ("NOMINAL_MS", "bench_once", "OfflineUtils", "OfflineDriver", "clear_jit_caches", "offline_target",
                 "native_target", "native_device_properties", "device_interface", "empty_cache_for_benchmark",
                 "clear_cache", "set_cache_dir"),
-    "launches": ("Launch", "JITFunction", "triton_object", "innermost_jit", "is_kernel_object", "kernel_def_line",
+    "launches": ("Launch", "JITFunction", "triton_object", "innermost_jit", "is_kernel_object", "is_gluon", "kernel_def_line",
                  "recorded", "launch_count", "take_since", "put_back", "capture_launches", "MissingArguments",
                  "FinalCall", "compile_launch", "running_launches", "relaunch",
                  "signature_params", "specialization", "metadata_dict", "load_native", "heuristic_names",

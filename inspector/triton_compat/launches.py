@@ -71,6 +71,13 @@ def is_kernel_object(obj: Any) -> bool:
     return False
 
 
+def is_gluon(fn: Any) -> bool:
+    """Whether a JITFunction was written in Gluon (`@gluon.jit`): its source must be compiled by
+    Gluon's frontend again, not by `@triton.jit`. Gluon's class lives in a private module
+    (`triton.experimental.gluon._runtime`, 3.5 to 3.9), so it is recognised by name."""
+    return any(c.__name__ == "GluonJITFunction" for c in type(fn).__mro__)
+
+
 def kernel_def_line(fn: JITFunction) -> int:
     """File line of the `def` (3.9 has def_file_line_number; 3.6 only the first decorator line)."""
     line = getattr(fn, "def_file_line_number", None)

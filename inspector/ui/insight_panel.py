@@ -18,6 +18,7 @@ from inspector.analysis.mix import InstructionMix
 from inspector.analysis.partitions import partitions, register_moves
 from inspector.record import STAGE_TITLES, Inspection
 from inspector.ui import state
+from inspector.ui.markers import SHARED_KIND_WORDS
 
 # Streamlit's own icon font and colours (served by the app; emoji need a font the browser may lack).
 SEVERITY_ICONS = {"high": ":red[:material/error:]", "medium": ":orange[:material/warning:]",
@@ -102,9 +103,40 @@ def memory_table(rec: Inspection, report: MemoryReport) -> None:
     else:
         st.caption(f"Verdicts read from the {STAGE_TITLES.get(report.main_stage or '', report.main_stage)}; "
                    "select a row to jump to its line.")
+    shared_table(report)
     if report.spills:
         st.warning(f"Local memory (spills): {report.spill_bytes} bytes per thread, at lines "
                    + ", ".join(str(s.line) for s in report.spills))
+
+
+def shared_table(report: MemoryReport) -> None:
+    """Shared memory per line and kind: wavefronts per request against the ideal, and why."""
+    if report.shared_note and not report.shared:
+        st.caption(report.shared_note)
+    if not report.shared:
+        return
+    st.markdown("##### Shared memory")
+    rows = [{
+        "line": s.line, "kind": SHARED_KIND_WORDS.get(s.kind, s.kind), "instructions": s.instructions,
+        "bytes/thread": s.bytes_per_thread,
+        "wavefronts/request": None if s.shared_wavefronts is None else round(s.shared_wavefronts, 2),
+        "ideal": None if s.ideal_shared_wavefronts is None else round(s.ideal_shared_wavefronts, 2),
+        "conflict": "" if s.bank_conflict_ways is None else (f"{s.bank_conflict_ways}-way" if s.conflicted else "none"),
+        "from": "; ".join(s.ops), "why": s.cause or ("address not modelled" if s.shared_wavefronts is None else ""),
+    } for s in report.shared]
+    event = st.dataframe(rows, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+                         key="w.shared.table",
+                         column_config={"why": st.column_config.TextColumn(width="large"),
+                                        "wavefronts/request": st.column_config.NumberColumn(
+                                            help="128-byte shared-memory wavefronts one warp's instruction takes "
+                                                 "(the mean over the line's instructions); Nsight Compute's "
+                                                 "L1 Wavefronts Shared per request")})
+    picked = list(event.selection.rows) if event is not None else []
+    if picked:
+        _line_button(report.shared[picked[0]].line, "w.shared.show")
+    else:
+        st.caption("From each lane's address in the PTX, by the bank rules Nsight Compute counts "
+                   "(docs/shared-memory.md); select a row to jump to its line.")
 
 
 # The instruction classes (inspector.analysis.instructions.CLASSES) as the page says them.

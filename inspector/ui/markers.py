@@ -83,6 +83,21 @@ def access_text(a: Any) -> str:
     return text
 
 
+SHARED_KIND_WORDS = {"load": "shared loads", "store": "shared stores", "ldmatrix": "ldmatrix", "stmatrix": "stmatrix",
+                     "async_copy": "async copies into shared memory", "atomic": "shared atomics"}
+
+
+def shared_text(s: Any) -> str:
+    """One line's shared-memory instructions of one kind in words: cost against the ideal, and why."""
+    head = f"{SHARED_KIND_WORDS.get(s.kind, s.kind)} ({s.instructions} x {', '.join(s.opcodes)})"
+    if s.shared_wavefronts is None:
+        return f"{head}: the address depends on loaded data or an argument; not modelled"
+    cost = f"{s.shared_wavefronts:.3g} wavefronts per request (ideal {s.ideal_shared_wavefronts:.3g})"
+    if not s.conflicted:
+        return f"{head}: {cost}, no bank conflict" + (f"\nfrom: {s.ops[0]}" if s.ops else "")
+    return f"{head}: {cost}\n{s.cause}" + (f"\ntry: {s.suggestion}" if s.suggestion else "")
+
+
 def error_markers(rec: Inspection | None) -> Markers:
     """The failed compile's line in the editor."""
     out: Markers = {}
@@ -123,6 +138,12 @@ def record_markers(rec: Inspection) -> Markers:
                     for stage, instrs in a.instructions.items():
                         for i in instrs:
                             _add(out, stage, i.line, co[0], co[1], co[2], co[3])
+            for sh in ex.memory.shared:
+                severity, kind = ("performance", "shared-conflicts") if sh.conflicted else ("info", "shared-ok")
+                text = shared_text(sh)
+                _add(out, "source", sh.line, severity, kind, text, sh.picture)
+                for no in sh.ptx_lines:
+                    _add(out, "ptx", no, severity, kind, text, sh.picture)
             for s in ex.memory.spills:
                 _add(out, "source", s.line, "performance", "spill",
                      f"local memory (spills) in {s.stage}: {s.count} {s.kind.replace('_', ' ')}s, "

@@ -150,7 +150,10 @@ class _Writer:
             options.append(f"do_not_specialize_on_alignment={list(fn.do_not_specialize_on_alignment)!r}")
         if getattr(fn, "noinline", False):
             options.append("noinline=True")
-        decorator = f"@triton.jit({', '.join(options)})" if options else "@triton.jit"
+        jit = "gluon.jit" if tc.is_gluon(fn) else "triton.jit"
+        if jit == "gluon.jit" and "from triton.experimental import gluon" not in self.imports:
+            self.imports.append("from triton.experimental import gluon")
+        decorator = f"@{jit}({', '.join(options)})" if options else f"@{jit}"
         text = f"{decorator}\n{src.rstrip()}\n"
         if bound_name and bound_name != fn.__name__:
             text += f"\n\n{bound_name} = {fn.__name__}\n"

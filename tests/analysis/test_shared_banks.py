@@ -150,3 +150,32 @@ def test_amd_says_it_is_not_modelled(sandbox):
     rec = compiled(sandbox, KERNELS / "softmax.py", target="gfx942")
     rep = memory_report(rec)
     assert rep.shared == [] and "NVIDIA only" in rep.shared_note
+
+
+def test_a_gluon_kernels_reproducer_is_gluon_and_compiles_to_the_same_shared_traffic(pair, sandbox, tmp_path):
+    """The profile runs the recorded launch's reproducer: a Gluon kernel must come back as `@gluon.jit`
+    (as `@triton.jit`, Gluon's `gl.arange(..., layout=)` fails to compile)."""
+    text = pair["False"].reproducer
+    assert "@gluon.jit" in text and "@triton.jit" not in text
+    path = tmp_path / "transpose_repro.py"
+    path.write_text(text)
+    again = compiled(sandbox, path, kernel="transpose_kernel", target="sm_90")
+    shared = [(a.kind, a.shared_wavefronts) for a in memory_report(again).shared]
+    assert shared == [(a.kind, a.shared_wavefronts) for a in memory_report(pair["False"]).shared]
+
+
+def test_fix_offers_the_swizzle_that_removes_the_conflict_judged_by_its_compile(sandbox):
+    """`fix` on the conflicted transpose: every swizzle of the file's SwizzledSharedLayout calls is
+    compiled; the one the launch reaches that spreads a column over 32 banks ranks first, with the
+    figures it reached; the branch the launch does not take changes nothing and says so."""
+    from inspector.fixes import fix
+
+    rep = fix(KERNELS / "transpose_shared_gluon.py", kernel="transpose_kernel", target="sm_90",
+              findings=["bank_conflicts"], sandbox=sandbox)
+    ff = next(x for x in rep.findings if x.finding.code == "bank_conflicts")
+    best = ff.candidates[0]
+    assert "SwizzledSharedLayout(1, 1, 32)" in best.title and "(was 1, 1, 1)" in best.title
+    assert best.changes["shared_excess"] == [8.0, 1.0]
+    assert "SwizzledSharedLayout(1, 1, 32, [1, 0])" in best.diff
+    assert not any("num_warps" in c.title for c in ff.candidates)  # Gluon names its warps in its layouts
+    assert any("compiled to the same figures" in str(t) and "was 1, 1, 32" in str(t) for t in ff.tried)

@@ -198,6 +198,37 @@ def test_strided_copy_shows_its_sector_use_and_a_warp_drawing_on_hover(new_page,
     page.screenshot(path=str(SHOTS / "pair-side-by-side.png"))
 
 
+def test_the_conflicted_transpose_draws_its_banks_on_hover(new_page, server):
+    """The gallery's transpose pair opens its conflicted half: the read line's gutter marker costs
+    speed, and its hover draws one phase's lanes over the 32 banks (8 words in the busiest)."""
+    url, _ = server
+    page = new_page()
+    frame = open_compiled(page, url, "kernel=transpose_shared_gluon&target=sm_90", "transpose_shared_gluon.py for sm_90")
+    bundled = (REPO / "kernels" / "transpose_shared_gluon.py").read_text().split("\n")
+    line = next(i for i, t in enumerate(bundled, 1) if "t = buffer.load(cols_fast)" in t)
+    from playwright.sync_api import Error as PlaywrightError
+
+    tip = frame.locator(".tip")
+
+    def hovered() -> str:
+        try:
+            marker = _marker_on_line(frame, line)
+            if marker is None or "shared-conflicts" not in (marker.get_attribute("data-kinds") or ""):
+                return ""
+            marker.hover()
+            tip.wait_for(state="visible", timeout=10_000)
+            return tip.inner_text() if tip.locator("svg.warp").count() else ""
+        except PlaywrightError:
+            return ""
+
+    text = wait_for(hovered, "the hover box over the conflicted read's marker")
+    assert "8 wavefronts per request (ideal 1)" in text and "8-way bank conflicts" in text, text
+    drawing = tip.locator("svg.warp")
+    assert drawing.locator("rect.sector").count() == 32  # the 32 banks
+    assert "busiest serves 8 words" in drawing.text_content()
+    page.screenshot(path=str(SHOTS / "workbench-bank-conflicts-hover.png"))
+
+
 def _marker_on_line(frame, line: int):
     """The gutter marker drawn beside editor line `line` (matched by vertical position)."""
     return frame.evaluate_handle(f"""() => {{

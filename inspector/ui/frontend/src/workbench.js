@@ -79,7 +79,38 @@ function setWarp(el, items) {
   const heat = Math.max.apply(null, items.map(function (i) { return i.heat || 0; }));
   if (heat > 0) { el.classList.add("heat"); el.style.setProperty("--heat", String(0.15 + 0.85 * heat)); }
 }
+// One phase of a warp's shared-memory request: its lanes above, the 32 banks below, each bank as
+// dark as the distinct words it must serve one after another (markers.shared_text's `picture`).
+function bankDrawing(w) {
+  const NS = "http://www.w3.org/2000/svg";
+  const lanes = w.banks || [], depth = w.depth || [], most = Math.max.apply(null, depth.concat([1]));
+  const W = 400, cell = W / Math.max(lanes.length, 1), bw = W / 32, top = 16, bottom = 62;
+  const svg = document.createElementNS(NS, "svg");
+  svg.setAttribute("width", String(W));
+  svg.setAttribute("height", "96");
+  svg.setAttribute("class", "warp");
+  function add(tag, attrs, text) {
+    const e = document.createElementNS(NS, tag);
+    Object.keys(attrs).forEach(function (k) { e.setAttribute(k, String(attrs[k])); });
+    if (text) e.textContent = text;
+    svg.appendChild(e);
+  }
+  add("text", { x: 0, y: 11, class: "lbl" }, "lanes of one warp, phase " + w.phase + " of " + w.phases + " (" + w.bytes + " B each)");
+  lanes.forEach(function (b, l) {
+    if (b < 0) { add("rect", { x: l * cell + 0.5, y: top, width: Math.max(cell - 1, 1), height: 8, class: "lane off" }); return; }
+    add("line", { x1: l * cell + cell / 2, y1: top + 8, x2: b * bw + bw / 2, y2: bottom, class: "wire" });
+    add("rect", { x: l * cell + 0.5, y: top, width: Math.max(cell - 1, 1), height: 8, class: "lane" });
+  });
+  depth.forEach(function (d, b) {
+    add("rect", { x: b * bw + 0.5, y: bottom, width: Math.max(bw - 1, 1), height: 10, class: "sector",
+                  "fill-opacity": d ? 0.25 + 0.75 * d / most : 0.08 });
+  });
+  add("text", { x: 0, y: 90, class: "lbl" }, "32 banks: the busiest serves " + most + " word" + (most > 1 ? "s" : "") +
+    " one after another" + (most > 1 ? " (" + most + "-way conflict)" : ""));
+  return svg;
+}
 function warpDrawing(w) {
+  if (w.banks) return bankDrawing(w);
   const NS = "http://www.w3.org/2000/svg";
   const lanes = w.lanes || [];
   const secs = Array.from(new Set(lanes.filter(function (s) { return s >= 0; }))).sort(function (a, b) { return a - b; });
