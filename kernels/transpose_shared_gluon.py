@@ -12,7 +12,7 @@ out. Gluon lets the author choose the shared layout, and that is the whole lesso
 - `SWIZZLE=True`: `SwizzledSharedLayout(1, 1, 32, [1, 0])` stores column c of row r at column
   c ^ (r % 32): a column's words fall in 32 different banks, and the same read takes 1 wavefront.
 
-What to look for:
+What to look for in the IR (and around it):
 - TTGIR: `#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, ...}>` against `maxPhase = 32`;
   `ttg.local_alloc` (the write) and `ttg.local_load` (the read) on the two lines in the middle.
 - PTX: the same `st.shared.v4.b32` writes and scalar `ld.shared.b32` reads in both; only the

@@ -30,9 +30,9 @@ class Measures:
     occupancy: float | None = None
     conversions: int = 0
     # shared memory: wavefronts per request over the ideal at the line (1: no bank conflict), and the
-    # kernel's total of wavefronts per block pass (one request of each shared instruction, all warps)
+    # same over every shared instruction of the kernel (a ratio: a smaller tile is not "fewer conflicts")
     shared_excess: float | None = None
-    shared_wavefronts: float | None = None
+    shared_excess_kernel: float | None = None
     findings: list[tuple[str, int | None, str]] = field(default_factory=list)  # (code, line, severity)
 
 
@@ -59,9 +59,10 @@ def measures(rec: Inspection, line: int | None, relines: Any = None) -> Measures
     at_line = [x for x in shared if at is not None and x.line == at and x.shared_wavefronts is not None]
     if at_line:
         m.shared_excess = max(x.shared_wavefronts / max(x.ideal_shared_wavefronts or 1, 1e-9) for x in at_line)
-    known = [x for x in shared if x.shared_wavefronts is not None]
+    known = [x for x in shared if x.shared_wavefronts is not None and x.ideal_shared_wavefronts]
     if known:
-        m.shared_wavefronts = sum(x.shared_wavefronts * (x.instructions - x.unknown) for x in known)
+        m.shared_excess_kernel = (sum(x.shared_wavefronts * (x.instructions - x.unknown) for x in known)
+                                  / sum(x.ideal_shared_wavefronts * (x.instructions - x.unknown) for x in known))
     r = rec.resources
     m.registers = r.registers if r.registers is not None else r.vgprs
     m.spill_bytes = (r.spill_store_bytes or 0) + (r.spill_load_bytes or 0) + (r.scratch_bytes or 0)
@@ -111,7 +112,7 @@ def changes(before: Measures, after: Measures) -> dict[str, list[Any]]:
     """Every figure that moved: name -> [before, after]."""
     out: dict[str, list[Any]] = {}
     for name in ("width_bits", "sector_efficiency", "registers", "spill_bytes", "shared_bytes", "occupancy",
-                 "conversions", "shared_excess", "shared_wavefronts"):
+                 "conversions", "shared_excess", "shared_excess_kernel"):
         a, b = getattr(before, name), getattr(after, name)
         if a != b:
             out[name] = [a, b]
@@ -157,8 +158,8 @@ def score(f: Finding, before: Measures, after: Measures | None, assumptions_hold
     if before.occupancy is not None and after.occupancy is not None:
         s += 30 * (after.occupancy - before.occupancy)
     s += 5 * (before.conversions - after.conversions)
-    if before.shared_wavefronts and after.shared_wavefronts:  # every shared instruction's cost, the line's and others'
-        s += 30 * math.log2(before.shared_wavefronts / after.shared_wavefronts)
+    if before.shared_excess_kernel and after.shared_excess_kernel:  # the line's conflicts and any it moves elsewhere
+        s += 30 * math.log2(before.shared_excess_kernel / after.shared_excess_kernel)
     s -= 15 * len(new_findings(before, after))
     if assumptions_hold is False:
         s -= 500
