@@ -41,22 +41,13 @@ class LaneAccess:
     lanes_used: int  # threads per warp whose address the instruction reads (ldmatrix .x1: 8, .x2: 16)
 
 
+_TOP_COMMA = re.compile(r",(?![^{\[]*[}\]])")  # a comma outside `{...}` and `[...]` (PTX does not nest them)
+
+
 def _split_operands(text: str) -> list[str]:
     """Top-level comma-separated operands (commas inside `{}` / `[]` kept)."""
-    out, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
-    return out
+    parts = _TOP_COMMA.split(text) if ("{" in text or "[" in text) else text.split(",")
+    return [p.strip() for p in parts if p.strip()]
 
 
 def _bits(opcode: str) -> int:
@@ -111,6 +102,7 @@ class _Machine:
 
 
 _FLOAT_TYPES = frozenset({"f16", "f32", "f64", "bf16", "f16x2", "bf16x2", "tf32", "e4m3x2", "e5m2x2"})
+_FLOAT_OP = re.compile(r"\.(?:f16|f32|f64|bf16|f16x2|bf16x2|tf32|e4m3|e5m2)\b|^(?:mma|wgmma|tcgen05|ex2|lg2|rcp|rsqrt|sqrt|sin|cos|tanh|fma)\b")
 _CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
         "ge": np.greater_equal, "lo": np.less, "ls": np.less_equal, "hi": np.greater, "hs": np.greater_equal}
 
@@ -257,6 +249,9 @@ def _step(m: _Machine, stmt: str, number: int, out: list[LaneAccess]) -> None:
     if not parts:
         return
     opcode, rest = parts[0], (parts[1] if len(parts) > 1 else "")
+    if _FLOAT_OP.search(opcode) and not opcode.startswith(("setp", "selp")) and "shared" not in opcode:
+        m.regs[rest.split(",", 1)[0].strip()] = None  # floating-point math: never an address
+        return
     operands = _split_operands(rest)
     access = _access(opcode)
     if access is not None:

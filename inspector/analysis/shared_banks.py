@@ -19,7 +19,7 @@ b128 phases differ and nothing here has been checked against a measurement.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,7 +42,7 @@ class SharedCost:
     ideal: float | None  # the same bytes with no conflict
     ways: int | None  # the worst phase's busiest bank: distinct words it serves (1: conflict-free)
     why_unknown: str | None = None
-    picture: dict | None = None  # `phase_picture`: what the hover draws
+    access: LaneAccess | None = field(default=None, repr=False)  # its lanes, for `phase_picture`
 
 
 def _phases(addresses: np.ndarray, active: np.ndarray, width: int, load: bool) -> list[list[tuple[int, int]]]:
@@ -104,25 +104,42 @@ def phase_picture(access: LaneAccess) -> dict | None:
             "phase": worst + 1, "phases": len(phases), "bytes": access.bytes_per_lane}
 
 
-def instruction_cost(access: LaneAccess, warp: int = 32) -> SharedCost:
+def _warp_cost(addresses: np.ndarray, active: np.ndarray, width: int, load: bool,
+               memo: dict[bytes, tuple[int, int, int]]) -> tuple[int, int, int]:
+    """`warp_wavefronts`, remembered per lane pattern: banks and distinct words do not change when
+    every lane's address moves by the same multiple of 128 bytes (the same instruction's other
+    offsets, other warps, other stage buffers), so Triton's unrolled copies cost one evaluation."""
+    if not active.any():
+        return 0, 0, 0
+    base = int(addresses[active].min()) // PHASE_BYTES * PHASE_BYTES
+    key = (addresses - base).tobytes() + active.tobytes() + bytes([width & 0xFF, load])
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = warp_wavefronts(addresses, active, width, load)
+    return hit
+
+
+def instruction_cost(access: LaneAccess, warp: int = 32, memo: dict | None = None) -> SharedCost:
     """Wavefronts per request of one instruction, averaged over the warps that execute it."""
     if access.addresses is None:
         return SharedCost(access.line, access.opcode, access.op, access.bytes_per_lane, None, None, None,
                           "its address depends on a value the PTX loads or is passed")
+    memo = {} if memo is None else memo
+    load = access.op in ("load", "ldmatrix")
     totals, ideals, ways, warps = 0, 0, 0, 0
     for start in range(0, len(access.addresses), warp):
         lanes = slice(start, start + min(warp, access.lanes_used))
         # a warp whose lanes are all predicated off still issues the request: it costs nothing
-        w, i, k = warp_wavefronts(access.addresses[lanes], access.active[lanes], access.bytes_per_lane,
-                                  load=access.op in ("load", "ldmatrix"))
+        w, i, k = _warp_cost(access.addresses[lanes], access.active[lanes], access.bytes_per_lane, load, memo)
         totals, ideals, ways, warps = totals + w, ideals + i, max(ways, k), warps + 1
     return SharedCost(access.line, access.opcode, access.op, access.bytes_per_lane, totals / warps,
-                      ideals / warps, ways, picture=phase_picture(access))
+                      ideals / warps, ways, access=access)
 
 
 def shared_costs(ptx: str, threads: int) -> list[SharedCost]:
     """Every shared-memory instruction of a kernel's PTX with its wavefronts (`threads`: the block's)."""
-    return [instruction_cost(a) for a in shared_lane_accesses(ptx, threads)]
+    memo: dict[bytes, tuple[int, int, int]] = {}
+    return [instruction_cost(a, memo=memo) for a in shared_lane_accesses(ptx, threads)]
 
 
 def in_force(chains: dict[int, tuple], line: int) -> tuple:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..record import Inspection
 from .context import context
-from .shared_banks import SharedCost, in_force, shared_costs
+from .shared_banks import SharedCost, in_force, phase_picture, shared_costs
 
 # TTGIR ops that move data through shared memory, and how to say what each does
 _SHARED_OPS = {
@@ -135,7 +135,7 @@ def shared_report(rec: Inspection) -> list[SharedAccess]:
                 max((c.ways for c in known), default=None), len(items) - len(known), ops.get(line, []),
                 ptx_lines=[c.line for c, _ in items])
             costly = max(known, key=lambda c: (c.wavefronts / max(c.ideal, 1e-9), c.wavefronts), default=None)
-            acc.picture = costly.picture if costly else None
+            acc.picture = phase_picture(costly.access) if costly and costly.access is not None else None
             if acc.conflicted:
                 acc.cause, acc.suggestion = _cause(acc)
             out.append(acc)
