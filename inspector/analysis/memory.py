@@ -424,6 +424,12 @@ def launch_line_sectors(rec: Inspection, stop: Callable[[], bool] | None = None)
     mod = _module(ctx, rec, "ttgir")
     loc = ctx.stages["ttgir"]
     width = {(a.line, a.column): a.width_bits for a in memory_report(rec).accesses}
+    if not width:  # a Gluon kernel has no TTIR: the widths the machine code shows at each site
+        stage = "ptx" if "ptx" in ctx.stages else ("amdgcn" if "amdgcn" in ctx.stages else None)
+        for i in machine_memory(ctx, stage) if stage else []:
+            if i.kind in ("global_load", "global_store", "global_atomic") and i.source_lines and i.width_bits:
+                key = (i.source_lines[0], i.column)
+                width[key] = min(width.get(key) or i.width_bits, i.width_bits)
     by_line: dict[int, list[tuple[AccessSite, int | None]]] = {}
     for op in mod.ops:
         if op.name not in _TTGIR_ACCESS_OPS:

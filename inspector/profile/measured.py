@@ -327,28 +327,42 @@ def _checks(rec: Inspection, prof: Profile, details: nd.LaunchDetails | None,
 
 
 def _shared_checks(rec: Inspection, prof: Profile) -> list[Check]:
-    """Shared wavefronts per request, per line, against the model (shared_memory.py)."""
+    """Shared wavefronts per request, per line, against the model (shared_memory.py). The model
+    counts each instruction once; Nsight Compute weights each by how often it ran. Where a line
+    mixes instructions that ran different numbers of times (a loop's and its prologue's) the two
+    per-request figures differ even with no conflict anywhere: the check then compares the
+    conflicts themselves (wavefronts over their ideal) and says so."""
     from ..analysis.memory import memory_report
 
     model: dict[int, list[float]] = {}
     for acc in memory_report(rec).shared:
         if acc.shared_wavefronts is not None:
             weight = acc.instructions - acc.unknown
-            m = model.setdefault(acc.line, [0.0, 0])
-            m[0], m[1] = m[0] + acc.shared_wavefronts * weight, m[1] + weight
+            m = model.setdefault(acc.line, [0.0, 0.0, 0])
+            m[0] += acc.shared_wavefronts * weight
+            m[1] += (acc.ideal_shared_wavefronts or 0) * weight
+            m[2] += weight
     out = []
     for line in prof.lines:
         if not line.shared_requests:
             continue
+        what = f"shared wavefronts per request, line {line.line}"
         measured = line.shared_wavefronts / line.shared_requests
         ideal = line.shared_ideal / line.shared_requests
         note = f"line {line.line}: {line.source} (measured ideal {ideal:.3g})"
         guess = model.get(line.line)
-        if not guess or not guess[1]:
-            out.append(Check(f"shared wavefronts per request, line {line.line}", None, measured, None,
+        if not guess or not guess[2]:
+            out.append(Check(what, None, measured, None,
                              note + ": the model has no shared instruction it can follow on this line"))
-        else:
-            out.append(_check(f"shared wavefronts per request, line {line.line}", guess[0] / guess[1], measured, note))
+            continue
+        check = _check(what, guess[0] / guess[2], measured, note)
+        if not check.agrees and guess[1] and ideal:
+            ours, theirs = guess[0] / guess[1], measured / ideal
+            if abs(ours - theirs) <= TOLERANCE * theirs:
+                check = Check(what, guess[0] / guess[2], measured, True,
+                              f"{note}: the line's instructions ran different numbers of times (the model counts "
+                              f"each once); their conflicts agree: {ours:.3g} vs {theirs:.3g} wavefronts per ideal one")
+        out.append(check)
     return out
 
 
