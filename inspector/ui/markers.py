@@ -95,7 +95,8 @@ def shared_text(s: Any) -> str:
     cost = f"{s.shared_wavefronts:.3g} wavefronts per request (ideal {s.ideal_shared_wavefronts:.3g})"
     if not s.conflicted:
         return f"{head}: {cost}, no bank conflict" + (f"\nfrom: {s.ops[0]}" if s.ops else "")
-    return f"{head}: {cost}\n{s.cause}" + (f"\ntry: {s.suggestion}" if s.suggestion else "")
+    said = f"{head}: {cost}, {s.bank_conflict_ways}-way bank conflicts" + (f"\nfrom: {s.ops[0]}" if s.ops else "")
+    return said + (f"\ntry: {s.suggestion}" if s.suggestion else "")
 
 
 def error_markers(rec: Inspection | None) -> Markers:
@@ -164,6 +165,11 @@ def record_markers(rec: Inspection) -> Markers:
                 for line in c.source_lines[:1]:
                     _add(out, "source", line, severity, "layout-conversion", text)
         for i, f in enumerate(ex.findings):
+            if f.code == "bank_conflicts":  # its shared-memory marker says it all: it only gains the click to fix
+                for item in out.get("source", {}).get(f.line or 0, []):
+                    if item["kind"] == "shared-conflicts":
+                        item["fix"] = i
+                continue
             severity = FINDING_SEVERITY.get(f.severity, "info")
             text = f.title + (f"\n{_brief(f.suggestion)}" if f.suggestion else "")
             for line in (f.lines or ([f.line] if f.line else [])):

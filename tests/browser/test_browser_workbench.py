@@ -222,7 +222,8 @@ def test_the_conflicted_transpose_draws_its_banks_on_hover(new_page, server):
             return ""
 
     text = wait_for(hovered, "the hover box over the conflicted read's marker")
-    assert "8 wavefronts per request (ideal 1)" in text and "8-way bank conflicts" in text, text
+    assert "8 wavefronts per request (ideal 1), 8-way bank conflicts" in text and "not swizzled" in text, text
+    assert text.count("wavefronts per request") == 1, text  # one fact, said once
     drawing = tip.locator("svg.warp")
     assert drawing.locator("rect.sector").count() == 32  # the 32 banks
     assert "busiest serves 8 words" in drawing.text_content()
