@@ -1,6 +1,6 @@
 """Capture a real training step on a GPU and check what reopens: a `torch.compile`d MLP (Linear,
 LayerNorm, GELU, Linear; Inductor writes Triton kernels for the norm and the activation, forward
-and backward) fed by Liger-Kernel's RMSNorm (tests/corpus, as published), trained with AdamW.
+and backward) fed by Liger-Kernel's RMSNorm (tests/fixtures/published/first_four_projects, as published), trained with AdamW.
 
 Three fresh processes run the same --steps training steps, each with its own empty Inductor and
 Triton caches: without a capture, inside `inspector.capture` (compiles included), and inside one
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-LIGER = REPO / "tests" / "corpus" / "liger_kernel" / "src"
+LIGER = REPO / "tests" / "fixtures" / "published" / "first_four_projects" / "liger_kernel" / "src"
 sys.path.insert(0, str(REPO))
 
 

@@ -1,8 +1,9 @@
 """How many published kernel files go in as they are: every file of a corpus's MANIFEST.json
-(tests/corpus, or tests/corpus2 with --corpus corpus2) through the command line, GPU-free, for each
+(tests/fixtures/published/first_four_projects, or five_more_projects with --corpus five_more_projects)
+through the command line, GPU-free, for each
 target the entry is portable to, with no value given (no --const, no --arg).
 
-    python benchmarks/corpus_rate.py [--corpus corpus2] [--targets sm_90,gfx942] [--only TEXT] [--json out.json]
+    python benchmarks/corpus_rate.py [--corpus five_more_projects] [--targets sm_90,gfx942] [--only TEXT] [--json out.json]
 
 Prints one line per file and target (ok, or the error's kind and first line) and the rate per
 project. A `bare` file (kernels only, no launch anywhere) counts as taken when the tool names every
@@ -21,7 +22,8 @@ from collections import defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO / "tests" / "corpus"  # --corpus picks another folder of tests/
+PUBLISHED = REPO / "tests" / "fixtures" / "published"
+CORPUS = PUBLISHED / "first_four_projects"  # --corpus picks another folder of PUBLISHED
 
 
 def compile_file(path: Path, target: str, extra: list[str], triton: str | None = None) -> dict:
@@ -55,11 +57,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--targets", default="sm_90,gfx942")
     ap.add_argument("--json", help="write the results here")
-    ap.add_argument("--corpus", default="corpus", help="the folder under tests/ (corpus, corpus2)")
+    ap.add_argument("--corpus", default="first_four_projects",
+                    help="the folder under tests/fixtures/published/ (first_four_projects, five_more_projects)")
     ap.add_argument("--only", help="only files whose path contains this text")
     args = ap.parse_args()
     global CORPUS
-    CORPUS = REPO / "tests" / args.corpus
+    CORPUS = PUBLISHED / args.corpus
     manifest = [e for e in json.loads((CORPUS / "MANIFEST.json").read_text()) if args.only is None or args.only in e["file"]]
     results = []
     per_project: dict[str, list[int]] = defaultdict(lambda: [0, 0])

@@ -54,7 +54,7 @@ def main(out: str, kernels: list[str]) -> None:
     env = {**os.environ, "PYTHONPATH": ROOT}
     results = {}
     for k in kernels:
-        f = f"tests/data_kernels/{k}.py"
+        f = f"tests/fixtures/data_dependent_kernels/{k}.py"
         row: dict = {}
         t = time.perf_counter()
         rec = open_by_running(f"python {f}", target="sm_90", cwd=ROOT)

@@ -4,7 +4,7 @@
     python3 benchmarks/guard_scale.py --modes pool --targets sm_90
 
 The corpus is real kernel files: the bundled kernels (kernels/), the kernel-file forms the loader
-is tested on (tests/forms/), published FlagGems and Liger-Kernel files (tests/corpus/), and the
+is tested on (tests/fixtures/kernel_file_forms/), published FlagGems and Liger-Kernel files (tests/fixtures/published/first_four_projects/), and the
 guard tests' repository (tests/support/guard_repo.py). Each mode runs in a fresh process with a cache of
 its own, so every record is compiled: `serial` (one compile at a time), `pool` (--jobs threads
 over the sandbox), `ray` (a local Ray of --jobs CPUs, started in that process; one task per
@@ -32,16 +32,16 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "support"))
 
-CORPUS = REPO / "tests" / "corpus"
+CORPUS = REPO / "tests" / "fixtures" / "published" / "first_four_projects"
 PATHS = [
     "kernels",
-    "tests/forms",
-    "tests/corpus/flag_gems/flag_gems/ops",
-    "tests/corpus/flag_gems/flag_gems/runtime/backend/_nvidia/fused/fused_add_rms_norm.py",
-    "tests/corpus/flag_gems/flag_gems/runtime/backend/_nvidia/ops/add.py",
-    "tests/corpus/liger_kernel/src/liger_kernel/ops/rope.py",
-    "tests/corpus/liger_kernel/src/liger_kernel/ops/rms_norm.py",
-    "tests/corpus/liger_kernel/src/liger_kernel/ops/softmax.py",
+    "tests/fixtures/kernel_file_forms",
+    "tests/fixtures/published/first_four_projects/flag_gems/flag_gems/ops",
+    "tests/fixtures/published/first_four_projects/flag_gems/flag_gems/runtime/backend/_nvidia/fused/fused_add_rms_norm.py",
+    "tests/fixtures/published/first_four_projects/flag_gems/flag_gems/runtime/backend/_nvidia/ops/add.py",
+    "tests/fixtures/published/first_four_projects/liger_kernel/src/liger_kernel/ops/rope.py",
+    "tests/fixtures/published/first_four_projects/liger_kernel/src/liger_kernel/ops/rms_norm.py",
+    "tests/fixtures/published/first_four_projects/liger_kernel/src/liger_kernel/ops/softmax.py",
 ]
 
 

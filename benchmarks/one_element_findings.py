@@ -1,11 +1,11 @@
-"""Findings about accesses of one element per program, across the gallery and tests/corpus.
+"""Findings about accesses of one element per program, across the gallery and tests/fixtures/published/first_four_projects.
 
     python3 benchmarks/one_element_findings.py [--repo PATH] [--target sm_90]
 
 A scalar `tl.load(offsets + row)`, a row's mean stored with `tl.store(mean + row, m)`: one
 element per program, every lane the same address; there is nothing to make wider or to coalesce,
 so the advisor must not report it. This compiles every gallery kernel (kernels/) and every
-corpus entry (tests/corpus/MANIFEST.json, with its probe values for bare files), runs the advisor
+corpus entry (tests/fixtures/published/first_four_projects/MANIFEST.json, with its probe values for bare files), runs the advisor
 of the inspector found in `--repo` (default: this checkout; an older checkout gives the count
 before a change), and counts the memory-access findings whose access has no tensor shape.
 """
@@ -30,9 +30,9 @@ def main() -> int:
     from inspector.compile.api import inspect_kernel
 
     jobs = [(p, {}) for p in sorted((HERE / "kernels").glob("*.py")) if not p.name.startswith("_")]
-    for e in json.loads((HERE / "tests" / "corpus" / "MANIFEST.json").read_text()):
+    for e in json.loads((HERE / "tests" / "fixtures" / "published" / "first_four_projects" / "MANIFEST.json").read_text()):
         kw = {"kernel": e["entry"], "probe": e.get("probe_args") or {}} if e.get("form") == "bare" else {}
-        jobs.append((HERE / "tests" / "corpus" / e["file"], kw))
+        jobs.append((HERE / "tests" / "fixtures" / "published" / "first_four_projects" / e["file"], kw))
     total = one = files = 0
     for path, kw in jobs:
         probe = kw.pop("probe", None)

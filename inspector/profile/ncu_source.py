@@ -12,7 +12,7 @@ sass,cuda CMD` prints, for each profiled launch, a block:
 
 A launch whose code comes from several files (inlined helpers) has one such block per file,
 each under the same function name. Numbers are kept as printed (ints or floats; "-" is None).
-The format as Nsight Compute 2025.3.1 prints it (pages it wrote are in tests/data/ncu/).
+The format as Nsight Compute 2025.3.1 prints it (pages it wrote are in tests/fixtures/gpu_measurements/ncu/).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Coalescing (inspector.analysis.coalescing) on real Triton output, GPU-free: sectors per warp
 request derived by hand in each test, and the whole-launch figures against Nsight Compute's
-`L2 Theoretical Sectors Global` recorded on an H100 (tests/data/ncu/coalescing-h100.csv)."""
+`L2 Theoretical Sectors Global` recorded on an H100 (tests/fixtures/gpu_measurements/ncu/coalescing-h100.csv)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from inspector.compile.api import triton_version
 sys.path.insert(0, str(REPO / "benchmarks"))
 import coalescing_fidelity  # noqa: E402  (benchmarks/: the cases and the launch-by-launch comparison)
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "ncu"
+DATA = Path(__file__).resolve().parents[1] / "fixtures" / "gpu_measurements" / "ncu"
 CASES = REPO / "benchmarks" / "coalescing_cases.py"
 LANES, SECTOR = 32, 32  # an NVIDIA warp; Nsight Compute's L2 sectors
 

@@ -17,8 +17,8 @@ from inspector.analysis.axis_info import axis_info
 from inspector.analysis.fact_loss import access_limits
 from inspector.analysis.hint_sites import source_ops
 
-CORPUS = REPO / "tests" / "corpus"
-CORPUS2 = REPO / "tests" / "corpus2"
+CORPUS = REPO / "tests" / "fixtures" / "published" / "first_four_projects"
+CORPUS2 = REPO / "tests" / "fixtures" / "published" / "five_more_projects"
 # published files whose accesses the facts must explain: an inlined helper's loads and stores
 # (torchao), a masked atomic whose mask is a constant `dense<true>` (gemlite), row kernels (liger)
 PUBLISHED = [

@@ -1,6 +1,6 @@
 """The shared-memory model against Nsight Compute, and on real Triton output (GPU-free).
 
-tests/data/ncu/shared-h200/ holds what an H200 measured (Nsight Compute 2025.3.1, Triton 3.6.0,
+tests/fixtures/gpu_measurements/ncu/shared-h200/ holds what an H200 measured (Nsight Compute 2025.3.1, Triton 3.6.0,
 `benchmarks/shared_fidelity.py measure`): the source page of every case of
 benchmarks/shared_cases.py and the PTX its Triton compiled. The model runs on that same PTX here.
 """
@@ -23,7 +23,7 @@ from inspector.analysis.shared_banks import costs_by_line, warp_wavefronts
 from inspector.profile import parse_source_page
 from inspector.profile.ncu_source import shared_by_line
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "ncu" / "shared-h200"
+DATA = Path(__file__).resolve().parent.parent / "fixtures" / "gpu_measurements" / "ncu" / "shared-h200"
 
 
 def _agreement(launch, ptx: str, threads: int) -> tuple[dict, dict]:

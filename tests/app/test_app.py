@@ -281,7 +281,7 @@ def test_a_shared_link_opens_as_a_new_file_of_the_recipient(home):
 
 
 def test_missing_values_are_asked_in_a_form_and_compiled_with(home, monkeypatch):
-    src = REPO / "tests" / "corpus" / "liger_kernel" / "src"
+    src = REPO / "tests" / "fixtures" / "published" / "first_four_projects" / "liger_kernel" / "src"
     monkeypatch.setenv(workspace.OPEN_ROOTS_ENV, str(src))
     at = open_app()
     at.sidebar.text_input(key="w.open").input("liger_kernel.ops.utils").run()

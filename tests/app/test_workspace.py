@@ -227,7 +227,7 @@ def test_rename_moves_the_file_and_its_history(home):
     assert ws.read_source(renamed) == "# edited\n"
 
 
-CORPUS_SRC = KERNELS.parent / "tests" / "corpus" / "liger_kernel" / "src"
+CORPUS_SRC = KERNELS.parent / "tests" / "fixtures" / "published" / "first_four_projects" / "liger_kernel" / "src"
 
 
 def test_open_by_module_or_path_only_under_the_allowed_folders(home, monkeypatch, tmp_path):

@@ -1,5 +1,5 @@
 """Real published kernels through the app, in a real headless Chromium: files of the corpus
-(tests/corpus, as released: Liger-Kernel 0.8.2, FlagGems 4.2.0, torchao 0.18.0) opened by
+(tests/fixtures/published/first_four_projects, as released: Liger-Kernel 0.8.2, FlagGems 4.2.0, torchao 0.18.0) opened by
 module name or by path, compiled as part of their package, PTX shown; a kernel nothing launches
 asks for its missing values in a small form (never command-line syntax), and compiles with them.
 
@@ -19,7 +19,7 @@ from browser_support import REPO, SHOTS, editor_text, local_page, serve, wait_id
 
 pytestmark = pytest.mark.browser
 WAIT_MS = 240_000  # a cold compile of a package kernel on a loaded machine
-CORPUS = REPO / "tests" / "corpus"
+CORPUS = REPO / "tests" / "fixtures" / "published" / "first_four_projects"
 LIGER_SRC = CORPUS / "liger_kernel" / "src"
 MANIFEST = {e["file"]: e for e in json.loads((CORPUS / "MANIFEST.json").read_text())}
 # (how the user names it, the file) for package files whose imports need no GPU; both ways of naming.

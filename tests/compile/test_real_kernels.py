@@ -1,4 +1,4 @@
-"""Real kernel files go in as they are: published library ops (tests/corpus, kept byte for byte),
+"""Real kernel files go in as they are: published library ops (tests/fixtures/published/first_four_projects, kept byte for byte),
 tutorial-style files, pytest-style files, wrappers that read the device, bare kernels."""
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ import pytest
 from inspector.compile.api import inspect_kernel
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO / "tests" / "corpus"
-FORMS = REPO / "tests" / "forms"
+CORPUS = REPO / "tests" / "fixtures" / "published" / "first_four_projects"
+FORMS = REPO / "tests" / "fixtures" / "kernel_file_forms"
 MANIFEST = json.loads((CORPUS / "MANIFEST.json").read_text())
 TARGETS = ("sm_90", "gfx942")
 
-# Files whose packages import GPU-free with torch and Triton alone (see tests/corpus/README.md for
+# Files whose packages import GPU-free with torch and Triton alone (see tests/fixtures/published/first_four_projects/README.md for
 # what the others need: unsloth_zoo, bitsandbytes, transformers; sqlalchemy, PyYAML).
 RUNNABLE = [e for e in MANIFEST if e.get("imports_gpu_free")]
 # Files the inspector does not yet take as published, and why (strict: a fix must remove the entry).

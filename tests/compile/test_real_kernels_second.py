@@ -1,6 +1,6 @@
-"""The second corpus (tests/corpus2): 38 published files from five projects the first corpus does
+"""The second corpus (tests/fixtures/published/five_more_projects): 38 published files from five projects the first corpus does
 not use (fla-core, gemlite, flashinfer, mamba-ssm, flash-attn), Gluon kernels among them, chosen
-by a rule fixed before any was tried (tests/corpus2/README.md). Each opens with the CLI alone, as
+by a rule fixed before any was tried (tests/fixtures/published/five_more_projects/README.md). Each opens with the CLI alone, as
 published, for every target it is portable to; the few that do not are listed with why (a strict
 xfail: a fix must remove the entry), and the two no supported Triton release compiles must say so
 at the right line."""
@@ -18,7 +18,7 @@ from paths import REPO
 from side_releases import missing, ready
 
 
-CORPUS = REPO / "tests" / "corpus2"
+CORPUS = REPO / "tests" / "fixtures" / "published" / "five_more_projects"
 MANIFEST = json.loads((CORPUS / "MANIFEST.json").read_text())
 
 

@@ -1,4 +1,4 @@
-"""Fixes on published kernels nobody here wrote (`tests/fixes_hints_corpus/`, each file an excerpt
+"""Fixes on published kernels nobody here wrote (`tests/fixtures/hint_fixes/`, each file an excerpt
 of a published kernel, its source named in its header): the file's own `# REFERENCE:` lines make
 the fix a person wrote or published (a hint the compiler keeps); the tool, given the file without
 it, must offer among the first 3 candidates of each finding the reference lifts one that reaches
@@ -18,7 +18,7 @@ from inspector.analysis import memory_report
 from inspector.compile.api import inspect_kernel
 from inspector.fixes import fix
 
-CORPUS = Path(__file__).resolve().parent.parent / "fixes_hints_corpus"
+CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "hint_fixes"
 CASES = sorted(p for p in CORPUS.glob("*.py"))
 # `# REFERENCE: old => new` (several), `# TWIN: old => new` (one)
 EDIT = re.compile(r"^# (REFERENCE|TWIN): (.*?) => (.*)$", re.M)

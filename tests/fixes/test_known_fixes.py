@@ -1,4 +1,4 @@
-"""Published kernels with a known upstream fix (tests/fixes_corpus/MANIFEST.json): `fix` proposes
+"""Published kernels with a known upstream fix (tests/fixtures/known_fixes/MANIFEST.json): `fix` proposes
 that fix, or one with the same effect, among its first 3 candidates for the finding named, and the
 candidate removes the finding in its own compile."""
 
@@ -14,7 +14,7 @@ from side_releases import missing, ready
 
 from inspector.fixes import fix
 
-CORPUS = REPO / "tests" / "fixes_corpus"
+CORPUS = REPO / "tests" / "fixtures" / "known_fixes"
 ENTRIES = json.loads((CORPUS / "MANIFEST.json").read_text())["entries"]
 
 

@@ -185,7 +185,7 @@ def test_a_file_that_does_not_import_fails_each_of_its_baseline_kernels_with_its
                                             r"more: .*syntax", l) for l in lines), broken.stdout
     # A failure the same text always gives is kept: the next run compiles nothing. So is a kernel
     # that nothing launches (its constexprs have no values), which is counted apart.
-    shutil.copy(REPO / "tests" / "forms" / "bare_kernel.py", root / "tools" / "bare_kernel.py")
+    shutil.copy(REPO / "tests" / "fixtures" / "kernel_file_forms" / "bare_kernel.py", root / "tools" / "bare_kernel.py")
     first = guard_cli(root, "tools", "--targets", "sm_90,gfx942", "--baseline", "guard.json")
     assert first.returncode == 1 and "2 not launched by their files" in first.stdout, first.stdout
     again = guard_cli(root, "tools", "--targets", "sm_90,gfx942", "--baseline", "guard.json")

@@ -1,9 +1,9 @@
-"""Profiles of kernels whose addresses come from data (tests/data_kernels: a jagged row sum, a gather
+"""Profiles of kernels whose addresses come from data (tests/fixtures/data_dependent_kernels: a jagged row sum, a gather
 through a permutation, a block-table read, an MoE-style row gather): a captured run's reproducer
 carries its index tensors bit-exactly, a made-up launch is marked so and its dependent lines are
 not compared, and the sector model evaluates the captured data to Nsight Compute's count, GPU-free.
 The measurements were recorded on an H200 (benchmarks/data_fidelity.py, ncu 2025.3.1, Triton 3.6.0:
-tests/data/ncu/own-data-h200)."""
+tests/fixtures/gpu_measurements/ncu/own-data-h200)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from inspector.profile import Profile, build_profile, parse_details_page, parse_
 from inspector.profile.measured import data_origins
 from inspector.record import Inspection
 
-DATA = REPO / "tests" / "data" / "ncu" / "own-data-h200"
-KERNELS = REPO / "tests" / "data_kernels"
+DATA = REPO / "tests" / "fixtures" / "gpu_measurements" / "ncu" / "own-data-h200"
+KERNELS = REPO / "tests" / "fixtures" / "data_dependent_kernels"
 MEASURED = json.loads((DATA / "measured.json").read_text()) if (DATA / "measured.json").exists() else {}
 
 
@@ -118,8 +118,8 @@ def test_profiling_the_programs_own_launch(tmp_path, how):
     if find_ncu() is None:
         pytest.skip("Nsight Compute is not installed on this GPU machine")
     out = tmp_path / "p.json"
-    target = ["--run", "python tests/data_kernels/jagged_sum.py"] if how == "run" else \
-        ["tests/data_kernels/paged_read.py"]
+    target = ["--run", "python tests/fixtures/data_dependent_kernels/jagged_sum.py"] if how == "run" else \
+        ["tests/fixtures/data_dependent_kernels/paged_read.py"]
     run = subprocess.run([sys.executable, "-m", "inspector", "profile", *target, "--out", str(out)],
                          capture_output=True, text=True, cwd=REPO, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]

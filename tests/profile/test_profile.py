@@ -173,24 +173,24 @@ def test_forbidden_counters_fall_back_to_proton_and_say_both_reasons(sandbox, tm
 
 
 def test_a_proton_session_tree_gives_the_kernel_s_launches_and_time():
-    """A session tree Proton wrote on the H200 (tests/data/proton/, see its README)."""
+    """A session tree Proton wrote on the H200 (tests/fixtures/gpu_measurements/proton/, see its README)."""
     from inspector.profile.run_proton import kernel_times
 
-    tree = json.loads((REPO / "tests" / "data" / "proton" / "add_kernel.hatchet").read_text())
+    tree = json.loads((REPO / "tests" / "fixtures" / "gpu_measurements" / "proton" / "add_kernel.hatchet").read_text())
     launches, total = kernel_times(tree, "add_kernel")
     assert launches == 20 and total > 0
     assert kernel_times(tree, "no_such_kernel") == (0, 0.0)
 
 
 def test_proton_s_pc_sampling_gives_the_kernel_s_stall_reasons():
-    """A PC sampling session tree Proton wrote on the H100 (tests/data/proton/, see its README),
+    """A PC sampling session tree Proton wrote on the H100 (tests/fixtures/gpu_measurements/proton/, see its README),
     and the profile and words made of it where Nsight Compute could not run."""
     from inspector.cli.profile import format_profile
     from inspector.profile.measured import proton_profile
     from inspector.profile.run_proton import ProtonTimes, kernel_stalls
     from inspector.record import Inspection
 
-    tree = json.loads((REPO / "tests" / "data" / "proton" / "copy_strided_kernel-pcsampling.hatchet").read_text())
+    tree = json.loads((REPO / "tests" / "fixtures" / "gpu_measurements" / "proton" / "copy_strided_kernel-pcsampling.hatchet").read_text())
     samples, stalls = kernel_stalls(tree, "copy_strided_kernel")
     assert samples == 84_875 and sum(n for _, n in stalls) == 43_119
     assert [r for r, _ in stalls[:3]] == ["long_scoreboard", "drain", "lg_throttle"]  # waiting on memory

@@ -1,5 +1,5 @@
 """The roofline point read from Nsight Compute details pages recorded on an H100 (2026-11-26,
-ncu 2025.3.1, Triton 3.6.0; tests/data/ncu/rate-h100), and what happens where a metric is missing."""
+ncu 2025.3.1, Triton 3.6.0; tests/fixtures/gpu_measurements/ncu/rate-h100), and what happens where a metric is missing."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from inspector.bench.records import Ceilings
 from inspector.profile.ncu_details import parse_details_page
 from inspector.profile.rate import DRAM_BYTES, METRICS, TENSOR, describe_rate, measured_rate, place_on_roofline
 
-DATA = REPO / "tests" / "data" / "ncu" / "rate-h100"
+DATA = REPO / "tests" / "fixtures" / "gpu_measurements" / "ncu" / "rate-h100"
 H100 = Ceilings(copy_gbps=3029.3, matmul_tflops=736.7, copy_bytes=0, matmul_n=4096, device="NVIDIA H100 80GB HBM3")
 
 

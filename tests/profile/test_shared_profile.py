@@ -1,4 +1,4 @@
-"""`profile`'s shared-memory check on kernels measured on an H100 (tests/data/ncu/shared-h100: the
+"""`profile`'s shared-memory check on kernels measured on an H100 (tests/fixtures/gpu_measurements/ncu/shared-h100: the
 `--raw` output of `python -m inspector profile`, ncu 2025.3.1, Triton 3.6.0): a published GEMM the
 project had never opened (gemlite's `gemm_INT_kernel`, as packaged on PyPI) and the gallery's
 Gluon transpose."""
@@ -10,7 +10,7 @@ from paths import REPO
 from inspector.profile import build_profile, parse_details_page, parse_source_page
 from inspector.record import Inspection
 
-DATA = REPO / "tests" / "data" / "ncu" / "shared-h100"
+DATA = REPO / "tests" / "fixtures" / "gpu_measurements" / "ncu" / "shared-h100"
 
 
 def _profile(name: str, sectors: bool = True):

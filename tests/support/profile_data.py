@@ -1,4 +1,4 @@
-"""Profiles built from Nsight Compute pages recorded on an H100 (tests/data/ncu/profile-h100: the
+"""Profiles built from Nsight Compute pages recorded on an H100 (tests/fixtures/gpu_measurements/ncu/profile-h100: the
 `--raw` output of `python -m inspector profile`, ncu 2025.3.1, driver 580.159.04, Triton 3.6.0)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from paths import REPO
 from inspector.profile import Profile, build_profile, parse_details_page, parse_source_page
 from inspector.record import Inspection
 
-DATA = REPO / "tests" / "data" / "ncu" / "profile-h100"
+DATA = REPO / "tests" / "fixtures" / "gpu_measurements" / "ncu" / "profile-h100"
 
 
 def recorded_profile(name: str, **resource_changes) -> Profile:
