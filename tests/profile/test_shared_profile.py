@@ -5,6 +5,11 @@ Gluon transpose."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
+import pytest
 from paths import REPO
 
 from inspector.profile import build_profile, parse_details_page, parse_source_page
@@ -40,3 +45,26 @@ def test_the_gluon_pair_measured_and_its_global_sectors_too():
     # a Gluon kernel has no TTIR: the sector model takes each access's width from the PTX
     sectors = [c for c in prof.checks if c.what.startswith("L2 sectors")]
     assert len(sectors) == 2 and all(c.agrees and c.measured == 2097152 for c in sectors)
+
+
+@pytest.mark.gpu
+def test_the_pair_profiled_on_this_gpu_agrees_with_the_model(tmp_path):
+    """Natively: both halves of the gallery's transpose pair under Nsight Compute; every shared line's
+    wavefronts equal the model's, 8 per read unswizzled and 1 swizzled."""
+    from inspector.profile import Profile
+    from inspector.profile.run_ncu import find_ncu
+
+    if find_ncu() is None:
+        pytest.skip("Nsight Compute is not installed on this GPU machine")
+    got = {}
+    for swizzle in ("False", "True"):
+        out = tmp_path / f"p{swizzle}.json"
+        run = subprocess.run([sys.executable, "-m", "inspector", "profile", str(REPO / "kernels" / "transpose_shared_gluon.py"),
+                              "--kernel", "transpose_kernel", "--const", f"SWIZZLE={swizzle}", "--target", "native",
+                              "--out", str(out)], capture_output=True, text=True, cwd=REPO, timeout=900)
+        assert run.returncode == 0, run.stderr[-2000:]
+        got[swizzle] = _shared(Profile.from_dict(json.loads(out.read_text())))
+        print(f"\nSWIZZLE={swizzle}: " + ", ".join(f"line {k}: {p:g} predicted, {m:g} measured"
+                                                 for k, (p, m, _) in sorted(got[swizzle].items())))
+    assert all(a for checks in got.values() for _, _, a in checks.values())
+    assert max(p for p, _, _ in got["False"].values()) == 8 and max(p for p, _, _ in got["True"].values()) == 1
