@@ -27,6 +27,8 @@ _SHARED_OPS = {
     "tt.scan": "a scan across warps, staged in shared memory",
     "tt.trans": "a transpose",
 }
+# each op by its name alone: `ttg.local_load %x`, the generic `"tt.reduce"(%x)`, not `tt.reduce.return`
+_OP_PATTERNS = {op: re.compile(rf'(?<![\w.]){re.escape(op)}(?![\w.])') for op in _SHARED_OPS}
 _LAYOUT_REF = re.compile(r"#(?:ttg\.)?[a-z_]*(?:blocked|shared|mma|linear|slice|dot_op|nvmma)\w*")
 _SWIZZLE = re.compile(r"swizzled_shared<\{vec = (\d+), perPhase = (\d+), maxPhase = (\d+)")
 
@@ -67,7 +69,7 @@ def _ttgir_ops(rec: Inspection, ctx) -> dict[int, list[str]]:
     out: dict[int, list[str]] = {}
     for no, chains in ctx.stages["ttgir"].chains.items():
         body = text[no - 1]
-        name = next((op for op in _SHARED_OPS if f" {op} " in body or body.lstrip().startswith(op)), None)
+        name = next((op for op, pattern in _OP_PATTERNS.items() if pattern.search(body)), None)
         if name is None or not chains:
             continue
         layouts = [l for l in dict.fromkeys(_LAYOUT_REF.findall(body.split(" loc(")[0]))
