@@ -6,8 +6,9 @@
 
 Takes the same options as `compile`. Prints the advisor's findings (each with its source line and
 evidence), the memory-access table (every tl.load / tl.store / atomic: the instructions it became,
-their width per thread, the verdict and why), spills by source line, layout conversions and the
-layouts in words, and the instruction mix per stage. Exit status: 0, 1 when the kernel did not
+their width per thread, the verdict and why), shared-memory wavefronts and bank conflicts per line,
+spills by source line, layout conversions and the layouts in words, and the instruction mix per
+stage. Exit status: 0, 1 when the kernel did not
 compile, 2 on usage errors, 3 with --fail-on when a finding at or above that severity exists.
 """
 
@@ -88,6 +89,20 @@ def format_explanation(rec: Inspection, all_layouts: bool = False) -> list[str]:
                 out.append(f"  line {a.line} ({a.direction} of {a.pointer or '-'}): {a.coalescing.note if a.coalescing else 'uniform'}")
             for r in a.causes or a.reasons:
                 out.append(f"  line {a.line}: {r}")
+    if mem and mem.shared:
+        out += ["", "Shared memory (wavefronts per warp request, from each lane's address in the PTX)"]
+        out += _table([["line", "kind", "instructions", "bytes/thread", "wavefronts", "ideal", "conflict", "from"]] + [
+            [str(s.line), s.kind, str(s.instructions), str(s.bytes_per_thread),
+             "-" if s.shared_wavefronts is None else f"{s.shared_wavefronts:.3g}",
+             "-" if s.ideal_shared_wavefronts is None else f"{s.ideal_shared_wavefronts:.3g}",
+             "-" if s.bank_conflict_ways is None else (f"{s.bank_conflict_ways}-way" if s.conflicted else "none"),
+             "; ".join(s.ops) or "-"] for s in mem.shared])
+        for s in mem.shared:
+            if s.unknown:
+                out.append(f"  line {s.line}: {s.unknown} {s.kind} instruction(s) address shared memory through a loaded "
+                           "value or an argument: not modelled")
+    elif mem and mem.shared_note:
+        out += ["", f"Shared memory: {mem.shared_note}"]
     if mem and mem.spills:
         out += ["", "Spills (local memory instructions by source line)"]
         out += _table([["line", "stage", "kind", "count", "bytes", "opcodes"]] +

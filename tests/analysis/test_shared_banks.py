@@ -179,3 +179,12 @@ def test_fix_offers_the_swizzle_that_removes_the_conflict_judged_by_its_compile(
     assert "SwizzledSharedLayout(1, 1, 32, [1, 0])" in best.diff
     assert not any("num_warps" in c.title for c in ff.candidates)  # Gluon names its warps in its layouts
     assert any("compiled to the same figures" in str(t) and "was 1, 1, 32" in str(t) for t in ff.tried)
+
+
+def test_explain_prints_the_shared_memory_table(pair):
+    from inspector.cli.explain import format_explanation
+
+    text = "\n".join(format_explanation(pair["False"]))
+    table = text.split("Shared memory (wavefronts per warp request", 1)[1].split("\n\n", 1)[0]
+    read = next(line for line in table.splitlines() if " load " in line)
+    assert read.split()[4:7] == ["8", "1", "8-way"] and "local_load" in read
