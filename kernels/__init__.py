@@ -53,8 +53,10 @@ INTERPRETER_SKIP = {variant: reason} (optional)
     Variants Triton's CPU interpreter cannot run (bfloat16 `tl.dot`: triton-lang/triton#11584).
     They are still checked on the GPU.
 LANGUAGE = "gluon", CAPABILITY = (major, minor) (Gluon kernels only)
-    A kernel written in Gluon for one GPU generation: checked and benchmarked only on a GPU of
-    that compute capability, never in the interpreter (every variant in INTERPRETER_SKIP).
+    A kernel written in Gluon: checked and benchmarked only on a GPU of that compute capability,
+    never in the interpreter (every variant in INTERPRETER_SKIP). Its launch refuses, saying so
+    (" only"), a GPU it cannot run on: another generation where it needs Hopper's features, AMD
+    where its layouts name 32 lanes a warp.
 
 The inspector reads these names in one place, `inspector/bench/protocol.py` (the benchmark command,
 and `gallery_names`, `load_gallery`, `variants`, `tolerance` and `check` for the tests and the GPU

@@ -34,9 +34,10 @@ def test_every_bundled_kernel_compiles(path, target, sandbox):
     rec = inspect_kernel(path, target=target, sandbox=sandbox, timeout=300)
     module = gallery.load_gallery(path.stem)
     written_for = getattr(module, "CAPABILITY", None)
-    if written_for is not None and target != f"sm_{written_for[0]}{written_for[1]}":
-        # a Gluon kernel for one GPU generation says so, at its launch, instead of crashing the compiler
-        assert rec.error is not None and rec.error.kind == "example" and "sm_90 only" in rec.error.message, rec.error
+    if written_for is not None and target != f"sm_{written_for[0]}{written_for[1]}" and rec.error is not None:
+        # a Gluon kernel for one GPU generation (or vendor) says so, at its launch, instead of crashing the
+        # compiler; one whose layouts fit other GPUs compiles for them like any other
+        assert rec.error.kind == "example" and " only" in rec.error.message, rec.error
         return
     assert rec.error is None, rec.error and rec.error.short()
     expected = ["ttir", "ttgir", "llir", "amdgcn"] if target.startswith("gfx") else ["ttir", "ttgir", "llir", "ptx", "sass"]
