@@ -143,8 +143,10 @@ def shared_costs(ptx: str, threads: int) -> list[SharedCost]:
 
 
 def in_force(chains: dict[int, tuple], line: int) -> tuple:
-    """The location chains of a PTX line, or those in force at it (a line Triton's inline asm
-    wrote, such as `{ .reg .b32 a; ld.shared.v2.b32 {a, b}, [%r1]; ... }`, carries none itself)."""
+    """The location chains of a PTX line; for code the compiler placed at `.loc 1 0 0` (no line:
+    a Gluon partition's shared reads), those of the nearest line above that has one, which is
+    where Nsight Compute's line table puts it too. (Triton's one-line inline-asm blocks carry the
+    location in force at the block: `ptx_locations`.)"""
     for no in range(line, max(line - 64, 0), -1):
         if chains.get(no):
             return chains[no]

@@ -117,7 +117,8 @@ def shared_report(rec: Inspection) -> list[SharedAccess]:
         return ctx.memo["shared_report"]
     out: list[SharedAccess] = []
     if rec.backend == "cuda" and "ptx" in ctx.stages:
-        warps = int((rec.options or {}).get("num_warps") or 4)
+        # the block's threads (the PTX's `.reqntid`, when present, wins inside the lane walk)
+        warps = int(rec.resources.num_warps or (rec.options or {}).get("num_warps") or 4)
         costs = shared_costs("\n".join(ctx.lines["ptx"]), warps * 32)
         groups: dict[tuple[int, str], list[tuple[SharedCost, list[int]]]] = {}
         chains = ctx.stages["ptx"].chains
