@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 from inspector.analysis import advise, instruction_mix, line_map, memory_report
 from inspector.analysis.context import PARSERS

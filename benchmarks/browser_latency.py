@@ -32,18 +32,15 @@ import os
 import platform
 import secrets
 import statistics
-import sys
 import tempfile
 import textwrap
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests" / "support"))
-sys.path.insert(0, str(REPO))
 
-from browser_support import (CHROMIUM, CHROMIUM_ARGS, WORKBENCH, app_server, choose, editor_frame,  # noqa: E402
-                             said_browser_missing, wait_idle)
+from inspector.testing.browser import (CHROMIUM, CHROMIUM_ARGS, WORKBENCH, app_server, choose, editor_frame,
+                                       said_browser_missing, wait_idle)
 
 TARGET_LINES = 20_000
 UNROLLED = textwrap.dedent('''\

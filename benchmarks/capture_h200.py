@@ -31,7 +31,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 LIGER = REPO / "tests" / "fixtures" / "published" / "first_four_projects" / "liger_kernel" / "src"
-sys.path.insert(0, str(REPO))
 
 
 def workload(steps: int) -> list[float]:

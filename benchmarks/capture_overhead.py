@@ -25,8 +25,20 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests" / "capture_program"))
+# The workload: the capture tests' user program, loaded from its file as a user's module would be.
+PROGRAM = REPO / "tests" / "capture_program" / "axpy_kernels.py"
+
+
+def _program():
+    """The program's module (`axpy`, `axpy_kernel`), loaded once."""
+    import importlib.util
+
+    if "axpy_kernels" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("axpy_kernels", PROGRAM)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["axpy_kernels"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["axpy_kernels"]
 
 
 def main() -> None:
@@ -49,7 +61,7 @@ def main() -> None:
         raise SystemExit(subprocess.call([sys.executable, *sys.argv], env=env))
 
     import triton
-    from axpy_kernels import axpy
+    axpy = _program().axpy
 
     import inspector
 
@@ -136,7 +148,7 @@ def _hot_path(x, y, n: int, calls: int = 20000) -> dict[str, float]:
     per-launch work besides one wrapper call. The compiled case uses a kernel compiled for sm_90
     GPU-free (its launch is not run)."""
     import torch
-    from axpy_kernels import axpy_kernel
+    axpy_kernel = _program().axpy_kernel
 
     from inspector import triton_compat as tc
     from inspector.triton_compat import launch_hooks as hooks

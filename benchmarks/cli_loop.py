@@ -29,7 +29,6 @@ from importlib import metadata
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 VARIANT = '''import torch
 import triton

@@ -25,8 +25,6 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
 
 # gallery files whose example() the check runs: (file, kernels it launches, in order)
 GALLERY = [
@@ -39,7 +37,6 @@ GALLERY = [
 
 _DRIVER = """
 import json, sys
-sys.path.insert(0, {repo!r}); sys.path.insert(0, {bench!r})
 import torch, importlib
 import coalescing_cases
 for name in coalescing_cases.CASES:
@@ -67,10 +64,12 @@ def measure(out_dir: Path, ncu: str) -> int:
     launches = manifest()
     names = sorted({l["kernel"] for l in launches})
     driver = out_dir / "driver.py"
-    driver.write_text(_DRIVER.format(repo=str(REPO), bench=str(REPO / "benchmarks"), gallery=GALLERY))
+    driver.write_text(_DRIVER.format(gallery=GALLERY))
     cmd = [ncu, "-k", f"regex:^({'|'.join(names)})$", "--section", "SourceCounters", "--page", "source", "--csv",
            "--print-source", "sass,cuda", sys.executable, str(driver)]
-    res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    # the driver imports the checkout's kernels and the cases beside this script
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "benchmarks")])}
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     (out_dir / "ncu.csv").write_text(res.stdout)
     (out_dir / "ncu.stderr").write_text(res.stderr)
     ver = subprocess.run([ncu, "--version"], capture_output=True, text=True, check=False).stdout.strip().splitlines()

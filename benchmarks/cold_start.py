@@ -28,9 +28,8 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests" / "support"))
 
-from browser_support import CHROMIUM, CHROMIUM_ARGS, WORKBENCH, free_port, said_browser_missing  # noqa: E402
+from inspector.testing.browser import CHROMIUM, CHROMIUM_ARGS, WORKBENCH, free_port, said_browser_missing
 
 TIMEOUT_S = 300
 

@@ -14,10 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests" / "support"))
-from jagged import jagged_source  # noqa: E402
+from jagged import jagged_source
+
 
 # rows padded to 16 elements, random lengths from a fixed seed
 LENGTHS = "torch.randint(1, 256, ({rows},), generator=torch.Generator().manual_seed(0)) * 16"

@@ -26,7 +26,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 DEFAULT = ["matmul_tf32_vs_ieee", "matmul", "attention", "layer_norm", "gelu", "add", "add:n=4095",
            "softmax:n_cols=1000"]
 

@@ -17,7 +17,6 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 HEAD = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
 KERNELS = {

@@ -5,7 +5,7 @@
 
 The corpus is real kernel files: the bundled kernels (kernels/), the kernel-file forms the loader
 is tested on (tests/fixtures/kernel_file_forms/), published FlagGems and Liger-Kernel files (tests/fixtures/published/first_four_projects/), and the
-guard tests' repository (tests/support/guard_repo.py). Each mode runs in a fresh process with a cache of
+guard tests' repository (inspector/testing/guard_repo.py). Each mode runs in a fresh process with a cache of
 its own, so every record is compiled: `serial` (one compile at a time), `pool` (--jobs threads
 over the sandbox), `ray` (a local Ray of --jobs CPUs, started in that process; one task per
 compile). Each mode then runs again on its warm cache (nothing changed: every record a cache
@@ -29,8 +29,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests" / "support"))
 
 CORPUS = REPO / "tests" / "fixtures" / "published" / "first_four_projects"
 PATHS = [
@@ -155,7 +153,7 @@ def main() -> int:
                                ns.timeout)))
         return 0
 
-    import guard_repo
+    from inspector.testing import guard_repo
     from inspector.compile.api import triton_version
 
     work = Path(ns.warm_only) if ns.warm_only else Path(tempfile.mkdtemp(prefix="guard-scale-"))

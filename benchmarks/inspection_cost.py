@@ -59,12 +59,12 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+# the bare processes import the checkout's inspector (its worker, as the inspection runs it)
+_ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
 _BARE = r"""
 import json, os, sys, time, tempfile, warnings
 t_start = time.perf_counter()
-sys.path.insert(0, {repo!r})
 warnings.simplefilter("ignore")
 import contextlib
 import torch, triton
@@ -111,9 +111,9 @@ else:
 
 def bare_fresh(path: Path, target: str) -> dict:
     """One bare compile in a fresh interpreter: {"compile", "process", "example", "wall"} seconds."""
-    code = _BARE.format(repo=str(REPO), path=str(path), target=target, warm=False)
+    code = _BARE.format(path=str(path), target=target, warm=False)
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_ENV, check=True)
     wall = time.perf_counter() - t0
     result = json.loads(out.stdout.strip().splitlines()[-1])
     result["wall"] = wall
@@ -129,9 +129,9 @@ class WarmBare:
     as the spare the inspection gets is. One process for every round, not one started per round."""
 
     def __init__(self, path: Path, target: str) -> None:
-        code = _BARE.format(repo=str(REPO), path=str(path), target=target, warm=True)
+        code = _BARE.format(path=str(path), target=target, warm=True)
         self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True)
+                                     text=True, env=_ENV)
         self._read()
 
     def _read(self) -> dict:

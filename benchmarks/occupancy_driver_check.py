@@ -213,8 +213,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", help="write the full result here")
     p.add_argument("--workers", type=int)
     ns = p.parse_args(argv)
-    if str(REPO) not in sys.path:
-        sys.path.insert(0, str(REPO))
     result = run_check(ns.workers)
     if ns.json:
         Path(ns.json).write_text(json.dumps(result, indent=1, default=str))

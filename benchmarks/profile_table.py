@@ -7,7 +7,6 @@ what Nsight Compute measured, for every gallery kernel (docs/profile.md#every-ga
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -36,5 +35,4 @@ def main(folder: str = "assets/profiles") -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-    main(*sys.argv[1:])
+        main(*sys.argv[1:])

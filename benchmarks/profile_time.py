@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 from inspector.profile.run_ncu import RUNNER, SECTIONS, find_ncu  # noqa: E402
 

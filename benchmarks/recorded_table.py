@@ -12,8 +12,6 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
 from inspector.bench.records import load_result  # noqa: E402
 
 

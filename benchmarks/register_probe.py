@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 KERNELS = '''import torch
 import triton

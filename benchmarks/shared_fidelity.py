@@ -35,8 +35,6 @@ GALLERY = {
 }
 
 _CASES_DRIVER = """
-import sys
-sys.path.insert(0, {here!r})
 import shared_cases, torch
 for case in shared_cases.CASES:
     shared_cases.run(case)
@@ -60,7 +58,7 @@ def _ncu(ncu: str, out_dir: Path, name: str, driver: str, kernels: list[str], se
     report = out_dir / name
     cmd = [ncu, "-f", "-o", str(report), "-k", f"regex:^({'|'.join(kernels)})$", "--launch-count", "60",
            *sections, sys.executable, str(script)]
-    env = {**os.environ, "TRITON_CACHE_DIR": str(out_dir / "cache"), "PYTHONPATH": str(HERE.parent)}
+    env = {**os.environ, "TRITON_CACHE_DIR": str(out_dir / "cache"), "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)])}
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     (out_dir / f"{name}.log").write_text(res.stdout + res.stderr)
     page = subprocess.run([ncu, "-i", f"{report}.ncu-rep", "--page", "source", "--csv", "--print-source",
@@ -73,12 +71,11 @@ def measure(out_dir: Path, ncu: str) -> None:
     import torch
     import triton
 
-    sys.path.insert(0, str(HERE))
     import shared_cases
 
     out_dir.mkdir(parents=True, exist_ok=True)
     case_kernels = ["bank_patterns", "transpose", "column_sum", "matmul", "transpose_gluon"]
-    _ncu(ncu, out_dir, "cases", _CASES_DRIVER.format(here=str(HERE)), case_kernels,
+    _ncu(ncu, out_dir, "cases", _CASES_DRIVER, case_kernels,
          ["--section", "SourceCounters"])
     gallery_kernels = sorted({k for ks in GALLERY.values() for k in ks})
     _ncu(ncu, out_dir, "gallery", _GALLERY_DRIVER.format(files=list(GALLERY)), gallery_kernels,

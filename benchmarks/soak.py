@@ -30,12 +30,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "support"))
-sys.path.insert(0, str(REPO))
 
-from browser_support import (CHROMIUM, CHROMIUM_ARGS, app_server, browser_missing_reason,  # noqa: E402
-                             editor_frame, wait_idle, workbench_frame)
-from processes import descendants  # noqa: E402
+from inspector.testing.browser import (CHROMIUM, CHROMIUM_ARGS, app_server, browser_missing_reason,
+                                       editor_frame, wait_idle, workbench_frame)
+from inspector.testing.processes import descendants
 
 KERNELS = ["add", "gelu", "softmax", "layer_norm"]
 TARGETS = ["sm_90", "sm_80", "gfx942"]

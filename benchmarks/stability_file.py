@@ -13,9 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from inspector.bench.compare import median_differences  # noqa: E402
 from inspector.bench.records import load_result  # noqa: E402

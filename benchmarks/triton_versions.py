@@ -21,13 +21,11 @@ import os
 import platform
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 
 def main() -> None:

@@ -57,7 +57,6 @@ from pathlib import Path
 
 T0 = time.time()
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 import torch
 import triton

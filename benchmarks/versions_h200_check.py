@@ -36,7 +36,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 
 def copy_installed_triton(folder: Path, version: str) -> None:

@@ -24,9 +24,12 @@ if ! $PY -c "import torch, triton" 2>/dev/null; then
     $PY -m pip install -q -r requirements-torch.txt
 fi
 $PY -m pip install -q -r requirements.txt
+# The inspector itself, editable (this checkout, as it changes): the `triton-inspector` command, and
+# `import inspector` for the benchmarks and scripts wherever they run from.
+$PY -m pip install -q --no-deps --no-build-isolation -e . 2>/dev/null || $PY -m pip install -q --no-deps -e .
 if [ "$1" = "--test" ]; then
     # The browser tests drive Debian's Chromium (/usr/bin/chromium): Playwright cannot download
-    # its own browser on these machines (tests/support/browser_support.py).
+    # its own browser on these machines (inspector/testing/browser.py).
     if ! command -v chromium >/dev/null 2>&1; then
         apt_install chromium
     fi

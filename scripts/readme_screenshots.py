@@ -11,14 +11,12 @@ beside the PTX, at the coalescing pass (picked by its name), with "ld.global" fo
 
 from __future__ import annotations
 
-import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests" / "support"))
+from inspector.testing.browser import CHROMIUM, CHROMIUM_ARGS, app_server, wait_idle, workbench_frame
 
-from browser_support import CHROMIUM, CHROMIUM_ARGS, app_server, wait_idle, workbench_frame  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 OUT = REPO / "assets" / "screenshots"
 VIEWPORT = {"width": 1600, "height": 1000}

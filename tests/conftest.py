@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
-# Helpers shared by tests in several folders (paths, browser driving, fuzz cases, analysis kernels,
-# ...), imported by module name; never `from conftest import` (tests/browser has a conftest too).
-sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
-from paths import REPO, has_gpu  # noqa: E402
+# Helpers shared by tests in several folders (tests/support: paths, fuzz cases, analysis kernels, ...)
+# and the benchmark scripts whose cases and harnesses tests reuse (coalescing_fidelity,
+# occupancy_driver_check) are imported by module name: both folders are on pytest's `pythonpath`
+# (pyproject.toml). Never `from conftest import` (tests/browser has a conftest too).
+from paths import has_gpu
 
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-# ... and the benchmark scripts whose cases and harnesses tests reuse (coalescing_fidelity,
-# occupancy_driver_check), imported by module name as the scripts import each other
-sys.path.insert(1, str(REPO / "benchmarks"))
 # Tests compile in-process (their own Sandbox), spawning no warm pool daemon; tests/isolation/test_pool.py turns it on.
 os.environ.setdefault("TRITON_INSPECTOR_POOL", "0")
 

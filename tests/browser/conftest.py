@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from browser_support import chromium, serve
+from inspector.testing.browser import chromium
+from browser_support import serve
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,9 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_support import (REPO, SHOTS, choose, editor_text, kernel_upload, local_page, metric,
-                             panes_frame, serve, type_at_line_end, wait_for, wait_idle)
+from inspector.testing.browser import (REPO, choose, editor_text, kernel_upload, local_page, metric,
+                                       panes_frame, type_at_line_end, wait_for, wait_idle)
+from browser_support import SHOTS, serve
 
 pytestmark = pytest.mark.browser
 WAIT_MS = 120_000  # a cold compile on a slow CI machine

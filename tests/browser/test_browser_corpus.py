@@ -15,7 +15,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_support import REPO, SHOTS, editor_text, local_page, serve, wait_idle, workbench_frame
+from inspector.testing.browser import REPO, editor_text, local_page, wait_idle, workbench_frame
+from browser_support import SHOTS, serve
 
 pytestmark = pytest.mark.browser
 WAIT_MS = 240_000  # a cold compile of a package kernel on a loaded machine

@@ -6,7 +6,8 @@ example's offsets keep) is applied; History keeps the previous text; the PTX pan
 from __future__ import annotations
 
 import pytest
-from browser_support import SHOTS, add_page, editor_text, kernel_upload, wait_idle, workbench_frame
+from inspector.testing.browser import add_page, editor_text, kernel_upload, wait_idle, workbench_frame
+from browser_support import SHOTS
 from jagged import jagged_source
 
 from inspector.hardware.catalogue import GPUS

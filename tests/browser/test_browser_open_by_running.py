@@ -7,7 +7,8 @@ from __future__ import annotations
 
 
 import pytest
-from browser_support import SHOTS, app_server, diagnosed, editor_text, wait_idle, workbench_frame
+from inspector.testing.browser import app_server, diagnosed, editor_text, wait_idle, workbench_frame
+from browser_support import SHOTS
 from rowscale_project import make_project
 
 pytestmark = pytest.mark.browser

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from browser_support import (SHOTS, choose, diagnosed, editor_frame, editor_text, kernel_upload,
-                             type_at_line_end, wait_for, wait_idle, workbench_frame)
+from inspector.testing.browser import (choose, diagnosed, editor_frame, editor_text, kernel_upload,
+                                       type_at_line_end, wait_for, wait_idle, workbench_frame)
+from browser_support import SHOTS
 
 pytestmark = pytest.mark.browser
 WAIT_MS = 180_000

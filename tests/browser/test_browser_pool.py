@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from browser_support import REPO, app_server, wait_for, wait_idle, workbench_frame
+from inspector.testing.browser import REPO, app_server, wait_for, wait_idle, workbench_frame
 
 pytestmark = pytest.mark.browser
 WAIT_S = 180  # a cold compile on a loaded CI machine

@@ -16,8 +16,9 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_support import (REPO, SHOTS, editor_text, is_local, type_at_line_end, wait_for,
-                             wait_idle, workbench_frame)
+from inspector.testing.browser import (REPO, editor_text, is_local, type_at_line_end, wait_for, wait_idle,
+                                       workbench_frame)
+from browser_support import SHOTS
 
 pytestmark = pytest.mark.browser
 WAIT_MS = 180_000  # a cold compile on a loaded CI machine

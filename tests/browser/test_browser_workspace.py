@@ -12,7 +12,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_support import REPO, SHOTS, editor_frame, editor_text, is_local, kernel_upload, wait_idle
+from inspector.testing.browser import REPO, editor_frame, editor_text, is_local, kernel_upload, wait_idle
+from browser_support import SHOTS
 
 pytestmark = pytest.mark.browser
 WAIT_MS = 120_000

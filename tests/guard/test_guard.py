@@ -15,7 +15,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-import guard_repo
+from inspector.testing import guard_repo
 from side_releases import missing, ready
 from inspector.guard import baseline as baseline_file
 from inspector.guard import run_guard

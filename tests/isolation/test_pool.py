@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from processes import descendants, without_spares
+from inspector.testing.processes import descendants, without_spares
 
 REPO = Path(__file__).resolve().parents[2]
 ADD = str(REPO / "kernels" / "add.py")

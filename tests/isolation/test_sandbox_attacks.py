@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from paths import KERNELS, REPO
-from processes import without_spares
+from inspector.testing.processes import without_spares
 from inspector.compile.api import inspect_kernel, sandbox_status
 from inspector.compile.cache import ENTRY_FORMAT, Cache, default_cache_dir, flush
 from inspector.isolation.exposure import isolation

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from paths import KERNELS
-from processes import descendants, name
+from inspector.testing.processes import descendants, name
 from inspector.compile.api import inspect_kernel
 from inspector.compile.cache import Cache
 from inspector.isolation.exposure import isolation

@@ -15,7 +15,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
-from browser_support import app_server
+from inspector.testing.browser import app_server
 from paths import REPO
 
 

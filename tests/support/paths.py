@@ -1,4 +1,4 @@
-"""Where things are, for tests in any folder (imported by name: tests/support is on sys.path)."""
+"""Where things are, for tests in any folder (imported by name: tests/support is on pytest's pythonpath, pyproject.toml)."""
 
 from __future__ import annotations
 

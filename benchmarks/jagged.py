@@ -1,13 +1,13 @@
 """A user's jagged row sum as a file's text: row starts come from memory, so the compiler cannot
 know their alignment and the loads go scalar. The kernel is the coalescing cases' `jagged_sum`
-(benchmarks/coalescing_cases.py, where Nsight Compute measures it); the fix tests, the browser's
+(coalescing_cases.py beside this file, where Nsight Compute measures it); the fix tests, the browser's
 fix test and benchmarks/fix_measured.py write it out with an example of their own rows and launch."""
 
 from __future__ import annotations
 
-from paths import REPO
+from pathlib import Path
 
-CASES = REPO / "benchmarks" / "coalescing_cases.py"
+CASES = Path(__file__).resolve().parent / "coalescing_cases.py"
 
 _HEADER = '''import torch
 import triton
