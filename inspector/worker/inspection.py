@@ -30,6 +30,7 @@ from .errors import error_info
 from .passes import split_pass_dump
 from ..record import ErrorInfo, InspectRequest, Inspection, Parameter
 from .reproduce import standalone_file
+from .retyping import Retyping, next_retyping
 from .stand_in_device import stand_in_device
 from . import helper_harness
 from .package_callers import launch_from_package
@@ -387,6 +388,33 @@ def _configs(rec: Inspection, request: InspectRequest, launch: tc.Launch, info: 
     return configs, candidates
 
 
+def _compile_call(launch: tc.Launch, overrides: dict[str, Any], options: dict[str, Any],
+                  config_kwargs: dict[str, Any] | None, retyping: Retyping | None, values: dict[str, Any],
+                  fns: list) -> tuple[Any, Any, dict[str, Any]]:
+    """Compile the call; for a made-up one (`retyping` given), retype the pointers Triton's type
+    errors point at and compile again (`retyping.py`). Returns (kernel, final call, overrides used)."""
+    while True:
+        try:
+            kernel, final = tc.compile_launch(launch, overrides, options, config_kwargs)
+            return kernel, final, overrides
+        except Exception as e:  # noqa: BLE001 - retried when the error is about a made-up dtype
+            new = next_retyping(e, launch.jit, [*fns, launch.jit], {**values, **overrides}, retyping) \
+                if retyping is not None else None
+            if not new:
+                raise
+            overrides = {**overrides, **new}
+
+
+def _say_retyped(retyping: Retyping | None, log: io.StringIO, compiled: bool) -> None:
+    if retyping is None or not retyping.notes:
+        return
+    outcome = "compiled with" if compiled else "still failed after"
+    log.write(f"note: the made-up call's pointer dtypes, from Triton's own type errors ({outcome} "
+              f"{len(retyping.notes)} change{'s' if len(retyping.notes) > 1 else ''}): "
+              + "; ".join(retyping.notes) + "\n")
+    retyping.notes.clear()
+
+
 def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, log: io.StringIO, module_fns: list) -> None:
     ran = _run_file(rec, request, path, log, module_fns)
     module, info, launches = ran.module, ran.info, ran.launches
@@ -399,6 +427,7 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
     index = next((i for i, la in enumerate(launches) if la.jit is info.jit), None)
     launch = launches[index] if index is not None else None
     arg_overrides = {**overrides, **consts}
+    made_up = launch is None  # a call from the signature; made-up inputs to a wrapper are found below
     try:
         kf.check_overrides(info, arg_overrides)
         if launch is None:
@@ -418,6 +447,7 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
                 rec.call_origin = "signature"
         else:
             rec.call_origin = _origin(phases, index, launch, path)
+            made_up = [name for name, start in phases if start <= index][-1] in ("wrapper", "package")
             if rec.call_origin == "package":
                 rec.call_origin = package_origin
     except kf.KernelFileError as e:
@@ -432,12 +462,16 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
     dump_path = os.path.join(workdir, "passes.txt")
     want_passes = request.passes
     limit = max_shared_per_block(rec.backend, rec.arch)
+    # a made-up call's pointer dtypes follow Triton's type errors; the user's own calls stay as made
+    retyping = Retyping() if made_up else None
     for attempt, index in enumerate(candidates):
         config_kwargs = configs[index] if index is not None else None
         try:
             with _staged("compile"), tc.ptxas_log() as ptxas_buf, tc.compiler_stderr(dump_path, want_passes):
-                kernel, final = tc.compile_launch(launch, arg_overrides, options, config_kwargs)
+                kernel, final, arg_overrides = _compile_call(launch, arg_overrides, options, config_kwargs, retyping,
+                                                             previous, module_fns)
         except Exception as e:  # noqa: BLE001 - classified, then re-raised as a record
+            _say_retyped(retyping, log, compiled=False)
             if tc.is_out_of_resources(e) and attempt + 1 < len(candidates):
                 log.write(f"autotune config {index} does not fit {rec.target} ({e}): skipped, as the "
                           "autotuner skips it on a real GPU\n")
@@ -453,6 +487,7 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
                       f"{rec.target} allows per block: skipped, as the autotuner skips it on a real GPU\n")
             continue
         break
+    _say_retyped(retyping, log, compiled=True)
     ptxas_text = ptxas_buf.getvalue()
     user_out = "\n".join(l for l in ptxas_text.splitlines() if "ptxas" not in l and not l.startswith("    ")).strip()
     if user_out:

@@ -1,0 +1,201 @@
+"""Pointer dtypes from Triton's own type errors, for calls the inspector made up.
+
+A made-up call (from the signature, or made-up inputs handed to the file's wrapper) gives a pointer
+the dtype its uses suggest (`kernel_params`): floats, int64 for values that index or bound a loop,
+int32 for values shifted and masked. Kernels use their data in more ways than that reading sees
+(MoE routing ids compared and counted, quantized bytes bitcast to fp8, a table of pointers, two
+inputs that must share a type, `tl.static_assert(X.dtype.element_ty == tl.uint8)`), and Triton says
+so when it compiles: "unexpected type fp32", "cannot cast fp32[] to pointer", "Both operands must be
+same type", "invalid operands of type fp32 and int32". The error points at a node of the kernel;
+the pointers whose values reach that node (through the kernel's assignments, or named in it) are
+given, all together, each dtype the message and the node name first, then the integer and
+half-precision families, until the compile gets past that node. A new error further on is the next
+step. At most `MAX_RETYPES` extra compiles; a call from the user's own code (an example, a test, a
+capture) is never changed: its dtypes are the user's.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any
+
+from .kernel_params import _Bases, _call_name, _Flow, _function_ast, parameter_usage
+
+MAX_RETYPES = 8
+# Triton's own dtype names (and torch's), as messages and kernels write them -> torch attribute names.
+_TORCH = {
+    "uint8": "uint8", "u8": "uint8", "int8": "int8", "i8": "int8", "int16": "int16", "i16": "int16",
+    "int32": "int32", "i32": "int32", "int64": "int64", "i64": "int64",
+    "float16": "float16", "fp16": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16",
+    "float32": "float32", "fp32": "float32", "float64": "float64", "fp64": "float64",
+    "float8e4nv": "float8_e4m3fn", "fp8e4nv": "float8_e4m3fn", "float8_e4m3fn": "float8_e4m3fn", "e4m3": "float8_e4m3fn",
+    "float8e5": "float8_e5m2", "fp8e5": "float8_e5m2", "float8_e5m2": "float8_e5m2", "e5m2": "float8_e5m2",
+    "float8e4b8": "float8_e4m3fnuz", "fp8e4b8": "float8_e4m3fnuz", "float8e5b16": "float8_e5m2fnuz",
+    "fp8e5b16": "float8_e5m2fnuz",
+}
+_DTYPE_WORD = re.compile(r"(?<![\w.])(?:tl\.|torch\.)?(" + "|".join(sorted(_TORCH, key=len, reverse=True)) + r")\b")
+_VERIFIER = re.compile(r"error encountered during parsing|must be \d+-bit|signless", re.I)
+_BITS_INTEGER = re.compile(r"\b(8|16|32|64)-bit (?:signless )?integer")
+# What an error says when it is about types (not a missing name or a shape).
+_TYPE_ERROR = re.compile(r"type|pointer|operand|cast|dtype|must be|expected|integer|float|signed|"
+                         r"(?<![\w])(?:u?int\d+|fp\d+|bf16)", re.I)
+_INTEGERS = ("int32", "int64", "uint8")
+_HALVES = ("float16", "bfloat16")
+
+
+@dataclass
+class TypeClash:
+    """Where a compile stopped on types: the function, its node, the message and the file line."""
+
+    fn: Any
+    node: ast.AST
+    message: str
+    line: int
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return self.line, self.message
+
+
+@dataclass
+class Retyping:
+    """The search's state across compiles: what was tried, what was given, what to tell the user."""
+
+    tried: set[tuple[frozenset, str]] = field(default_factory=set)
+    last: TypeClash | None = None  # the clash the last change answered (an MLIR error has no node)
+    given: dict[str, str] = field(default_factory=dict)  # parameter -> torch dtype name
+    original: dict[str, str] = field(default_factory=dict)  # parameter -> the made-up dtype Triton refused
+    compiles: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def type_clash(err: BaseException, fns: list[Any]) -> TypeClash | None:
+    """The innermost CompilationError of `err` in one of `fns` whose message is about types."""
+    from triton.compiler.errors import CompilationError
+
+    from .. import triton_compat as tc
+
+    by_src = {fn.src: fn for fn in fns if hasattr(fn, "src")}
+    found = None
+    e: BaseException | None = err
+    seen: set[int] = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, CompilationError) and getattr(e, "node", None) is not None and e.src in by_src:
+            fn = by_src[e.src]
+            message = str(e.error_message or e.__cause__ or "")
+            found = TypeClash(fn, e.node, message, tc.kernel_def_line(fn) + getattr(e.node, "lineno", 1) - 1)
+        e = e.__cause__ or e.__context__
+    if found is None or not _TYPE_ERROR.search(found.message):
+        return None
+    return found
+
+
+def _reaching(fn: Any, node: ast.AST, pointers: set[str]) -> list[str]:
+    """`fn`'s pointer parameters whose loaded values reach `node` through its assignments, or that
+    `node` names itself (`X.dtype.element_ty`), in the order they first appear."""
+    tree = _function_ast(fn)
+    if tree is None:
+        return []
+    flow = _Flow()
+    for stmt in tree.body:
+        flow.visit(stmt)
+    bases = _Bases(flow)
+    out: list[str] = []
+    todo = [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in pointers:
+            out.append(name)
+        for address in flow.loads.get(name, []):
+            out += [b for b in bases.of(address) if b in pointers]
+        todo += [n.id for v in flow.assigned.get(name, []) for n in ast.walk(v) if isinstance(n, ast.Name)]
+    return list(dict.fromkeys(out))
+
+
+def _through_caller(kernel: Any, helper: Any, names: list[str], pointers: set[str]) -> list[str]:
+    """A helper's parameters, as the kernel's pointers passed to them (one call level)."""
+    tree = _function_ast(kernel)
+    if tree is None:
+        return []
+    params = [p.name for p in getattr(helper, "params", [])]
+    out: list[str] = []
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+        if _call_name(call) != getattr(helper, "__name__", None):
+            continue
+        passed = dict(zip(params, call.args)) | {k.arg: k.value for k in call.keywords if k.arg}
+        for name in names:
+            if name in passed:
+                out += _reaching(kernel, passed[name], pointers)
+    return list(dict.fromkeys(out))
+
+
+def _options(clash: TypeClash, current: set[str]) -> list[str]:
+    """Dtypes to try: those the message and the failing code name (not the ones the pointers
+    hold now, which the message names as wrong), then the integers, then the half types."""
+    try:
+        code = ast.unparse(clash.node)
+    except Exception:  # noqa: BLE001 - a node Triton made up
+        code = ""
+    # an integer cast to a pointer is a 64-bit address (a table of data_ptr()s)
+    named = ["int64"] if re.search(r"to pointer", clash.message) else []
+    named += [f"int{bits}" for bits in _BITS_INTEGER.findall(clash.message)]
+    named += [_TORCH[w] for w in _DTYPE_WORD.findall(clash.message + " " + code)]
+    low = clash.message.lower()
+    families = (_HALVES + _INTEGERS) if ("same" in low or "match" in low) else (_INTEGERS + _HALVES)
+    return [d for d in dict.fromkeys([*named, *families]) if d not in current]
+
+
+def next_retyping(err: BaseException, kernel: Any, fns: list[Any], values: dict[str, Any],
+                  state: Retyping) -> dict[str, Any] | None:
+    """Tensors to pass instead (parameter -> a meta tensor of another dtype) for the next compile,
+    or None when the error is not about types, no pointer reaches it, or the search is spent."""
+    import torch
+
+    if state.compiles >= MAX_RETYPES:
+        return None
+    clash = type_clash(err, fns)
+    if clash is None and state.last is not None and _VERIFIER.search(str(err)):
+        # the change got past the frontend and an MLIR verifier refused it ("'tt.int_to_ptr' op
+        # operand must be 64-bit signless integer", on stderr; the exception says only "error
+        # encountered during parsing"): the same node, the next dtype
+        last = state.last
+        clash = TypeClash(last.fn, last.node, str(err).splitlines()[0], last.line)
+    if clash is None:
+        return None
+    state.last = clash
+    pointers = {n for n, v in values.items() if isinstance(v, torch.Tensor)}
+    if clash.fn is kernel:
+        names = _reaching(kernel, clash.node, pointers)
+    else:
+        inner = parameter_usage(clash.fn).pointers | {p.name for p in getattr(clash.fn, "params", [])}
+        names = _through_caller(kernel, clash.fn, _reaching(clash.fn, clash.node, inner), pointers)
+    if not names:
+        return None
+    current = {str(values[n].dtype).replace("torch.", "") for n in names}
+    for n in names:
+        state.original.setdefault(n, str(values[n].dtype).replace("torch.", ""))
+    for dtype in _options(clash, current | {state.original[n] for n in names}):
+        key = (frozenset(names), dtype)
+        if key in state.tried or not hasattr(torch, dtype):
+            continue
+        state.tried.add(key)
+        state.compiles += 1
+        new = {}
+        for n in names:
+            t = values[n]
+            new[n] = torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=getattr(torch, dtype),
+                                         device=t.device)
+            state.given[n] = dtype
+        first = textwrap.shorten(clash.message.splitlines()[0] if clash.message else "a type error", 120)
+        state.notes.append(f"{', '.join(names)}: {dtype} (with {', '.join(sorted(current))}, Triton stopped at "
+                           f"line {clash.line}: {first})")
+        return new
+    return None

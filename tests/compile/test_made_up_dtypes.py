@@ -1,0 +1,65 @@
+"""A made-up call's pointer dtypes follow Triton's own type errors (inspector/worker/retyping.py):
+each fixture kernel uses one pointer's data in a way fp32 cannot be, and must compile from its
+signature alone with the dtype the error and the code name; a user's own call is never changed."""
+
+from __future__ import annotations
+
+import pytest
+
+from inspector.compile.api import inspect_kernel
+from paths import REPO
+
+FIXTURES = REPO / "tests" / "fixtures" / "made_up_dtypes"
+
+# file -> (constexprs, the parameter Triton refused as fp32/fp16, the pointer type it compiles with)
+CASES = {
+    "moe_count.py": ({"BLOCK": "128", "NUM_EXPERTS": "8"}, "topk_ids_ptr", "*i32"),
+    "ptr_table.py": ({"BLOCK": "128"}, "row_ptrs_ptr", "*i64"),
+    "u8_assert.py": ({"BLOCK": "128"}, "packed_ptr", "*u8"),
+    "fp8_bytes.py": ({"BLOCK": "128"}, "q_ptr", "*fp8e4nv"),
+    "dot_mixed.py": ({"BLOCK": "32"}, "a_ptr", "*bf16"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_type_error_retypes_the_pointers_that_reach_it(name, sandbox):
+    consts, pointer, compiled_as = CASES[name]
+    rec = inspect_kernel(FIXTURES / name, target="sm_90", consts=consts, sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert rec.call_origin == "signature"
+    types = {p.name: p.type for p in rec.parameters}
+    assert types[pointer] == compiled_as, types
+    note = next(line for line in rec.log.splitlines() if "from Triton's own type errors" in line)
+    assert f"{pointer}" in note and "Triton stopped at line" in note, note
+
+
+def test_the_users_own_call_is_compiled_as_given(sandbox):
+    rec = inspect_kernel(FIXTURES / "example_call.py", target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.call_origin == "example"
+    assert rec.error is not None and "Must be uint8" in rec.error.message, rec.error
+    assert "type errors" not in rec.log
+
+
+def test_an_error_not_about_types_is_not_retried(tmp_path, sandbox):
+    path = tmp_path / "shape.py"
+    path.write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(x_ptr, BLOCK: tl.constexpr):\n"
+        "    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n"
+        "    tl.store(x_ptr + tl.arange(0, 2 * BLOCK), x)\n")
+    rec = inspect_kernel(path, target="sm_90", consts={"BLOCK": "64"}, sandbox=sandbox, use_cache=False)
+    assert rec.error is not None
+    assert "type errors" not in rec.log
+
+
+def test_the_oldest_supported_release_is_retyped_from_its_own_words():
+    """Triton 3.6 words its errors differently ("histogram only supports integer input")."""
+    from side_releases import missing, ready
+
+    if not ready("3.6.0"):
+        missing("Triton 3.6.0's side environment is not installed (python -m inspector versions add 3.6.0)")
+    consts, pointer, compiled_as = CASES["moe_count.py"]
+    rec = inspect_kernel(FIXTURES / "moe_count.py", target="sm_90", consts=consts, triton="3.6.0", use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert {p.name: p.type for p in rec.parameters}[pointer] == compiled_as
+    assert "histogram only supports integer input" in rec.log
