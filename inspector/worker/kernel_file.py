@@ -24,6 +24,8 @@ annotated as a float, with a float default, or with a conventional float name (e
 gamma, scale, sm_scale, *_scale, temperature, momentum, slope) becomes 1.0; every other parameter an integer
 (its default, else 4096: divisible by 16, as a real size usually is); a constexpr takes its
 default, and a constexpr without one is an error that names it. The grid is (1,).
+Where Triton's compile refuses a pointer's made-up dtype, the pointers reaching the error are
+retyped from its words and the code (`retyping.py`).
 
 Every argument can be overridden by name: a pointer with a dtype name (`x_ptr=fp16`), a scalar
 with a number (`n=4095`), a constexpr with a number, bool, or dtype name (`BLOCK=512`).
