@@ -40,8 +40,10 @@ _DTYPE_WORD = re.compile(r"(?<![\w.])(?:tl\.|torch\.)?(" + "|".join(sorted(_TORC
 _VERIFIER = re.compile(r"error encountered during parsing|must be \d+-bit|signless", re.I)
 _BITS_INTEGER = re.compile(r"\b(8|16|32|64)-bit (?:signless )?integer")
 # What an error says when it is about types (not a missing name or a shape).
-_TYPE_ERROR = re.compile(r"type|pointer|operand|cast|dtype|must be|expected|integer|float|signed|"
+_TYPE_ERROR = re.compile(r"type|pointer|operand|cast|dtype|integer|float|signed|"
                          r"(?<![\w])(?:u?int\d+|fp\d+|bf16)", re.I)
+# ... and not about a constexpr's value or a shape, which no pointer's dtype changes
+_NOT_DTYPE = re.compile(r"string|constexpr|policy|shape|rank|broadcast|power of 2|must be a ", re.I)
 _INTEGERS = ("int32", "int64", "uint8")
 _HALVES = ("float16", "bfloat16")
 
@@ -89,7 +91,7 @@ def type_clash(err: BaseException, fns: list[Any]) -> TypeClash | None:
             message = str(e.error_message or e.__cause__ or "")
             found = TypeClash(fn, e.node, message, tc.kernel_def_line(fn) + getattr(e.node, "lineno", 1) - 1)
         e = e.__cause__ or e.__context__
-    if found is None or not _TYPE_ERROR.search(found.message):
+    if found is None or not _TYPE_ERROR.search(found.message) or _NOT_DTYPE.search(found.message):
         return None
     return found
 

@@ -180,6 +180,28 @@ def _gpu_device(device: Any) -> bool:
     return False
 
 
+# Modules that see a meta tensor's real device: torch's own Python (its meta kernels dispatch on
+# it), Triton, and the inspector.
+_INTERNAL = ("torch", "triton", "inspector")
+
+
+def _device_as_users_see_it(torch: Any) -> property:
+    """`Tensor.device` for a run on meta tensors: the user's code sees them on GPU 0, as on a real
+    machine (`cache[x.device.index]`, `x.device.type == "cuda"`, `torch.cuda.device(x.device)`);
+    tensors it makes there are meta tensors again (`_gpu_to`)."""
+    real = torch._C.TensorBase.device
+    gpu0 = torch.device("cuda", 0)
+
+    def device(self: Any) -> Any:
+        found = real.__get__(self)
+        if found.type != "meta":
+            return found
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        return found if caller.split(".")[0] in _INTERNAL else gpu0
+
+    return property(device)
+
+
 def _gpu_to(device: str = "meta"):
     """A TorchFunctionMode that puts every tensor asked for on a GPU on `device`: the meta device
     (shapes, no memory) while a file's launches are recorded, the CPU when a program runs its
@@ -398,6 +420,8 @@ def stand_in_device(target: Target | None, tensors: str = "meta") -> Iterator[No
             patches.set(torch.version, "hip", HIP_VERSION if target.backend == "hip" else None)
             on_gpu = ("cuda", "meta", "cpu") if tensors == "cpu" else ("cuda", "meta")
             patches.set(torch.Tensor, "is_cuda", property(lambda self: self.device.type in on_gpu))
+            if tensors == "meta":
+                patches.set(torch.Tensor, "device", _device_as_users_see_it(torch))
             # Inductor's generated code: `from torch._C import _cuda_getCurrentRawStream as
             # get_raw_stream` at import, `get_raw_stream(0)` per call (absent from CPU builds of torch)
             for name in ("_cuda_getCurrentRawStream", "_cuda_getCurrentStream"):

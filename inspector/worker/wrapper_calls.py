@@ -264,7 +264,7 @@ def _meta_item(tensor: Any) -> Any:
     size, a flag), since the arguments were invented anyway and the launch is what we are after."""
     import torch
 
-    if tensor.device.type != "meta":
+    if not tensor.is_meta:
         return _real_item(tensor)
     return True if tensor.dtype == torch.bool else 1.0 if tensor.dtype.is_floating_point else 1
 
@@ -293,8 +293,8 @@ def call_wrappers(module: types.ModuleType, kernel: Any, path: str, module_name:
     real_equal = torch.equal
     # `if torch.equal(grad_output, torch.tensor(1.0)): skip the kernel`: made-up values are never
     # equal to anything, so the path that does the work runs
-    torch.equal = lambda a, b: False if "meta" in (getattr(a, "device", None) and a.device.type,  # type: ignore[assignment]
-                                                   getattr(b, "device", None) and b.device.type) else real_equal(a, b)
+    torch.equal = lambda a, b: False if getattr(a, "is_meta", False) or getattr(b, "is_meta", False) \
+        else real_equal(a, b)  # type: ignore[assignment]
     try:
         return _call_wrappers(module, kernel, module_name)
     finally:
