@@ -164,3 +164,44 @@ def test_inductor_style_raw_stream_and_stream_keyword(tmp_path):
     record = inspect_kernel(kernel, target="sm_90", use_cache=False)
     assert record.error is None, record.error
     assert {p.name: p.value for p in record.parameters}["XBLOCK"] == 128 and record.grid == [8]
+
+
+def test_user_code_sees_the_stand_in_tensors_on_gpu_0(tmp_path):
+    """A wrapper indexing a per-device table (`TABLE[x.device.index]`, gemlite) and making its output
+    on `x.device` runs; torch's own Python still sees meta tensors, and nothing stays patched."""
+    from inspector.compile.api import inspect_kernel
+
+    path = tmp_path / "per_device.py"
+    path.write_text(textwrap.dedent('''
+        import torch
+        import triton
+        import triton.language as tl
+
+        TABLE = [torch.arange(16, dtype=torch.int8)]  # one entry per GPU
+
+
+        @triton.jit
+        def lookup_kernel(x_ptr, table_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            i = tl.load(x_ptr + offs, mask=offs < n, other=0)
+            tl.store(out_ptr + offs, tl.load(table_ptr + i), mask=offs < n)
+
+
+        def lookup(x: torch.Tensor) -> torch.Tensor:
+            assert x.device.type == "cuda" and x.is_cuda
+            table = TABLE[x.device.index].to(x.device)
+            out = torch.empty(x.shape, dtype=torch.int8, device=x.device)
+            out = torch.nn.functional.pad(out, (0, 0))  # torch's own Python: meta kernels as before
+            lookup_kernel[(triton.cdiv(x.numel(), 256),)](x, table, out, x.numel(), BLOCK=256)
+            return out
+    '''))
+    rec = inspect_kernel(path, target="sm_90", use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert rec.call_origin == "lookup"
+    r = _run("""
+        with stand_in_device(parse_target("sm_90")):
+            pass
+        t = torch.empty(2, device="meta")
+        print(json.dumps({"device": str(t.device), "patched": "device" in vars(torch.Tensor)}))
+    """)
+    assert r == {"device": "meta", "patched": False}
