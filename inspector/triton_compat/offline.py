@@ -83,12 +83,15 @@ class OfflineDriver:
     def get_device_capability(self, device: int = 0) -> tuple[int, int]:
         return self.utils.get_device_capability(device)
 
+    # The device tutorial-style files make their tensors on: meta tensors (shapes, dtypes and
+    # alignment without memory); the stand-in device (inspector.worker.stand_in_device) names it
+    # "cuda:0", as it shows those tensors to user code, and makes what is created there meta.
+    torch_device = "meta"
+
     def get_active_torch_device(self):
         import torch
 
-        # Tensors made "on the device" by tutorial-style files become meta tensors: shapes,
-        # dtypes and alignment without memory.
-        return torch.device("meta")
+        return torch.device(self.torch_device)
 
     def get_device_interface(self):
         import torch

@@ -225,14 +225,39 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
     except BaseException as e:  # noqa: BLE001 - user code may raise anything, even SystemExit
         if same_text and not isinstance(e, SyntaxError) and tc.launch_count() == 0:
             return imported, None
-        if isinstance(e, SyntaxError) or not kernels_in(module, path):
+        if isinstance(e, SyntaxError):
             raise
         stop = stop_from(e, path, "file")
-        in_main = any(a <= (stop.line or 0) <= b for a, b in main_block_lines(source))
-        if not in_main and tc.launch_count() == 0:
+        if not any(a <= (stop.line or 0) <= b for a, b in main_block_lines(source)):
+            _resume_after(source, path, _module_level_line(e, path), module)
+        if not kernels_in(module, path):
             raise
         return module, stop
     return module, None
+
+
+def _module_level_line(err: BaseException, path: str) -> int | None:
+    """The line of the module-level statement the exception came through (its outermost frame in
+    the file), where `user_frame_line` gives the deepest."""
+    path = os.path.abspath(path)
+    return next((f.lineno for f in traceback.extract_tb(err.__traceback__)
+                 if os.path.abspath(f.filename) == path and f.name == "<module>"), None)
+
+
+def _resume_after(source: str, path: str, line: int | None, module: types.ModuleType) -> None:
+    """Run the module-level statements after the one that stopped at `line`, one at a time,
+    skipping each that fails: a notebook-style file (a tutorial printing tensors, a table made
+    with a module this machine lacks) still defines its kernels and makes its later calls, which
+    GPU-free have shapes but no values. What failed first is the run's Stop."""
+    if line is None:
+        return
+    for stmt in ast.parse(source, path).body:
+        if stmt.lineno <= line:
+            continue  # ran already, or is the statement that stopped
+        try:
+            exec(compile(ast.Module(body=[stmt], type_ignores=[]), path, "exec"), module.__dict__)
+        except Exception:  # noqa: BLE001 - skipped, as the statement that stopped was
+            continue
 
 
 def kernels_in(module: types.ModuleType, path: str) -> list[KernelInfo]:

@@ -422,6 +422,7 @@ def stand_in_device(target: Target | None, tensors: str = "meta") -> Iterator[No
             patches.set(torch.Tensor, "is_cuda", property(lambda self: self.device.type in on_gpu))
             if tensors == "meta":
                 patches.set(torch.Tensor, "device", _device_as_users_see_it(torch))
+                patches.set(tc.OfflineDriver, "torch_device", "cuda:0")  # `x.device == DEVICE` holds
             # Inductor's generated code: `from torch._C import _cuda_getCurrentRawStream as
             # get_raw_stream` at import, `get_raw_stream(0)` per call (absent from CPU builds of torch)
             for name in ("_cuda_getCurrentRawStream", "_cuda_getCurrentStream"):

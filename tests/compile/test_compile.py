@@ -263,7 +263,7 @@ def test_a_heuristic_sees_the_overrides(tmp_path):
     assert "arith.cmpi" not in ptx["4096"] and "arith.cmpi" in ptx["4000"]
 
 
-def test_a_file_that_stops_before_the_kernel_says_where_and_why(tmp_path, sandbox):
+def test_a_file_that_stops_before_the_kernel_still_defines_it_and_says_where_it_stopped(tmp_path, sandbox):
     path = write(tmp_path, "stops.py", """
         import torch
         import triton
@@ -286,11 +286,14 @@ def test_a_file_that_stops_before_the_kernel_says_where_and_why(tmp_path, sandbo
             offs = tl.arange(0, BLOCK)
             tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2, mask=offs < n)
     """)
+    # the statements after line 15 still run (kernel_file._resume_after): `second` is defined, and
+    # with no launch of it, its call is made from its signature, which needs BLOCK
     rec = inspect_kernel(path, kernel="second", sandbox=sandbox, timeout=300)
-    assert rec.error is not None and rec.error.line == 15, rec.error
-    msg = rec.error.message
-    assert "stopped at line 15, before it defines 'second' (line 19)" in msg and "meta tensor" in msg
-    assert "if __name__" in msg
+    assert rec.error is not None and rec.error.kind == "missing_constexpr", rec.error
+    assert "BLOCK" in rec.error.message and "stopped at line 15" in rec.error.message, rec.error.message
+    rec = inspect_kernel(path, kernel="second", consts={"BLOCK": "64"}, sandbox=sandbox, timeout=300)
+    assert rec.error is None and rec.call_origin == "signature", rec.error
+    assert rec.stopped["line"] == 15 and "meta tensor" in rec.stopped["message"]
 
 
 def test_a_failed_compile_keeps_the_call_it_tried(tmp_path, sandbox):

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from paths import REPO
 
 # Runs in a fresh interpreter: loading a file changes sys.path and sys.modules for good.
@@ -91,3 +93,51 @@ def test_a_sibling_module_does_not_shadow_an_installed_package(tmp_path):
            + "\nimport colorsys\nEXTRA = colorsys.__name__\n")
     got = _load(tmp_path / "pkg" / "sub" / "kern.py")
     assert got["extra"] == "colorsys" and [k[0] for k in got["kernels"]] == ["first", "second"]
+
+
+NOTEBOOK = '''"""A notebook exported as a script: data made and printed between the definitions."""
+import torch
+import triton
+import triton.language as tl
+import a_module_this_machine_lacks
+
+DEVICE = triton.runtime.driver.active.get_active_torch_device()
+x = torch.randn(8, device=DEVICE)
+print(x.tolist())  # needs values: GPU-free tensors have none
+
+
+def report(t):
+    return float(t.sum())
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def scale(t):
+    assert t.device == DEVICE
+    out = torch.empty_like(t)
+    scale_kernel[(triton.cdiv(t.numel(), 256),)](t, out, t.numel(), BLOCK=256)
+    return out
+
+
+y = scale(torch.randn(4096, device=DEVICE))
+print(report(y))
+'''
+
+
+@pytest.mark.parametrize("target", ["sm_90", "gfx942"])
+def test_a_notebook_style_file_runs_past_what_needs_data_or_a_missing_module(tmp_path, target):
+    """The statements after one that fails still run, one by one (each failing one skipped): the
+    kernel defined after the failures is launched by the file's own later call."""
+    from inspector.compile.api import inspect_kernel
+
+    path = tmp_path / "notebook.py"
+    path.write_text(NOTEBOOK)
+    rec = inspect_kernel(path, target=target, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert rec.kernel == "scale_kernel" and rec.call_origin == "file"
+    assert rec.stopped["line"] == 5 and "a_module_this_machine_lacks" in rec.stopped["message"]
+    assert {p.name: p.value for p in rec.parameters}["n"] == 4096  # the file's own call, not a made-up one
