@@ -144,6 +144,9 @@ class Inspection:
     call_origin: str = ""  # what launched it: "file" (module level / __main__), "example", a test or
     # benchmark function's name, or "signature" (no launch: a call built from the kernel's code)
     stopped: dict[str, Any] | None = None  # where the file's own code stopped (file, line, message, phase)
+    # The installed release refused the kernel and an older one beside it compiled it (`triton_version`):
+    # {"release", "line", "message"} of the refusal (`compile.api.inspect`)
+    refused_by: dict[str, Any] | None = None
     reproducer: str = ""  # a standalone file (kernel + example()) that reproduces this compile
     parameters: list[Parameter] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)  # num_warps, num_stages, ... as compiled
@@ -182,6 +185,16 @@ class Inspection:
             return (f"not launchable on {self.target}: no block of {self.resources.threads} threads fits on "
                     f"one {'CU' if self.backend == 'hip' else 'SM'} (limited by {limiters})")
         return None
+
+    def refusal_note(self) -> str | None:
+        """What the installed release said of a kernel an older one compiled (`refused_by`), or None."""
+        by = self.refused_by
+        if not by:
+            return None
+        where = f" line {by['line']}" if by.get("line") else " the kernel"
+        return (f"Triton {by.get('release')} (installed) refuses{where}: {by.get('message')}; compiled with "
+                f"Triton {self.triton_version}, installed beside it (--triton {self.triton_version}). The kernel "
+                f"needs changing to run with the installed release.")
 
     def stage_names(self) -> list[str]:
         order = NVIDIA_STAGES if self.backend == "cuda" else AMD_STAGES

@@ -50,6 +50,8 @@ def cmd_compile(ns: argparse.Namespace) -> int:
         st = rec.stopped
         print(f"note: the file's own code stopped at line {st.get('line')} ({st.get('message')}); the launch "
               f"recorded before it was compiled", file=sys.stderr)
+    if rec.refused_by and not rec.error:
+        print(f"note: {rec.refusal_note()}", file=sys.stderr)
     if status:
         report_error(rec)
     return status

@@ -60,19 +60,19 @@ def default_timeout() -> float:
 def inspect_kernel(file: str | os.PathLike, kernel: str | None = None, target: str = DEFAULT_TARGET, *,
                    timeout: float | None = None, memory: int | None = None, use_cache: bool = True,
                    cache: Cache | None = None, sandbox: Sandbox | None = None, cancel: threading.Event | None = None,
-                   **request: Any) -> Inspection:
+                   older_release: bool = True, **request: Any) -> Inspection:
     """`inspect(InspectRequest(file, target, kernel=kernel, **request), ...)`: the library's way in.
     `request` takes the other fields of the request (args, consts, options, autotune_index,
     passes, root, source, triton, defer: `record.InspectRequest`); a field it does not have is a
     TypeError."""
     req = InspectRequest(file=os.fspath(file), target=str(target), kernel=kernel, **request)
     return inspect(req, timeout=timeout, memory=memory, use_cache=use_cache, cache=cache, sandbox=sandbox,
-                   cancel=cancel)
+                   cancel=cancel, older_release=older_release)
 
 
 def inspect(request: InspectRequest, *, timeout: float | None = None, memory: int | None = None,
             use_cache: bool = True, cache: Cache | None = None, sandbox: Sandbox | None = None,
-            cancel: threading.Event | None = None) -> Inspection:
+            cancel: threading.Event | None = None, older_release: bool = True) -> Inspection:
     """Compile `request.kernel` from `request.file` for `request.target` in a worker process and return the record.
 
     The request (built once by the command line and the page) names what to compile: `args`
@@ -105,7 +105,46 @@ def inspect(request: InspectRequest, *, timeout: float | None = None, memory: in
     `triton` names the Triton release to compile with ("3.6.0"): the installed one by default,
     another from its side environment (`inspector.versions`; the worker starts from that
     environment's interpreter). The record's `triton_version` names it and the cache keys it.
+
+    When no release was named and the installed one refuses the kernel's code (a compile error:
+    block pointers or `triton.ops` it removed, a scalar indexed as a tensor), each side release
+    installed, newest first, is tried: the first that compiles it gives the record, its
+    `refused_by` saying what the installed release said and where. `older_release=False` (the
+    guard, which must see a release's refusal) returns the refusal as it is.
     """
+    rec = _inspect_once(request, timeout=timeout, memory=memory, use_cache=use_cache, cache=cache,
+                        sandbox=sandbox, cancel=cancel)
+    if not (older_release and request.triton in (None, "", "default") and rec.error is not None
+            and rec.error.kind == "compilation"):
+        return rec
+    from ..versions import environments
+
+    for version in sorted(environments.available_versions()[1:], key=_release_order, reverse=True):
+        other = _inspect_once(dataclasses.replace(request, triton=version), timeout=timeout, memory=memory,
+                              use_cache=use_cache, cache=cache, cancel=cancel)
+        if other.error is None:
+            other.refused_by = {"release": rec.triton_version or triton_version(), "line": rec.error.line,
+                                "message": _gist(rec.error)}
+            return other
+        rec.error.message += f"\n(Triton {version}, installed beside it, refuses it too: {_gist(other.error)})"
+    return rec
+
+
+def _gist(error: ErrorInfo) -> str:
+    """What a compile error says, without the source excerpt Triton puts first: its last line."""
+    lines = [line for line in (error.message or "").splitlines() if line.strip() and not line.startswith("(")]
+    return lines[-1].strip() if lines else error.kind
+
+
+def _release_order(version: str) -> tuple:
+    return tuple(int(p) if p.isdigit() else 0 for p in version.split(".")[:3])
+
+
+def _inspect_once(request: InspectRequest, *, timeout: float | None, memory: int | None, use_cache: bool,
+                  cache: Cache | None, sandbox: Sandbox | None = None,
+                  cancel: threading.Event | None = None) -> Inspection:
+    """One compile (or cache hit) of `request` with the release it names: `inspect` without the
+    fallback to an older release."""
     path = resolve_kernel_file(request.file)
     fail = functools.partial(_failed, path, request)
     source = request.source

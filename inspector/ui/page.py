@@ -101,6 +101,8 @@ if shown is not None:
     if shown is not rec:
         st.caption(f"Showing the last successful compile of `{shown.kernel}` for `{shown.target}`.")
     resources_line(shown)
+    if shown.refusal_note():
+        st.warning(shown.refusal_note(), icon=":material/history:")
 workbench_fragment()
 if rec is not None:
     show_error(rec)

@@ -282,3 +282,33 @@ def test_sass_left_for_later_is_made_by_the_release_that_compiled_it(old_release
     assert used == [old_release] and rec.deferred == [] and rec.stages["sass"] == full.stages["sass"]
     again = inspect_kernel(add, target="sm_90", triton=old_release, cache=store, defer=("sass",))
     assert again.cached and again.stages["sass"] == full.stages["sass"]
+
+
+SCALAR_INDEXED = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def column_kernel(out_ptr, stride, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    rows = tl.arange(0, BLOCK)
+    # `pid` is a scalar: indexing it as a tensor, which Triton 3.6 allowed and 3.9 refuses
+    tl.store(out_ptr + rows[:, None] * stride + pid[None, :], rows[:, None].to(tl.float32))
+'''
+
+
+def test_a_kernel_the_installed_release_refuses_opens_with_an_older_one_beside_it(tmp_path):
+    if not ready(OLD):
+        missing(f"no Triton {OLD} side environment (python -m inspector versions add {OLD})")
+    path = tmp_path / "scalar_indexed.py"
+    path.write_text(SCALAR_INDEXED)
+    strict = inspect_kernel(path, target="sm_90", consts={"BLOCK": "32"}, use_cache=False, older_release=False)
+    if strict.error is None:
+        pytest.skip(f"Triton {NEW} accepts a scalar indexed as a tensor: nothing to fall back from")
+    assert strict.error.kind == "compilation" and strict.refused_by is None
+    rec = inspect_kernel(path, target="sm_90", consts={"BLOCK": "32"}, use_cache=False)
+    assert rec.error is None and rec.triton_version == OLD, rec.error
+    assert rec.refused_by == {"release": NEW, "line": 10, "message": "too many indices for tensor of rank 0"}
+    assert f"--triton {OLD}" in rec.refusal_note()
+    out = cli("compile", str(path), "--target", "sm_90", "--const", "BLOCK=32")
+    assert out.returncode == 0 and f"Triton {NEW} (installed) refuses line 10" in out.stderr, out.stderr[-1500:]
