@@ -37,6 +37,7 @@ import typing
 from typing import Any, Callable, NamedTuple
 
 from .. import triton_compat as tc
+from .wrapper_repairs import mend
 from .wrapper_source import (AXIS_CHOICES, INDEX_NAMES, MAX_RANK, SIZE_NAMES, axis_parameters, called_names,
                              kernel_roles, launches_kernel, shape_from_dims, shape_parameters, source_ast,
                              string_choices, symbolic_dims, tensor_ranks)
@@ -332,6 +333,7 @@ def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str = "__
     last_name: str | None = None
     attempts = 0
     oversized: tuple[str, list[Any]] | None = None  # a launch with a tile too big, set aside
+    mended: set[str] = set()
     for name, fn, takes_ctx in wrappers_of(module, kernel, module_name):
         node = source_ast(fn)
         axes = AXIS_CHOICES if node is not None and axis_parameters(node) else AXIS_CHOICES[:1]
@@ -342,15 +344,22 @@ def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str = "__
             args = _arguments(module, fn, family, dtype, takes_ctx, kernel, axis)
             if args is None:
                 break
+            refused: Exception | None = None
             try:
                 fn(*args)
             except (TypeError, AttributeError) as e:
                 # `dt_bias.stride(-1)` on a parameter that defaults to None: real callers pass one
-                last, last_name = e, name
+                refused = e
                 with contextlib.suppress(Exception):
                     fn(*_arguments(module, fn, family, dtype, takes_ctx, kernel, axis, fill_optional=True))
             except Exception as e:  # noqa: BLE001 - a made-up call the wrapper refused
-                last, last_name = e, name
+                refused = e
+            if refused is not None and not launched() and (name, family is SHAPE_FAMILIES[0]) not in mended:
+                # the wrapper's own checks say what it wants (`wrapper_repairs`): once per wrapper
+                mended.add((name, family is SHAPE_FAMILIES[0]))
+                refused = mend(fn, args, refused, family, launched)[1] or refused
+            if refused is not None:
+                last, last_name = refused, name
             if launched():
                 mine = [la for la in tc.recorded() if la.jit is jit]
                 if _tile(mine[0], extents) <= MAX_MADE_UP_TILE:

@@ -1,4 +1,4 @@
-"""A made-up call's pointer dtypes follow Triton's own type errors (inspector/worker/retyping.py):
+"""Made-up calls that Triton and the wrapper correct: a pointer's dtype from Triton's own type errors
 each fixture kernel uses one pointer's data in a way fp32 cannot be, and must compile from its
 signature alone with the dtype the error and the code name; a user's own call is never changed."""
 
@@ -63,3 +63,16 @@ def test_the_oldest_supported_release_is_retyped_from_its_own_words():
     assert rec.error is None, rec.error and rec.error.short()
     assert {p.name: p.type for p in rec.parameters}[pointer] == compiled_as
     assert "histogram only supports integer input" in rec.log
+
+
+def test_a_wrapper_that_checks_its_inputs_gets_arguments_its_checks_accept(sandbox):
+    """`masked_bias_add` refuses a made-up call four ways before it launches (one-element integer
+    count, a 2-D x, a bias the width of x, an eager path below 64 rows): its own checks say what
+    to change, and the launch is the wrapper's, with the values it computed."""
+    path = REPO / "tests" / "fixtures" / "kernel_file_forms" / "checked_wrapper.py"
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert rec.call_origin == "masked_bias_add"
+    values = {p.name: p.value for p in rec.parameters}
+    assert values["count_ptr"].startswith("int64 tensor [1]"), values
+    assert rec.grid[0] >= 64 and values["BLOCK"] >= values["n_cols"]
