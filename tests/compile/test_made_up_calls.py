@@ -1,6 +1,8 @@
-"""Made-up calls that Triton and the wrapper correct: a pointer's dtype from Triton's own type errors
-each fixture kernel uses one pointer's data in a way fp32 cannot be, and must compile from its
-signature alone with the dtype the error and the code name; a user's own call is never changed."""
+"""Made-up calls that Triton and the wrapper correct. A pointer's dtype follows Triton's own type
+errors (inspector/worker/retyping.py): each fixture kernel uses one pointer's data in a way fp32
+cannot be, and must compile from its signature alone with the dtype the error and the code name; a
+user's own call is never changed. A wrapper's arguments follow its own checks
+(inspector/worker/wrapper_repairs.py)."""
 
 from __future__ import annotations
 
