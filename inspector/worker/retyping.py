@@ -174,6 +174,9 @@ def next_retyping(err: BaseException, kernel: Any, fns: list[Any], values: dict[
         return None
     state.last = clash
     pointers = {n for n, v in values.items() if isinstance(v, torch.Tensor)}
+    if re.search(r"\bptr\b|pointer", clash.message):
+        # a number where the kernel loads (a wrapper's `scale` made up as 1.0): a one-element tensor
+        pointers |= {n for n, v in values.items() if isinstance(v, float)}
     if clash.fn is kernel:
         names = _reaching(kernel, clash.node, pointers)
     else:
@@ -181,6 +184,14 @@ def next_retyping(err: BaseException, kernel: Any, fns: list[Any], values: dict[
         names = _through_caller(kernel, clash.fn, _reaching(clash.fn, clash.node, inner), pointers)
     if not names:
         return None
+    numbers = [n for n in names if not isinstance(values[n], torch.Tensor)]
+    if numbers:
+        state.compiles += 1
+        for n in numbers:
+            state.given[n] = "float32"
+        state.notes.append(f"{', '.join(numbers)}: a float32 tensor (a number, where Triton stopped at line "
+                           f"{clash.line}: {textwrap.shorten(clash.message, 120)})")
+        return {n: torch.empty([1], dtype=torch.float32, device="meta") for n in numbers}
     current = {str(values[n].dtype).replace("torch.", "") for n in names}
     for n in names:
         state.original.setdefault(n, str(values[n].dtype).replace("torch.", ""))

@@ -222,8 +222,12 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
         elif p.name in optional and not fill_optional:  # `if weight is not None:`: the wrapper does without it
             args.append(None)
         elif _tensor_sequence(p):  # `residuals: Sequence[torch.Tensor]`: a few tensors of one shape
-            made = [torch.empty(family[3], dtype=dtype, device="meta") for _ in range(4)]
-            args.append(tuple(made) if "uple[" in str(p.annotation) else made)  # Triton takes tuples, not lists
+            if re.search(r"(List|Sequence|list|tuple|Tuple)\[\s*(typing\.)?(List|Sequence|list)\[", str(p.annotation)):
+                # `List[List[Tensor]]`: a grid of matrices (tiled matmuls): 2 x 2 of them
+                args.append([[torch.empty(family[2], dtype=dtype, device="meta") for _ in range(2)] for _ in range(2)])
+            else:
+                made = [torch.empty(family[3], dtype=dtype, device="meta") for _ in range(4)]
+                args.append(tuple(made) if "uple[" in str(p.annotation) else made)  # Triton takes tuples, not lists
         elif p.name in shapes:  # `normalized_shape`, `len(dims)`: the trailing dimension, as torch's ops take it
             args.append([family[1][0]])
         elif roles.get(p.name) in ("pointer", "index") and p.name not in ranks:
@@ -232,7 +236,9 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
             args.append(torch.empty([1], dtype=dt, device="meta"))
         elif roles.get(p.name) == "constexpr" and p.name not in ranks:  # off: a flag False, an amount 0
             value = _scalar(p)
-            args.append(value if value is not None else 0)
+            # ... but a block or group size 0 makes empty tiles (`tl.arange(0, blocksize // 2)`)
+            args.append(value if value is not None else 64 if re.search(r"block|size|tile|chunk", p.name, re.I)
+                        else 0)
         elif roles.get(p.name) == "scalar" and p.name not in ranks:
             value = _scalar(p)
             if value is None:
