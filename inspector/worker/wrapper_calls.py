@@ -81,6 +81,8 @@ def wrappers_of(module: types.ModuleType, kernel: Any, module_name: str = "__mai
     Functions' forwards that launch it or call such a function; forwards first by name."""
     # the names it is bound to here, and its own (`kernels.norm.rms_norm_kernel[grid](...)`)
     names = {n for n, v in vars(module).items() if v is kernel} | {tc.innermost_jit(kernel).__name__}
+    # ... and the module-level tables holding it (`FNS[name]["update"][grid](...)`, a kernel per mode)
+    names |= {n for n, v in vars(module).items() if _holds(v, kernel)}
     functions = {name: fn for name, obj in vars(module).items() if (fn := _function_of(obj, module_name)) is not None}
     direct: dict[str, Callable] = {}
     for name, fn in functions.items():
@@ -100,6 +102,14 @@ def wrappers_of(module: types.ModuleType, kernel: Any, module_name: str = "__mai
             found.append((f"{name}.forward", forward, _is_autograd_function(obj)))
     # forwards first, then the launching functions, then their callers (a stable sort keeps that order)
     return sorted(found, key=lambda item: ("forward" not in item[0].lower(), item[2]))
+
+
+def _holds(table: Any, kernel: Any, depth: int = 2) -> bool:
+    """Whether a dict, list or tuple holds `kernel`, a level or two down."""
+    if depth == 0 or not isinstance(table, (dict, list, tuple)):
+        return False
+    values = table.values() if isinstance(table, dict) else table
+    return any(v is kernel or _holds(v, kernel, depth - 1) for v in values)
 
 
 def _function_of(obj: Any, module_name: str = "__main__") -> Callable | None:
