@@ -55,6 +55,10 @@ MAX_ATTEMPTS = 4
 # 256 x 256 matmul tile, 16 rows of 4096): beyond it the launch is kept only if no smaller shape
 # family launches the kernel.
 MAX_MADE_UP_TILE = 1 << 16
+# The longest `static_range` loop a made-up launch may unroll (real top-k, conv widths, head
+# groups are a few to a few dozen); a made-up dimension beyond it is made SMALL_DIM.
+MAX_UNROLLED = 64
+SMALL_DIM = 4
 
 
 class AutogradContext(types.SimpleNamespace):
@@ -330,6 +334,48 @@ def _arange_extents(jit: Any) -> set[str]:
             if isinstance(a, ast.Name) and a.id in params}
 
 
+def _unrolled_too_far(launch: Any, jit: Any) -> int | None:
+    """The largest value a launch gives a constexpr bounding a `static_range` loop (unrolled when
+    compiled) beyond MAX_UNROLLED, or None: a made-up dimension (`topk = x.shape[1]`, 256; a conv
+    width of 4096) that no caller gives and whose unrolled loop compiles for minutes."""
+    node = source_ast(jit.fn) if hasattr(jit, "fn") else None
+    if node is None:
+        return None
+    bounds = {a.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name))
+              and (n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id) == "static_range"
+              for arg in n.args[-2:] for a in ast.walk(arg) if isinstance(a, ast.Name)}
+    params = [p.name for p in tc.signature_params(jit)]
+    given = {**dict(zip(params, launch.args)), **launch.kwargs}
+    values = [v for k, v in given.items() if k in bounds and isinstance(v, int) and not isinstance(v, bool)]
+    big = max(values, default=0)
+    return big if big > MAX_UNROLLED else None
+
+
+def _launch_shrunk(fn: Callable, args: list[Any], size: int, jit: Any, first: Any) -> bool:
+    """Call the wrapper again with every made-up dimension equal to `size` made SMALL_DIM (the
+    tensors keep agreeing with each other); when it launches the kernel with its unrolled loops
+    short, that launch replaces `first`."""
+    import torch
+
+    def shrink(a: Any) -> Any:
+        if isinstance(a, torch.Tensor):
+            return torch.empty([SMALL_DIM if d == size else d for d in a.shape], dtype=a.dtype, device=a.device)
+        if isinstance(a, (list, tuple)):
+            return type(a)(shrink(x) for x in a)
+        return SMALL_DIM if isinstance(a, int) and not isinstance(a, bool) and a == size else a
+
+    start = len(tc.recorded())
+    with contextlib.suppress(Exception):
+        fn(*[shrink(a) for a in args])
+    again = [la for la in tc.recorded()[start:] if la.jit is jit]
+    if again and not _unrolled_too_far(again[0], jit):
+        tc.take_since(tc.recorded().index(first))
+        tc.put_back([again[0]])
+        return True
+    tc.take_since(start)
+    return False
+
+
 def _tile(launch: Any, extents: set[str]) -> int:
     """Elements spanned by the two largest block extents a launch gives (1 when it gives none)."""
     params = [p.name for p in tc.signature_params(launch.jit)]
@@ -371,13 +417,18 @@ def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str = "__
             except Exception as e:  # noqa: BLE001 - a made-up call the wrapper refused
                 refused = e
             if refused is not None and not launched() and (name, family is SHAPE_FAMILIES[0]) not in mended:
-                # the wrapper's own checks say what it wants (`wrapper_repairs`): once per wrapper
+                # the wrapper's own checks say what it wants (`wrapper_repairs`): for the first shape
+                # family and once more for another
                 mended.add((name, family is SHAPE_FAMILIES[0]))
-                refused = mend(fn, args, refused, family, launched)[1] or refused
+                _, still, args = mend(fn, args, refused, family, launched)
+                refused = still if still is not None else None if launched() else refused
             if refused is not None:
                 last, last_name = refused, name
             if launched():
                 mine = [la for la in tc.recorded() if la.jit is jit]
+                unrolled = _unrolled_too_far(mine[0], jit)
+                if unrolled and _launch_shrunk(fn, args, unrolled, jit, mine[0]):
+                    return WrapperResult(name)
                 if _tile(mine[0], extents) <= MAX_MADE_UP_TILE:
                     return WrapperResult(name)
                 if oversized is None:  # kept in case no smaller family launches it

@@ -186,9 +186,9 @@ def _tied(fn_node: ast.AST | None, params: list[str]) -> dict[tuple[str, str], s
 
 
 def mend(fn: Callable, args: list[Any], err: BaseException, family: dict[int, list[int]],
-         launched: Callable[[], bool]) -> tuple[bool, BaseException | None]:
+         launched: Callable[[], bool]) -> tuple[bool, BaseException | None, list[Any]]:
     """Call `fn` with arguments mended from its checks until it launches the kernel: (launched,
-    the last error). A change that gets past the check is kept; one that breaks an earlier check
+    the last error, the arguments last called with). A change that gets past the check is kept; one that breaks an earlier check
     (`a.shape == b.shape` before `a.shape[0] == c.shape[2]`) gets one more change on top, for
     the earlier check, before it is given up."""
     budget = [MAX_REPAIRS]
@@ -217,11 +217,12 @@ def mend(fn: Callable, args: list[Any], err: BaseException, family: dict[int, li
                         break
                     kind, e, where = outcome(candidate)
                     if kind == "launched":
-                        return True, None
+                        return True, None, candidate
                     if kind == "returned":
                         # past the checks, but the wrapper took a path without the kernel: often one
                         # for small sizes (`if tokens < 32: eager`): the same call, larger
-                        return _larger(fn, candidate, launched), None
+                        larger = _larger(fn, candidate, launched)
+                        return larger is not None, None, larger or candidate
                     if where is None or where > line:
                         ahead = (candidate, e)  # type: ignore[assignment]
                         break
@@ -234,12 +235,12 @@ def mend(fn: Callable, args: list[Any], err: BaseException, family: dict[int, li
         if ahead is None:
             break
         args, err = ahead
-    return launched(), err
+    return launched(), err, args
 
 
-def _larger(fn: Callable, args: list[Any], launched: Callable[[], bool]) -> bool:
+def _larger(fn: Callable, args: list[Any], launched: Callable[[], bool]) -> list[Any] | None:
     """Call `fn` with every tensor's leading dimension scaled, together (the tensors sharing a
-    token count keep sharing it); whether the kernel was launched."""
+    token count keep sharing it); the arguments that launched the kernel, or None."""
     import torch
 
     for factor in (16, 256):
@@ -250,5 +251,5 @@ def _larger(fn: Callable, args: list[Any], launched: Callable[[], bool]) -> bool
         except Exception:  # noqa: BLE001 - larger sizes the wrapper refuses
             pass
         if launched():
-            return True
-    return False
+            return scaled
+    return None
