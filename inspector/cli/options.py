@@ -4,7 +4,12 @@ compile they ask for; the parser every command starts from (`command_parser`).""
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import contextlib
+import os
+import sys
+import threading
+import time
+from typing import Any, Iterator
 
 from ..record import InspectRequest, Inspection
 from ..hardware.targets import DEFAULT_TARGET
@@ -51,7 +56,7 @@ def add_compile_options(p: argparse.ArgumentParser) -> None:
                    help="set an argument: a dtype for a pointer (x_ptr=fp16), a number for a scalar (n=4095)")
     p.add_argument("--autotune-config", type=int, metavar="I", help="inspect config I of an autotuned kernel")
     p.add_argument("--timeout", type=float, default=None,
-                   help="seconds before the worker is stopped (default $TRITON_INSPECTOR_TIMEOUT, else 60)")
+                   help="seconds before the worker is stopped (default $TRITON_INSPECTOR_TIMEOUT, else 300)")
     p.add_argument("--no-cache", action="store_true", help="compile again even if the result is cached (the new result is stored)")
     p.add_argument("--triton", metavar="VERSION",
                    help="compile with this Triton release (default: the installed one); others come from side "
@@ -71,7 +76,30 @@ def inspect_from(ns: argparse.Namespace, **extra: Any) -> Inspection:
                          "that calls it")
     from ..compile.api import inspect
 
-    return inspect(request, **run_options(ns))
+    from ..compile.api import default_timeout
+
+    limit = ns.timeout or default_timeout()
+    with still_working(f"compiling {os.path.basename(request.file)} for {request.target}", limit):
+        return inspect(request, **run_options(ns))
+
+
+@contextlib.contextmanager
+def still_working(what: str, limit: float, every: float = 15.0) -> Iterator[None]:
+    """Say on stderr, every `every` seconds, that `what` goes on (a long compile is not a hang):
+    how long so far, the limit, and that Ctrl-C stops it."""
+    done = threading.Event()
+    start = time.monotonic()
+
+    def tell() -> None:
+        while not done.wait(every):
+            print(f"... still {what}: {time.monotonic() - start:.0f} s (the limit is {limit:.0f} s, "
+                  f"--timeout; Ctrl-C stops it)", file=sys.stderr, flush=True)
+
+    threading.Thread(target=tell, daemon=True).start()
+    try:
+        yield
+    finally:
+        done.set()
 
 
 def compile_request(ns: argparse.Namespace, **extra: Any) -> InspectRequest:

@@ -49,12 +49,17 @@ def _code_digest() -> str:
     return h.hexdigest()[:16]
 
 
+# The limit stops a runaway compile (an unrolled loop of thousands), not a slow one: the slowest
+# published kernels we open take 35 s on a loaded 2-core machine (docs/real-kernels.md).
+DEFAULT_TIMEOUT = 300.0
+
+
 def default_timeout() -> float:
-    """Seconds a compile may take: $TRITON_INSPECTOR_TIMEOUT, else 60."""
+    """Seconds a compile may take: $TRITON_INSPECTOR_TIMEOUT, else DEFAULT_TIMEOUT (300)."""
     try:
-        return float(os.environ.get("TRITON_INSPECTOR_TIMEOUT", "60"))
+        return float(os.environ.get("TRITON_INSPECTOR_TIMEOUT", DEFAULT_TIMEOUT))
     except ValueError:
-        return 60.0
+        return DEFAULT_TIMEOUT
 
 
 def inspect_kernel(file: str | os.PathLike, kernel: str | None = None, target: str = DEFAULT_TARGET, *,
@@ -79,7 +84,7 @@ def inspect(request: InspectRequest, *, timeout: float | None = None, memory: in
     override kernel arguments by name (a dtype name such as "fp16" for a pointer, a number
     for a scalar), `consts` constexprs, `options` compile options (num_warps, num_stages, maxnreg,
     ...); values may be strings as typed on a command line. `target` is e.g. "sm_90", "gfx942" or
-    "native". `timeout` defaults to $TRITON_INSPECTOR_TIMEOUT seconds, else 60. Never raises for
+    "native". `timeout` defaults to $TRITON_INSPECTOR_TIMEOUT seconds, else 300. Never raises for
     problems in the user's code: they come back in `record.error`.
 
     `file` may be a path or an importable module's name (`liger_kernel.ops.rms_norm`, found on

@@ -749,3 +749,20 @@ def test_the_command_line_prints_stages_without_directives_unless_raw():
     assert ".loc" not in quiet and "debug" not in quiet and "//" not in quiet
     assert "ld.global.v4.b32" in quiet and ".entry add_kernel" in quiet
     assert len(quiet.splitlines()) < len(raw.splitlines()) / 2
+
+
+def test_a_long_compile_says_it_goes_on(capsys):
+    """The command line's progress line (cli.options.still_working), written while the work goes
+    on, with how long so far and the limit."""
+    import threading
+
+    from inspector.cli.options import still_working
+
+    said = ""
+    with still_working("compiling k.py for sm_90", limit=300, every=0.01):
+        for _ in range(3000):  # polls the state (what was written), up to 30 s on a loaded machine
+            said += capsys.readouterr().err
+            if "still compiling k.py for sm_90" in said:
+                break
+            threading.Event().wait(0.01)
+    assert "still compiling k.py for sm_90" in said and "the limit is 300 s" in said, said

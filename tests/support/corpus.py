@@ -1,0 +1,71 @@
+"""A published corpus (tests/fixtures/published/NAME/MANIFEST.json) opened as a new user would:
+each file with the command line alone, for each target its entry is portable to."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from paths import REPO
+from side_releases import missing, ready
+
+PUBLISHED = REPO / "tests" / "fixtures" / "published"
+
+
+def manifest(name: str) -> tuple[Path, list[dict]]:
+    folder = PUBLISHED / name
+    return folder, json.loads((folder / "MANIFEST.json").read_text())
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    # A generous compile limit: whether a file opens must not depend on this machine's speed
+    # (a Gluon kernel takes 35 s on a loaded 2-core VM); the default limit is the product's, tested apart.
+    return subprocess.run([sys.executable, "-m", "inspector", *args], capture_output=True, text=True, timeout=900,
+                          cwd=REPO, env={**os.environ, "TRITON_INSPECTOR_POOL": "0", "TRITON_INSPECTOR_TIMEOUT": "600"})
+
+
+def release(entry: dict) -> list[str]:
+    """`--triton X` for an entry written for an older release (its side environment must be there)."""
+    wanted = entry.get("triton")
+    if not wanted:
+        return []
+    if not ready(wanted):
+        missing(f"no Triton {wanted} side environment (python -m inspector versions add {wanted})")
+    return ["--triton", wanted]
+
+
+def cases(entries: list[dict]):
+    """One pytest param per (entry, target); a `known_gap` is a strict xfail (a fix must remove it)."""
+    for entry in entries:
+        for target in entry["targets"]:
+            marks = [pytest.mark.xfail(strict=True, reason=entry["known_gap"])] if entry.get("known_gap") else []
+            yield pytest.param(entry, target, id=f"{entry['file'].rsplit('/', 1)[1]}-{entry['project']}-{target}",
+                               marks=marks)
+
+
+def opens_with_the_cli_alone(folder: Path, entry: dict, target: str) -> dict:
+    """Compile the entry's file for `target` as published; a bare file (kernels only) gets exactly the
+    values the tool names as missing, with the ones it suggests. Asserts it compiled; the record."""
+    path = str(folder / entry["file"])
+    rel = release(entry)
+    proc = cli("compile", path, "--target", target, "--json", *rel)
+    rec = json.loads(proc.stdout)
+    err = rec.get("error")
+    if entry["form"] == "bare" and err and err["kind"] == "missing_constexpr":
+        needed = err["details"]["missing"]
+        assert needed and all(m["kind"] == "constexpr" and m.get("suggested") for m in needed)
+        values = [f"--const={m['name']}={m['suggested']}" for m in needed]
+        proc = cli("compile", path, "--target", target, "--json", "--kernel", rec["kernel"], *values, *rel)
+        rec = json.loads(proc.stdout)
+        err = rec.get("error")
+    assert proc.returncode == 0 and err is None, (err or {}).get("message", proc.stderr[-2000:])
+    assert rec["stages"]["ptx" if target.startswith("sm") else "amdgcn"]
+    assert rec["kernel"] in entry["kernels"] or rec["call_origin"] == "harness"
+    if entry["form"] == "package":  # the package's own code made the call: no value was given
+        assert rec["call_origin"] not in ("signature", ""), rec["call_origin"]
+    assert (rec["occupancy"] or {}).get("blocks_per_sm", 0) > 0
+    return rec
