@@ -74,7 +74,7 @@ _EXPORTS = {
                  "autotune_configs", "pruned_configs", "autotuners_in", "first_jit_call"),
     "side_channels": ("ptxas_log", "compiler_stderr", "MLIR_DIAGNOSTIC", "mlir_error", "use_cache_dir"),
     "interpreter_checks": ("watching", "Watch", "Broken"),
-    "errors": ("compilation_error_location", "compilation_error_text", "out_of_resources_error",
+    "errors": ("compilation_error_location", "compilation_error_node", "compilation_error_text", "out_of_resources_error",
                "is_out_of_resources", "is_compilation_error", "ptxas_error_type"),
 }
 _HOME = {name: module for module, names in _EXPORTS.items() for name in names}

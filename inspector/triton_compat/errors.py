@@ -3,6 +3,7 @@ errors."""
 
 from __future__ import annotations
 
+from typing import Any
 
 from triton.runtime.jit import JITFunction
 
@@ -71,3 +72,18 @@ def ptxas_error_type() -> type | None:
         return PTXASError
     except ImportError:  # pragma: no cover - very old Triton
         return None
+
+
+def compilation_error_node(err: BaseException, fn: JITFunction) -> Any:
+    """The AST node (in `fn`'s own source) the innermost CompilationError about `fn` points at, or None."""
+    from triton.compiler.errors import CompilationError
+
+    found = None
+    seen = set()
+    e: BaseException | None = err
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, CompilationError) and getattr(e, "node", None) is not None and e.src == fn.src:
+            found = e.node
+        e = e.__cause__ or e.__context__
+    return found

@@ -32,7 +32,7 @@ from ..record import ErrorInfo, InspectRequest, Inspection, Parameter
 from .reproduce import standalone_file
 from .retyping import Retyping, next_retyping
 from .stand_in_device import stand_in_device
-from . import helper_harness
+from . import helper_harness, suggestions
 from .package_callers import launch_from_package
 from ..compile.project import locate
 from .wrapper_calls import call_wrappers
@@ -405,6 +405,29 @@ def _compile_call(launch: tc.Launch, overrides: dict[str, Any], options: dict[st
             overrides = {**overrides, **new}
 
 
+def _check_suggestions(e: kf.KernelFileError, info: kf.KernelInfo, overrides: dict[str, Any],
+                       options: dict[str, Any], fns: list) -> None:
+    """Compile with the values the error offers for the missing constexprs, changed where Triton
+    points at one (`suggestions.checked`), and say whether they compile."""
+    retyping = Retyping()
+
+    def compile_with(values: dict[str, str]) -> None:
+        given = {**overrides, **{k: kf.parse_value(v, for_const=True) for k, v in values.items()}}
+        launch = kf.signature_call(info, given)
+        made = dict(zip(info.jit.arg_names, launch.args)) | launch.kwargs
+        _compile_call(launch, given, options, None, retyping, made, fns)
+
+    try:  # a check that cannot run leaves the offer unchecked
+        ok = suggestions.checked(e.details["missing"], info.jit, compile_with)
+        e.details["checked"] = ok
+        if ok:
+            flags = " ".join(f"--const {m['name']}={m['suggested']}" for m in e.details["missing"])
+            e.message += f" These values compile (checked): {flags}."
+            e.args = (e.message,)
+    except Exception:  # noqa: BLE001
+        e.details["checked"] = False
+
+
 def _say_retyped(retyping: Retyping | None, log: io.StringIO, compiled: bool) -> None:
     if retyping is None or not retyping.notes:
         return
@@ -452,6 +475,8 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
                 rec.call_origin = package_origin
     except kf.KernelFileError as e:
         e.file = e.file or path
+        if e.kind == "missing_constexpr" and e.details.get("missing"):
+            _check_suggestions(e, info, arg_overrides, options, module_fns)
         raise
     previous = dict(zip(info.jit.arg_names, launch.args))
     previous.update(launch.kwargs)

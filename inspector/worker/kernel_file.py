@@ -352,7 +352,7 @@ def signature_call(info: KernelInfo, overrides: dict[str, Any], ran: str = "") -
     are missing. Every constexpr without a default or override is named in one error."""
     import torch
 
-    from .kernel_params import parameter_usage
+    from .kernel_params import constexpr_uses, parameter_usage
 
     usage = parameter_usage(info.jit)
     # Constexprs every autotune config sets, or a heuristic computes, are not the caller's to give.
@@ -395,16 +395,19 @@ def signature_call(info: KernelInfo, overrides: dict[str, Any], ran: str = "") -
         blocks = [p.name for p in tc.signature_params(info.jit) if p.is_constexpr
                   and ("block" in p.name.lower() or "tile" in p.name.lower())]
         tiles_2d = len(blocks) > 1 or ".dot(" in getattr(info.jit, "src", "")
+        uses = constexpr_uses(info.jit)
+        first = suggested_value(missing[0], tiles_2d, uses.get(missing[0], ""))
         raise KernelFileError(
             "missing_constexpr",
             f"kernel '{info.name}' needs a value for {', '.join(missing)} (constexpr, no default), and "
             f"nothing the file ran launched it to show one ({ran or 'nothing ran'}). Give "
-            f"{'it' if len(missing) == 1 else 'each'} a value (e.g. {missing[0]}={suggested_value(missing[0], tiles_2d)}), "
+            f"{'it' if len(missing) == 1 else 'each'} a value (e.g. {missing[0]}={first}), "
             f"or add an example(device) that launches the kernel as real code does, or open it through "
             f"the code that really calls it (a test, a benchmark): compile --run \"pytest path::test\".",
             None,
             info.line,
-            {"missing": [{"name": n, "kind": "constexpr", "suggested": suggested_value(n, tiles_2d)} for n in missing]},
+            {"missing": [{"name": n, "kind": "constexpr", "suggested": suggested_value(n, tiles_2d, uses.get(n, ""))}
+                         for n in missing]},
         )
     return tc.Launch(info.obj, (), kwargs, (1,))
 
@@ -413,12 +416,19 @@ def signature_call(info: KernelInfo, overrides: dict[str, Any], ran: str = "") -
 HEAD_DIM_NAMES = re.compile(r"(dmodel|head_?dim|headdim|d_?head|block_?d(?:k|v)?$|^hd$|^d$|_d$)", re.I)
 
 
-def suggested_value(name: str, tiles_2d: bool = False) -> str:
+def suggested_value(name: str, tiles_2d: bool = False, use: str = "") -> str:
     """A plausible value to offer for a constexpr with no default. `tiles_2d`: the kernel has a
-    `tl.dot` or several block sizes, so a block is one side of a tile (64, not 1024)."""
+    `tl.dot` or several block sizes, so a block is one side of a tile (64, not 1024). `use`: what
+    the kernel's code says it is (`kernel_params.constexpr_uses`), which outranks its name."""
     low = name.lower()
-    if "dtype" in low:
+    if use == "dtype" or "dtype" in low:
         return "float32"
+    if use.startswith("string:"):
+        return use.split(":", 1)[1]
+    if use == "unrolled":
+        return "4"
+    if use == "flag":
+        return "False"
     if low in ("eps", "epsilon") or low.endswith("_eps"):
         return "1e-6"
     if HEAD_DIM_NAMES.search(low):

@@ -301,3 +301,39 @@ def parameter_usage(fn: Any, _depth: int = 0) -> Usage:
     usage.bits_pointers &= usage.pointers
     usage.bits_pointers -= usage.index_pointers
     return usage
+
+
+def constexpr_uses(fn: Any) -> dict[str, str]:
+    """What a kernel's code says a constexpr is, for values to offer when none is given: "dtype"
+    (`tl.zeros(..., dtype=ACC_TYPE)`, `x.to(OUT_DTYPE)`), "string:relu" (compared with a string:
+    the first), "extent" (`tl.arange(0, BLOCK)`), "unrolled" (`tl.static_range(W)`), "flag"
+    (an `if` test on its own)."""
+    node = _function_ast(fn)
+    if node is None:
+        return {}
+    params = {a.arg for a in node.args.args}
+    out: dict[str, str] = {}
+
+    def say(expr: ast.expr, what: str) -> None:
+        if isinstance(expr, ast.Name) and expr.id in params:
+            out.setdefault(expr.id, what)
+
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call):
+            name = _call_name(n)
+            for k in n.keywords:
+                if k.arg == "dtype":
+                    say(k.value, "dtype")
+            if name == "to" and n.args:
+                say(n.args[0], "dtype")
+            elif name == "arange" and len(n.args) == 2:
+                say(n.args[1], "extent")
+            elif name == "static_range" and n.args:
+                say(n.args[-1] if len(n.args) < 3 else n.args[1], "unrolled")
+        elif isinstance(n, ast.Compare) and len(n.comparators) == 1:
+            other = n.comparators[0]
+            if isinstance(other, ast.Constant) and isinstance(other.value, str):
+                say(n.left, f"string:{other.value}")
+        elif isinstance(n, ast.If):
+            say(n.test, "flag")
+    return out

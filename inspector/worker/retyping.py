@@ -182,6 +182,11 @@ def next_retyping(err: BaseException, kernel: Any, fns: list[Any], values: dict[
     else:
         inner = parameter_usage(clash.fn).pointers | {p.name for p in getattr(clash.fn, "params", [])}
         names = _through_caller(kernel, clash.fn, _reaching(clash.fn, clash.node, inner), pointers)
+    if re.search(r"pointer<", clash.message) and clash.fn is kernel:
+        # "invalid operands of type pointer<bf16> and fp32": the pointer is fine, its offset is not;
+        # the pointers the node names itself are the ones being offset
+        direct = {n.id for n in ast.walk(clash.node) if isinstance(n, ast.Name)}
+        names = [n for n in names if n not in direct] or names
     if not names:
         return None
     numbers = [n for n in names if not isinstance(values[n], torch.Tensor)]

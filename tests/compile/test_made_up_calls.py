@@ -78,3 +78,31 @@ def test_a_wrapper_that_checks_its_inputs_gets_arguments_its_checks_accept(sandb
     values = {p.name: p.value for p in rec.parameters}
     assert values["count_ptr"].startswith("int64 tensor [1]"), values
     assert rec.grid[0] >= 64 and values["BLOCK"] >= values["n_cols"]
+
+
+def test_a_bare_kernels_missing_values_are_offered_checked(tmp_path, sandbox):
+    """Nothing launches it: the error offers a value for each missing constexpr from how the code
+    uses it (`dtype=ACC_TYPE` a dtype, `ACTIVATION == "relu"` a string, `static_range(W)` small),
+    and compiles with them first (inspector/worker/suggestions.py), changing the one a refusal
+    names (`tl.static_assert(GROUPS == 1)`) until they compile."""
+    path = tmp_path / "bare.py"
+    path.write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr, ACC_TYPE: tl.constexpr, ACTIVATION: tl.constexpr,\n"
+        "      W: tl.constexpr, GROUPS: tl.constexpr):\n"
+        "    tl.static_assert(GROUPS == 1, 'one group only')\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    acc = tl.zeros((BLOCK,), dtype=ACC_TYPE)\n"
+        "    for i in tl.static_range(W):\n"
+        "        acc += tl.load(x_ptr + offs * W + i, mask=offs < n, other=0.0).to(ACC_TYPE)\n"
+        "    if ACTIVATION == 'relu':\n"
+        "        acc = tl.maximum(acc, 0.0)\n"
+        "    tl.store(out_ptr + offs, acc, mask=offs < n)\n")
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is not None and rec.error.kind == "missing_constexpr"
+    offered = {m["name"]: m["suggested"] for m in rec.error.details["missing"]}
+    assert offered["ACC_TYPE"] == "float32" and offered["ACTIVATION"] == "relu" and offered["W"] == "4", offered
+    assert offered["GROUPS"] == "1" and rec.error.details["checked"] is True, rec.error.details
+    assert "These values compile (checked)" in rec.error.message
+    again = inspect_kernel(path, target="sm_90", consts=offered, sandbox=sandbox, use_cache=False)
+    assert again.error is None, again.error and again.error.short()
