@@ -16,6 +16,12 @@ from paths import has_gpu
 os.environ.setdefault("TRITON_INSPECTOR_POOL", "0")
 
 
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: one worker per core up to 4; one where there is a GPU (its tests time kernels and
+    read its counters, which other work on the card would disturb)."""
+    return 1 if has_gpu() else max(1, min(os.cpu_count() or 1, 4))
+
+
 def pytest_collection_modifyitems(config, items):
     if has_gpu():
         return
