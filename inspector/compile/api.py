@@ -50,7 +50,7 @@ def _code_digest() -> str:
 
 
 # The limit stops a runaway compile (an unrolled loop of thousands), not a slow one: the slowest
-# published kernels we open take 35 s on a loaded 2-core machine (docs/real-kernels.md).
+# published kernels we open take 35 s on a loaded 2-core machine (docs/your-kernels.md).
 DEFAULT_TIMEOUT = 300.0
 
 
