@@ -125,6 +125,10 @@ class Parameter:
     specialization: list[str] = field(default_factory=list)  # e.g. ["tt.divisibility=16"], ["==1"]
 
 
+# How bad a finding is, worst first (`analysis.advisor`; `explain --fail-on` reads it without the analysis).
+SEVERITIES = ("high", "medium", "low", "info")
+
+
 @dataclass
 class Inspection:
     """Everything learned from compiling one kernel with one call for one target."""

@@ -33,14 +33,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..hardware.architectures import max_threads_per_block
-from ..record import Inspection
+from ..record import Inspection, SEVERITIES
 from .context import context
 from .hint_sites import advice, hint_sites, source_ops
 from .layouts import layout_report
 from .memory import MemoryAccess, memory_report
 from .mlir import parse_module
 
-SEVERITIES = ("high", "medium", "low", "info")
 # `tt.dot %a, %b, %c, inputPrecision = tf32 : tensor<64x64xf32> * tensor<64x64xf32> -> tensor<64x64xf32>`
 TTIR_DOT_PRECISION = re.compile(r"inputPrecision = (\w+)")
 TTIR_DOT_OPERANDS = re.compile(r":\s*tensor<((?:\d+x)+)(\w+)[^>]*>\s*\*\s*tensor<((?:\d+x)+)(\w+)[^>]*>")

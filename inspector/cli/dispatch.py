@@ -30,10 +30,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     compile_command.register(sub)  # compile, targets
 
-    # `compile` and `targets` need none of the other commands' modules (analysis, bench, guard:
-    # about 70 ms of imports): a cache hit's whole process is a few hundred ms.
+    # A command needs only its own module (the others' analysis, bench and guard imports outweigh a
+    # cache hit's own work); no command named (help, a typo): all of them.
     first = next((a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")), None)
-    wanted = [] if first in ("compile", "targets") else COMMANDS
+    wanted = [] if first in ("compile", "targets") else [first] if first in COMMANDS else COMMANDS
     for name in wanted:
         try:
             module = importlib.import_module(f".{name}", __package__)

@@ -19,12 +19,11 @@ import json
 import sys
 from typing import Any
 
-from inspector.analysis import explain
-from inspector.analysis.report import explanation_json
-from inspector.analysis.advisor import SEVERITIES
+from ..compile.api import code_digest
+from ..compile.cache import Cache, cache_key
 from .options import add_compile_options, command_parser, inspect_from
 from .output import report_error, summary_line
-from inspector.record import STAGE_TITLES, Inspection
+from inspector.record import SEVERITIES, STAGE_TITLES, Inspection
 
 
 def register(subparsers: Any) -> None:
@@ -62,6 +61,8 @@ def _efficiency(a: Any) -> str:
 
 def format_explanation(rec: Inspection, all_layouts: bool = False) -> list[str]:
     """The human-readable report."""
+    from inspector.analysis import explain
+
     ex = explain(rec)
     out = [summary_line(rec), ""]
     out.append(f"Findings ({len(ex.findings)})")
@@ -148,20 +149,51 @@ def run(ns: argparse.Namespace) -> int:
             print(f"error: {ns.profile} is not a profile the inspector saved ({type(e).__name__}: {e})",
                   file=sys.stderr)
             return 2
-    if ns.json:
-        print(json.dumps(explanation_json(rec), indent=1))
-    elif rec.error and not rec.stages:
+    if rec.error:
+        if ns.json:
+            print(json.dumps(_explanation_json(rec), indent=1))
+            return 1
+        if rec.stages:
+            print("\n".join(format_explanation(rec, ns.all_layouts)))
         report_error(rec)
         return 1
-    else:
-        print("\n".join(format_explanation(rec, ns.all_layouts)))
-        if rec.error:
-            report_error(rec)
-    if rec.error:
-        return 1
+    # A compiled record's explanation follows from it and the analysis code alone: kept beside it
+    # in the cache, so asking again imports no analysis (a profile's ranking is not kept).
+    key = None if ns.profile else _explanation_key(rec, ns)
+    kept = Cache().get(key) if key else None
+    if kept is None:
+        kept = _explanation(rec, ns)
+        if key:
+            Cache().put(key, kept, wait=False)
+    print(kept["text"])
+    if kept["status"] == 3:
+        print(f"explain: findings at or above '{ns.fail_on}'", file=sys.stderr)
+    return kept["status"]
+
+
+def _explanation(rec: Inspection, ns: argparse.Namespace) -> dict[str, Any]:
+    """{"text": what explain prints, "status": its exit status} for a compiled record."""
+    from inspector.analysis import explain
+
+    text = json.dumps(_explanation_json(rec), indent=1) if ns.json else "\n".join(format_explanation(rec, ns.all_layouts))
+    status = 0
     if ns.fail_on:
         worst = SEVERITIES.index(ns.fail_on)
         if any(SEVERITIES.index(f.severity) <= worst for f in explain(rec).findings):
-            print(f"explain: findings at or above '{ns.fail_on}'", file=sys.stderr)
-            return 3
-    return 0
+            status = 3
+    return {"text": text, "status": status}
+
+
+def _explanation_json(rec: Inspection) -> dict[str, Any]:
+    from inspector.analysis.report import explanation_json
+
+    return explanation_json(rec)
+
+
+def _explanation_key(rec: Inspection, ns: argparse.Namespace) -> str | None:
+    """The cache key of this record's explanation as asked (the record's key, the options that
+    change the text, the analysis code), or None for a record with no key."""
+    if not rec.cache_key:
+        return None
+    return cache_key({"explain": rec.cache_key, "json": bool(ns.json), "all_layouts": bool(ns.all_layouts),
+                      "fail_on": ns.fail_on, "code": code_digest("analysis/*.py", "cli/explain.py", "record.py")})

@@ -13,7 +13,7 @@ from ..record import Inspection
 def write_stage(rec: Inspection, stage: str | None, raw: bool = True) -> bool:
     """Print a stage's text (the target's assembly by default) to stdout; False, with an error on
     stderr naming the stages there are, when the record has no such stage. `raw=False` leaves out
-    the lines the page hides too (directives, comments, debug sections: `highlight.noise_lines`)."""
+    the lines the page hides too (directives, comments, debug sections: `stage_lines.noise_lines`)."""
     stage = stage or ("amdgcn" if rec.backend == "hip" else "ptx")
     if stage in rec.deferred:
         from ..compile.api import complete
@@ -24,7 +24,7 @@ def write_stage(rec: Inspection, stage: str | None, raw: bool = True) -> bool:
         return False
     text = rec.stages[stage]
     if not raw:
-        from ..highlight import noise_lines
+        from ..stage_lines import noise_lines
 
         noise = noise_lines(text, stage)
         text = "\n".join(line for n, line in enumerate(text.split("\n"), 1) if n not in noise) + "\n"

@@ -9,43 +9,60 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import importlib.metadata
+import importlib.util
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .cache import Cache, cache_key
 from .project import fingerprint, locate, module_file
 from ..record import ErrorInfo, InspectRequest, Inspection, SCHEMA_VERSION
-from ..isolation.sandbox import Limits, Sandbox, SandboxError
-from ..isolation.selection import default_sandbox
+# The sandbox is imported where a compile starts, not here: a cache hit never needs it.
+if TYPE_CHECKING:
+    from ..isolation.sandbox import Sandbox, SandboxError
 from ..hardware.targets import DEFAULT_TARGET, UnknownTargetError, candidate_targets, parse_target
 from ..triton_compat.releases import VersionError
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the inspector package
 # The code that decides what a record contains (the pipeline and what it imports from beside it):
 # a change to any of it invalidates the cache.
-_RECORD_CODE = ("compile/*.py", "worker/*.py", "backends/*.py", "triton_compat/*.py", "hardware/*.py", "record.py")
+_RECORD_CODE = ("compile/*.py", "worker/*.py", "backends/*.py", "triton_compat/*.py", "hardware/*.py", "occupancy/*.py",
+                "record.py")
 # Errors that the same inputs always reproduce; others (timeouts, crashes) are never cached.
 _CACHEABLE_ERRORS = {"out_of_resources"}
 
 
 @functools.lru_cache(maxsize=None)
 def triton_version() -> str:
-    """The installed Triton's version, read from package metadata (Triton is not imported)."""
+    """The installed Triton's version, from its distribution's folder name (Triton is not imported,
+    nor importlib.metadata, whose import outweighs the rest of a cache hit's lookup), else its
+    metadata."""
+    spec = importlib.util.find_spec("triton")
+    if spec is None or not spec.origin:
+        return "not installed"
+    site = Path(spec.origin).parent.parent
+    found = sorted(site.glob("triton-*.dist-info"))
+    if len(found) == 1:
+        return found[0].name[len("triton-"):-len(".dist-info")]
+    from importlib import metadata  # several or none beside it: ask the metadata
+
     try:
-        return importlib.metadata.version("triton")
-    except importlib.metadata.PackageNotFoundError:
+        return metadata.version("triton")
+    except metadata.PackageNotFoundError:
         return "not installed"
 
 
 @functools.lru_cache(maxsize=None)
-def _code_digest() -> str:
+def code_digest(*patterns: str) -> str:
+    """What of the inspector's code (files matching `patterns` under the package) makes a result:
+    the files' names, sizes and modification times (a stat each, not a read: a cache hit pays
+    this every time)."""
     h = hashlib.sha256()
-    for pattern in _RECORD_CODE:
+    for pattern in patterns:
         for path in sorted(PACKAGE_DIR.glob(pattern)):
-            h.update(path.name.encode() + b"\0" + path.read_bytes())
+            st = path.stat()
+            h.update(f"{path.name}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
     return h.hexdigest()[:16]
 
 
@@ -173,13 +190,16 @@ def _inspect_once(request: InspectRequest, *, timeout: float | None, memory: int
                                   project_root=location.project_root)
     key = cache_key({
         "source": source, "path": path, "target": target_key, "triton": version,
-        "schema": SCHEMA_VERSION, "code": _code_digest(), "package": fingerprint(location),
+        "schema": SCHEMA_VERSION, "code": code_digest(*_RECORD_CODE), "package": fingerprint(location),
         **request.key_fields(),
     })
     store = cache or Cache()
     hit = _cache_hit(store, key, source) if use_cache else None
     if hit is not None:
         return _finish(complete(hit, _unwanted(hit, request.defer), sandbox, store), sandbox)
+    from ..isolation.sandbox import Limits, SandboxError
+    from ..isolation.selection import default_sandbox
+
     box = sandbox or default_sandbox()
     try:
         rec = Inspection.from_dict(box.run(request.to_dict(), Limits(timeout=timeout or default_timeout(),
@@ -195,9 +215,10 @@ def _inspect_once(request: InspectRequest, *, timeout: float | None, memory: int
     rec.file, rec.source, rec.cache_key = path, source, key
     # Stored even when the cache was not read (`use_cache=False`, the CLI's --no-cache): a fresh
     # result replaces what was there, and the next call is a hit. Written off the caller's path.
+    rec = _finish(rec, sandbox)
     if rec.error is None or rec.error.kind in _CACHEABLE_ERRORS:
         store.put(key, rec.to_dict(), wait=False)
-    return _finish(rec, sandbox)
+    return rec
 
 
 def _failed(path: str, request: InspectRequest, source: str, error: ErrorInfo) -> Inspection:
@@ -250,6 +271,9 @@ def complete(rec: Inspection, stages: tuple[str, ...] | list[str] | None = None,
     wanted = [s for s in (rec.deferred if stages is None else stages) if s in rec.deferred]
     if not wanted or not rec.binary:
         return rec
+    from ..isolation.sandbox import Limits, SandboxError
+    from ..isolation.selection import default_sandbox
+
     if sandbox is None and rec.triton_version:
         try:  # the release that compiled it disassembles it (its own nvdisasm)
             sandbox = triton_sandbox(rec.triton_version)[1]
@@ -269,7 +293,7 @@ def complete(rec: Inspection, stages: tuple[str, ...] | list[str] | None = None,
         rec.binary = ""
     if rec.cache_key and (rec.error is None or rec.error.kind in _CACHEABLE_ERRORS):
         stored = rec.to_dict()
-        stored["cached"], stored["occupancy"] = False, None  # as inspect_kernel stores it
+        stored["cached"] = False  # as inspect stores it
         (cache or Cache()).put(rec.cache_key, stored)
     return rec
 
@@ -287,6 +311,8 @@ def triton_sandbox(triton: str | None, sandbox: Sandbox | None = None) -> tuple[
 
     if wanted == base and environments.get(wanted) is None:
         return base, sandbox
+    from ..isolation.selection import default_sandbox
+
     python = environments.python_for(wanted)
     if sandbox is not None and os.path.abspath(sandbox.python) == os.path.abspath(python):
         return wanted, sandbox
@@ -314,11 +340,17 @@ def sandbox_status(sandbox: Sandbox | None = None) -> dict[str, Any]:
     isolation lacks ("" when nothing), "mode": "bwrap" | "unshare" | "off"}. Probed once per
     process, without starting the worker. When "isolated" is False, show it loudly: kernel files
     then run with the server's user's rights."""
+    from ..isolation.selection import default_sandbox
+
     return (sandbox or default_sandbox()).isolation()
 
 
 def _finish(rec: Inspection, sandbox: Sandbox | None = None) -> Inspection:
-    """Derived facts computed in the caller (cheap, so never cached)."""
+    """Derived facts computed in the caller: occupancy, stored with the record (a GPU-free target's
+    occupancy follows from the record alone, a native one's from the GPU its cache key names), so a
+    cache hit neither computes it nor imports the calculator."""
+    if rec.occupancy is not None:
+        return rec
     from ..occupancy.of_kernel import occupancy_of
 
     native = native_gpu(sandbox).get("properties") if rec.mode == "native" else None
@@ -346,7 +378,7 @@ def _native_key(box: Sandbox) -> str:
     Triton, and the pipeline's code. A reboot or a driver update asks again."""
     return cache_key({"native": _read("/proc/sys/kernel/random/boot_id"),
                       "driver": [_read(p) for p in _DRIVER_VERSIONS], "python": getattr(box, "python", ""),
-                      "triton": triton_version(), "code": _code_digest()})
+                      "triton": triton_version(), "code": code_digest(*_RECORD_CODE)})
 
 
 def native_gpu(sandbox: Sandbox | None = None, cache: Cache | None = None) -> dict[str, Any]:
@@ -355,6 +387,9 @@ def native_gpu(sandbox: Sandbox | None = None, cache: Cache | None = None) -> di
     Asked of a worker once per boot and driver: the answer is kept in the cache on disk (a CLI
     call with `--target native` then starts no worker on a hit), and in memory per process.
     Without a GPU device node there is nothing to ask."""
+    from ..isolation.sandbox import Limits, SandboxError
+    from ..isolation.selection import default_sandbox
+
     box = sandbox or default_sandbox()
     if id(box) in _native_cache:
         return _native_cache[id(box)]
@@ -382,10 +417,13 @@ def list_targets(sandbox: Sandbox | None = None, cache: Cache | None = None,
                  triton: str | None = None) -> dict[str, Any]:
     """Targets this Triton (or release `triton`, from its side environment) builds (probed by
     compiling a tiny kernel for each, cached per version)."""
+    from ..isolation.sandbox import Limits
+    from ..isolation.selection import default_sandbox
+
     store = cache or Cache()
     names = [t.name for t in candidate_targets()]
     version, sandbox = triton_sandbox(triton, sandbox)
-    key = cache_key({"targets": names, "triton": version, "code": _code_digest()})
+    key = cache_key({"targets": names, "triton": version, "code": code_digest(*_RECORD_CODE)})
     probed = store.get(key)
     if probed is None:
         box = sandbox or default_sandbox()

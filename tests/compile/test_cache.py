@@ -116,3 +116,26 @@ def test_a_process_that_exits_right_after_a_background_put_leaves_the_entry(tmp_
             f"Cache({str(tmp_path)!r}).put({key!r}, {{'kept': True}}, wait=False)")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[2])
     assert Cache(tmp_path).get(key) == {"kept": True}
+
+
+def test_a_cache_hit_imports_nothing_it_does_not_need(tmp_path):
+    """compile and explain asked again answer from the cache without the sandbox, the occupancy
+    calculator, the highlighter or the analysis (docs/performance.md#a-cache-hit): what each
+    process imported, read from Python's own -X importtime."""
+    import os
+    import subprocess
+    import sys
+
+    from paths import REPO
+
+    env = {**os.environ, "TRITON_INSPECTOR_CACHE": str(tmp_path / "cache"), "TRITON_INSPECTOR_POOL": "0"}
+    for command in (["compile"], ["explain"]):
+        args = [sys.executable, "-X", "importtime", "-m", "inspector", *command, "kernels/add.py", "--target", "sm_90"]
+        first = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+        assert first.returncode == 0, first.stderr[-2000:]
+        again = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+        assert again.returncode == 0 and again.stdout == first.stdout
+        imported = {line.split("|")[-1].strip() for line in again.stderr.splitlines() if line.startswith("import time:")}
+        heavy = {m for m in imported if m.split(".")[0] in ("torch", "triton", "pygments", "numpy")
+                 or m.startswith(("inspector.isolation", "inspector.occupancy", "inspector.analysis"))}
+        assert not heavy, (command, sorted(heavy))
