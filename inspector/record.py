@@ -190,6 +190,14 @@ class Inspection:
                     f"one {'CU' if self.backend == 'hip' else 'SM'} (limited by {limiters})")
         return None
 
+    def stopped_note(self) -> str | None:
+        """Where the file's own code stopped before the compiled launch was made, or None."""
+        st = self.stopped
+        if not st or self.error is not None:
+            return None
+        return (f"the file's own code stopped at line {st.get('line')} ({st.get('message')}); what it launched "
+                f"before that, or a call made from the kernel's code, was compiled")
+
     def refusal_note(self) -> str | None:
         """What the installed release said of a kernel an older one compiled (`refused_by`), or None."""
         by = self.refused_by

@@ -46,10 +46,8 @@ def cmd_compile(ns: argparse.Namespace) -> int:
         if not write_stage(rec, ns.stage, raw=ns.raw):
             return 2
     print(summary_line(rec), file=sys.stderr)
-    if rec.stopped and not rec.error:
-        st = rec.stopped
-        print(f"note: the file's own code stopped at line {st.get('line')} ({st.get('message')}); the launch "
-              f"recorded before it was compiled", file=sys.stderr)
+    if rec.stopped_note():
+        print(f"note: {rec.stopped_note()}", file=sys.stderr)
     if rec.refused_by and not rec.error:
         print(f"note: {rec.refusal_note()}", file=sys.stderr)
     if status:

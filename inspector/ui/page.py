@@ -103,6 +103,8 @@ if shown is not None:
     resources_line(shown)
     if shown.refusal_note():
         st.warning(shown.refusal_note(), icon=":material/history:")
+    if shown is rec and shown.stopped_note():
+        st.warning(shown.stopped_note()[0].upper() + shown.stopped_note()[1:], icon=":material/front_hand:")
 workbench_fragment()
 if rec is not None:
     show_error(rec)

@@ -229,11 +229,23 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
             raise
         stop = stop_from(e, path, "file")
         if not any(a <= (stop.line or 0) <= b for a, b in main_block_lines(source)):
-            _resume_after(source, path, _module_level_line(e, path), module)
+            if _stand_in_limit(e):
+                _resume_after(source, path, _module_level_line(e, path), module)
+            elif tc.launch_count() == 0:
+                raise  # the file's own error at module level, before it launched anything
         if not kernels_in(module, path):
             raise
         return module, stop
     return module, None
+
+
+def _stand_in_limit(err: BaseException) -> bool:
+    """Whether a module-level failure is the GPU-free run's, not the file's: data the stand-in's
+    tensors do not have ("Cannot copy out of meta tensor; no data!", `.item()`), a module this
+    machine lacks. Only those are run past; the file's own errors (a ValueError it raises, an
+    assert, sys.exit) stay its error, with their line."""
+    text = str(err).lower()
+    return isinstance(err, (ImportError, NotImplementedError)) or "meta" in text or "no data" in text
 
 
 def _module_level_line(err: BaseException, path: str) -> int | None:
