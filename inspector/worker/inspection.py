@@ -409,7 +409,7 @@ def _check_suggestions(e: kf.KernelFileError, info: kf.KernelInfo, overrides: di
                        options: dict[str, Any], fns: list) -> None:
     """Compile with the values the error offers for the missing constexprs, changed where Triton
     points at one (`suggestions.checked`), and say whether they compile."""
-    retyping = Retyping()
+    retyping = Retyping(fixed=set(overrides))
 
     def compile_with(values: dict[str, str]) -> None:
         given = {**overrides, **{k: kf.parse_value(v, for_const=True) for k, v in values.items()}}
@@ -421,8 +421,7 @@ def _check_suggestions(e: kf.KernelFileError, info: kf.KernelInfo, overrides: di
         ok = suggestions.checked(e.details["missing"], info.jit, compile_with)
         e.details["checked"] = ok
         if ok:
-            flags = " ".join(f"--const {m['name']}={m['suggested']}" for m in e.details["missing"])
-            e.message += f" These values compile (checked): {flags}."
+            e.message += " The values offered compile (checked)."
             e.args = (e.message,)
     except Exception:  # noqa: BLE001
         e.details["checked"] = False
@@ -488,7 +487,7 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
     want_passes = request.passes
     limit = max_shared_per_block(rec.backend, rec.arch)
     # a made-up call's pointer dtypes follow Triton's type errors; the user's own calls stay as made
-    retyping = Retyping() if made_up else None
+    retyping = Retyping(fixed=set(overrides) | set(consts)) if made_up else None
     for attempt, index in enumerate(candidates):
         config_kwargs = configs[index] if index is not None else None
         try:

@@ -45,6 +45,7 @@ import sys
 import textwrap
 import traceback
 import types
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any
 
@@ -229,7 +230,7 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
             raise
         stop = stop_from(e, path, "file")
         if not any(a <= (stop.line or 0) <= b for a, b in main_block_lines(source)):
-            if _stand_in_limit(e):
+            if _stand_in_limit(e, path):
                 _resume_after(source, path, _module_level_line(e, path), module)
             elif tc.launch_count() == 0:
                 raise  # the file's own error at module level, before it launched anything
@@ -239,11 +240,17 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
     return module, None
 
 
-def _stand_in_limit(err: BaseException) -> bool:
+def _stand_in_limit(err: BaseException, path: str) -> bool:
     """Whether a module-level failure is the GPU-free run's, not the file's: data the stand-in's
     tensors do not have ("Cannot copy out of meta tensor; no data!", `.item()`), a module this
     machine lacks. Only those are run past; the file's own errors (a ValueError it raises, an
-    assert, sys.exit) stay its error, with their line."""
+    assert, sys.exit) stay its error, with their line, and so does a module of the file's own
+    project that is not on the path (a folder of that name beside it or above: --root says where)."""
+    if isinstance(err, ModuleNotFoundError) and err.name:
+        top = err.name.split(".")[0]
+        folders = Path(path).resolve().parents
+        if any((d / top).is_dir() or (d / f"{top}.py").is_file() for d in list(folders)[:4]):
+            return False
     text = str(err).lower()
     return isinstance(err, (ImportError, NotImplementedError)) or "meta" in text or "no data" in text
 

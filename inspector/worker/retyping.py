@@ -68,6 +68,7 @@ class Retyping:
 
     tried: set[tuple[frozenset, str]] = field(default_factory=set)
     last: TypeClash | None = None  # the clash the last change answered (an MLIR error has no node)
+    fixed: set[str] = field(default_factory=set)  # what the user gave (--arg): never changed
     given: dict[str, str] = field(default_factory=dict)  # parameter -> torch dtype name
     original: dict[str, str] = field(default_factory=dict)  # parameter -> the made-up dtype Triton refused
     compiles: int = 0
@@ -173,10 +174,10 @@ def next_retyping(err: BaseException, kernel: Any, fns: list[Any], values: dict[
     if clash is None:
         return None
     state.last = clash
-    pointers = {n for n, v in values.items() if isinstance(v, torch.Tensor)}
+    pointers = {n for n, v in values.items() if isinstance(v, torch.Tensor) and n not in state.fixed}
     if re.search(r"\bptr\b|pointer", clash.message):
         # a number where the kernel loads (a wrapper's `scale` made up as 1.0): a one-element tensor
-        pointers |= {n for n, v in values.items() if isinstance(v, float)}
+        pointers |= {n for n, v in values.items() if isinstance(v, float) and n not in state.fixed}
     if clash.fn is kernel:
         names = _reaching(kernel, clash.node, pointers)
     else:

@@ -103,6 +103,6 @@ def test_a_bare_kernels_missing_values_are_offered_checked(tmp_path, sandbox):
     offered = {m["name"]: m["suggested"] for m in rec.error.details["missing"]}
     assert offered["ACC_TYPE"] == "float32" and offered["ACTIVATION"] == "relu" and offered["W"] == "4", offered
     assert offered["GROUPS"] == "1" and rec.error.details["checked"] is True, rec.error.details
-    assert "These values compile (checked)" in rec.error.message
+    assert "The values offered compile (checked)" in rec.error.message
     again = inspect_kernel(path, target="sm_90", consts=offered, sandbox=sandbox, use_cache=False)
     assert again.error is None, again.error and again.error.short()
