@@ -66,8 +66,8 @@ def code_digest(*patterns: str) -> str:
     return h.hexdigest()[:16]
 
 
-# The limit stops a runaway compile (an unrolled loop of thousands), not a slow one: the slowest
-# published kernels we open take 35 s on a loaded 2-core machine (docs/your-kernels.md).
+# The limit stops a runaway compile (an unrolled loop of thousands), not a slow one: published
+# Gluon kernels take tens of seconds on a small loaded machine (docs/your-kernels.md).
 DEFAULT_TIMEOUT = 300.0
 
 
