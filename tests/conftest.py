@@ -16,6 +16,7 @@ from paths import has_gpu
 os.environ.setdefault("TRITON_INSPECTOR_POOL", "0")
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: absent where xdist is not installed
 def pytest_xdist_auto_num_workers(config):
     """`-n auto`: one worker per core up to 4; one where there is a GPU (its tests time kernels and
     read its counters, which other work on the card would disturb)."""
