@@ -395,7 +395,7 @@ def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str = "__
     last_name: str | None = None
     attempts = 0
     oversized: tuple[str, list[Any]] | None = None  # a launch with a tile too big, set aside
-    mended: set[str] = set()
+    mended: set[tuple[str, bool]] = set()  # (wrapper, first shape family): mended at most twice
     for name, fn, takes_ctx in wrappers_of(module, kernel, module_name):
         node = source_ast(fn)
         axes = AXIS_CHOICES if node is not None and axis_parameters(node) else AXIS_CHOICES[:1]
