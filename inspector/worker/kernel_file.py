@@ -251,8 +251,8 @@ def _stand_in_limit(err: BaseException, path: str) -> bool:
         folders = Path(path).resolve().parents
         if any((d / top).is_dir() or (d / f"{top}.py").is_file() for d in list(folders)[:4]):
             return False
-    text = str(err).lower()
-    return isinstance(err, (ImportError, NotImplementedError)) or "meta" in text or "no data" in text
+    # "meta" as a word ("meta tensor", device 'meta'), not inside a user's own word ("metadata")
+    return isinstance(err, (ImportError, NotImplementedError)) or bool(re.search(r"\bmeta\b|no data", str(err).lower()))
 
 
 def _module_level_line(err: BaseException, path: str) -> int | None:

@@ -2,8 +2,8 @@
 neither earlier corpus uses (Triton's own tutorials, sglang, deepspeed, xformers, bitsandbytes,
 cut-cross-entropy; README.md says where each came from). Each opens with the CLI alone, as
 published, for every target it is portable to; the few that do not are listed with why (a strict
-xfail: a fix must remove the entry). They were measured before the tool was changed for them
-(docs/your-kernels.md has the rates, before and after)."""
+xfail: a fix must remove the entry). Their first rate was taken before most of the changes made
+for them (docs/your-kernels.md has the rates, first try and now)."""
 
 from __future__ import annotations
 
