@@ -113,6 +113,7 @@ editor_notes()
 with st.sidebar:
     call(rec)
     sandbox_note()
+    state.remember_workspace()  # the browser's cookie, so the plain address leads back here
 
 if ss.get(state.FIX_REQUEST):  # a gutter mark's click: its finding's fixes, in the Insight view below
     from inspector.ui.fix_panel import take_fix_request

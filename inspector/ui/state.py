@@ -4,7 +4,10 @@ of the text it last saw on disk; and the URL written back.
 
 The workspace key (`?ws=`) is the user's: a reload keeps it, a link with it opens the same
 workspace (two tabs of one link share their files, and neither loses the other's text: see
-`workspace`), a visit without one (or with a malformed one) gets a new key.
+`workspace`). The browser remembers its own workspace in a cookie (`COOKIE`, set by the page's
+script: Streamlit cannot set one from Python), so the plain address and a share link opened later
+lead back to the user's work; only a browser without one (or with a malformed one) gets a new key.
+A `?ws=` link to another workspace opens it without changing the browser's own.
 
 `Settings` in `st.session_state["settings"]` is the truth. Widgets write into it through their
 on_change callbacks (`set_setting`), which run before the script, so a rerun always sees the
@@ -31,6 +34,8 @@ EDITOR_SEED = "editor_seed"
 EDITOR_BASE = "editor_base"  # text_digest of the text this session last loaded or saved
 WORKSPACE = "workspace_key"
 WS_PARAM = "ws"  # the URL parameter holding the workspace key
+COOKIE = "triton_inspector_ws"  # the browser's own workspace key
+COOKIE_SET = "workspace_cookie_set"  # session state: the browser had a valid cookie when this session began
 FOCUS = "focus"  # {"pane": "source", "line": n}: a line the stage panes should select once
 PIN = "pin"  # an Inspection kept as the diff's "A"
 SAVE_NOTICE = "save_notice"  # {"kernel", "replaced": version number}: this tab saved over another's text
@@ -53,7 +58,9 @@ def init(default_target: Callable[[], str]) -> None:
     target = default_target()
     query = st.query_params.to_dict()
     key = query.get(WS_PARAM)
-    ss[WORKSPACE] = key if workspace.valid_key(key) else workspace.new_key()
+    own = browser_workspace()
+    ss[WORKSPACE] = key if workspace.valid_key(key) else own or workspace.new_key()
+    ss[COOKIE_SET] = own is not None
     settings = Settings.from_query(query, default_target=target)
     if query.get("src"):
         try:
@@ -70,6 +77,28 @@ def init(default_target: Callable[[], str]) -> None:
     ss[WANT_COMPILE] = True  # a link, or a reload, reopens the same view compiled (a repeat is a cache hit)
     ss[EDITOR_GEN] = 0
     load_editor()
+
+
+def browser_workspace() -> str | None:
+    """The workspace key this browser's cookie names, or None (no cookie, or not a key)."""
+    try:
+        key = st.context.cookies.get(COOKIE)
+    except Exception:  # noqa: BLE001 - no browser behind this run (a script test)
+        return None
+    return key if workspace.valid_key(key) else None
+
+
+def remember_workspace() -> None:
+    """Write this session's workspace key into the browser's cookie where it had none (a year;
+    the key is the workspace's only credential, as in the URL). Drawn on every run of such a
+    session: an element drawn once can be replaced by a rerun before the browser mounts it."""
+    ss = st.session_state
+    if ss.get(COOKIE_SET):
+        return
+    key = ss[WORKSPACE]
+    assert workspace.valid_key(key)  # 32 hex digits: nothing in it can break out of the script
+    st.html(f"<script>document.cookie = '{COOKIE}={key}; path=/; max-age=31536000; SameSite=Strict';</script>",
+            unsafe_allow_javascript=True, width=1)
 
 
 def workspace_of_session() -> workspace.Workspace:

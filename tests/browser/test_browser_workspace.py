@@ -180,3 +180,33 @@ def test_same_name_uploads_from_two_sessions_both_survive(contexts, server, tmp_
     key = ws_key(first)
     assert saved_text(home, key, "files/kern.py") == texts["first"]
     assert saved_text(home, key, "files/kern-2.py") == again.read_text()
+
+
+def test_the_plain_address_and_a_share_link_lead_back_to_the_browsers_own_workspace(contexts, server):
+    """The browser remembers its workspace (a cookie): the address without `?ws=` opens it again,
+    a share link opened in the same browser adds the shared file to it, and another browser gets
+    a workspace of its own."""
+    from inspector.ui.settings import share_param
+
+    url, home = server
+    user = contexts()
+    first = open_page(user, f"{url}/?kernel=add&target=sm_90")
+    key = ws_key(first)
+    type_after(first, "mask = offs < n", "  # mine")
+    wait_until(lambda: "# mine" in saved_text(home, key, "edits/add.py"), "the edit was not saved")
+    first.close()
+
+    again = open_page(user, f"{url}/")
+    assert ws_key(again) == key, "the plain address opened another workspace"
+    wait_until(lambda: "# mine" in editor_text(again), "the plain address did not show the user's own text")
+
+    shared = BUNDLED_ADD.replace("mask = offs < n", "mask = offs < n  # shared by a colleague")
+    link = f"{url}/?src={share_param(shared)}&name=colleague.py&target=sm_90"
+    via_link = open_page(user, link)
+    assert ws_key(via_link) == key, "a share link opened in the user's browser started another workspace"
+    via_link.get_by_text("a new file of your workspace").first.wait_for()
+    assert "# shared by a colleague" in saved_text(home, key, "files/colleague.py")
+    assert "# mine" in saved_text(home, key, "edits/add.py")  # the user's own work is untouched
+
+    stranger = open_page(contexts(), link)
+    assert ws_key(stranger) != key
