@@ -123,6 +123,10 @@ class Parameter:
     type: str  # Triton's signature type: "*fp32", "i32", "constexpr", ...
     value: Any  # the value shown to the user ("fp32 tensor", 4096, 1024)
     specialization: list[str] = field(default_factory=list)  # e.g. ["tt.divisibility=16"], ["==1"]
+    # What the file's own launch passed for it (described as `value` is), None where it passed
+    # nothing (a default applied, or the call was made up): the page drops an override whose
+    # basis this changes (`inspector/ui/overrides.py`).
+    given: Any = None
 
 
 # How bad a finding is, worst first (`analysis.advisor`; `explain --fail-on` reads it without the analysis).

@@ -11,7 +11,7 @@ import os
 import streamlit as st
 
 from inspector.record import Inspection
-from inspector.ui import state
+from inspector.ui import overrides, state
 
 KIND_TITLES = {
     "syntax": "Syntax error", "import": "The file could not be imported", "example": "The example() call failed",
@@ -54,12 +54,11 @@ def show_error(rec: Inspection) -> None:
 
 def _apply_missing(missing: list[dict]) -> None:
     """on_click of the form: the typed values become the call's overrides, then compile."""
-    s = state.settings()
     for m in missing:
         value = str(st.session_state.get(_field_key(m), "")).strip()
-        table = s.consts if m.get("kind") == "constexpr" else s.args
-        if value:
-            table[m["name"]] = value
+        if value:  # the file passes nothing for it: that is the override's basis
+            overrides.set_value("consts" if m.get("kind") == "constexpr" else "args", m["name"], value,
+                                basis=overrides.NONE)
     state.request_compile()
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector.compile.api import complete
-from inspector.ui import state, target_picker
+from inspector.ui import overrides, state, target_picker
 from inspector.ui.capture_panel import capture_panel
 from inspector.ui.compiling import compile_with_status, summary, take_cancelled
 from inspector.ui.downloads import downloads
@@ -105,6 +105,7 @@ if shown is not None:
         st.warning(shown.refusal_note(), icon=":material/history:")
     if shown is rec and shown.stopped_note():
         st.warning(shown.stopped_note()[0].upper() + shown.stopped_note()[1:], icon=":material/front_hand:")
+overrides.chips(rec)  # the call's overrides, each with what the file passes
 workbench_fragment()
 if rec is not None:
     show_error(rec)
@@ -140,6 +141,8 @@ if ss[state.WANT_COMPILE]:
     defer = [] if "sass" in s.panes else ["sass"]  # made when a pane first shows it (above)
     with status_slot:
         done = compile_with_status(s.request(file, **extra, defer=defer), label)
+    if overrides.after_compile(done):  # given for another call than the file's: the file's call next
+        st.rerun()
     state.remember(done)
     target_picker.first_compile_done()
     ss["last_summary"] = summary(done, label)

@@ -66,6 +66,8 @@ class Settings:
     autotune: int | None = None
     consts: dict[str, str] = field(default_factory=dict)
     args: dict[str, str] = field(default_factory=dict)
+    # What the file passed for each override when it was set (`inspector/ui/overrides.py`); not in the URL
+    basis: dict[str, str] = field(default_factory=dict)
     panes: list[str] = field(default_factory=lambda: list(DEFAULT_PANES))
     view: str = "insight"
     passes: bool = False

@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector.record import Inspection
-from inspector.ui import state, target_picker, workspace
+from inspector.ui import overrides, state, target_picker, workspace
 from inspector.ui.versions import version_picker
 from inspector.ui.editor import save_pending
 from inspector.ui.settings import STAGES_CHOICES, WARPS_CHOICES
@@ -177,8 +177,8 @@ def call(rec: Inspection | None) -> None:
                    "type a value to override it (a dtype such as fp16 for a pointer).")
         for p in rec.parameters:
             kind = "consts" if p.kind == "constexpr" else "args"
-            key = f"w.ov.{s.kernel}.{kind}.{p.name}"
+            key = overrides.widget_key(kind, p.name)
             current = getattr(s, kind).get(p.name, "")
             spec = f" · {', '.join(p.specialization)}" if p.specialization else ""
             st.text_input(f"{p.name} ({p.type}){spec}", value=current, key=key, placeholder=str(p.value),
-                          on_change=state.set_override, args=(key, kind, p.name))
+                          on_change=overrides.on_field, args=(key, kind, p.name))

@@ -41,6 +41,7 @@ PIN = "pin"  # an Inspection kept as the diff's "A"
 SAVE_NOTICE = "save_notice"  # {"kernel", "replaced": version number}: this tab saved over another's text
 LAST_GOOD = "last_good"  # {kernel id: the last successful Inspection}, shown while an edit fails
 FIX_REQUEST = "fix_request"  # (record key, finding index) a gutter mark's click asked fixes for
+OVERRIDES_DROPPED = "overrides_dropped"  # notices of overrides a change of the file dropped (`overrides`)
 SHARED_NOTICE = "shared_notice"  # what opening a shared link did (a new file's name, or why it could not)
 
 
@@ -189,7 +190,7 @@ def saved(text: str, result: workspace.SaveResult) -> None:
 
 
 # Messages about the kernel that was open: another kernel makes them old news.
-KERNEL_MESSAGES = (SHARED_NOTICE, "open_error", "upload_error", "rename_error", RESTORED, FIX_APPLIED)
+KERNEL_MESSAGES = (SHARED_NOTICE, OVERRIDES_DROPPED, "open_error", "upload_error", "rename_error", RESTORED, FIX_APPLIED)
 UPLOAD_GEN = "upload_gen"  # the uploader's generation: a new one is empty (it is an action, not a state)
 
 
@@ -206,7 +207,7 @@ def switch_kernel(kernel_id: str) -> None:
         ss.pop(name, None)
     s.function, s.autotune = "", None
     s.num_warps, s.num_stages = None, None
-    s.consts, s.args = {}, {}
+    s.consts, s.args, s.basis = {}, {}, {}
     ss[RECORD] = None  # its error box must not stand over the new kernel while that one compiles
     ss[UPLOAD_GEN] = ss.get(UPLOAD_GEN, 0) + 1
     load_editor()
@@ -220,17 +221,6 @@ def set_setting(widget_key: str, attr: str, convert: Callable[[Any], Any] | None
     setattr(settings(), attr, convert(value) if convert else value)
     if compile:
         request_compile()
-
-
-def set_override(widget_key: str, kind: str, name: str) -> None:
-    """on_change callback of a call override: kind is "consts" or "args"; empty clears it."""
-    value = str(st.session_state[widget_key]).strip()
-    table: dict[str, str] = getattr(settings(), kind)
-    if value:
-        table[name] = value
-    else:
-        table.pop(name, None)
-    request_compile()
 
 
 def sync_url() -> None:

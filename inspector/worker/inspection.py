@@ -106,6 +106,14 @@ def _tried_parameters(fn: Any, launch: tc.Launch, overrides: dict[str, Any]) -> 
     return out
 
 
+def _mark_given(params: list[Parameter], given: dict[str, Any]) -> list[Parameter]:
+    """Each parameter's `given`: what the file's own launch passed (`given`: its values by name;
+    empty for a made-up call)."""
+    for p in params:
+        p.given = kf.describe_value(given[p.name]) if p.name in given else None
+    return params
+
+
 def _read_head(path: str, limit: int = 4 << 20) -> str:
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -129,6 +137,10 @@ def _call_error(err: Exception, path: str, launch: tc.Launch, fns: list, stderr_
     if binding:
         if info.kind == "compilation":
             info.kind = "bad_argument"
+        passed = {**dict(zip(launch.jit.arg_names, launch.args)), **launch.kwargs}
+        for m in (info.details or {}).get("missing") or []:
+            if m.get("kind") == "argument" and not m.get("suggested"):
+                m["suggested"] = suggestions.suggested_argument(launch.jit, m["name"], passed)
         if site is not None and launch.stack:
             info.line = site
             info.details["at_launch"] = True  # the file's own launch lacks them (not a bare kernel)
@@ -479,6 +491,7 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
         raise
     previous = dict(zip(info.jit.arg_names, launch.args))
     previous.update(launch.kwargs)
+    given = {} if made_up else dict(previous)  # what the file's own launch passed, before overrides
     arg_overrides = {k: kf.as_argument(k, v, previous.get(k)) for k, v in arg_overrides.items()}
 
     configs, candidates = _configs(rec, request, launch, info, arg_overrides, log, path)
@@ -501,7 +514,7 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
                           "autotuner skips it on a real GPU\n")
                 continue
             # what was tried stays in the record: the call's values and grid, for the user to see
-            rec.parameters = _tried_parameters(info.jit, launch, arg_overrides)
+            rec.parameters = _mark_given(_tried_parameters(info.jit, launch, arg_overrides), given)
             rec.grid = _grid(launch.grid, None) if not callable(launch.grid) else None
             raise _Fail(_call_error(e, path, launch, module_fns, _read_head(dump_path))) from e
         rec.autotune_index = index
@@ -531,7 +544,7 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
         rec.deferred, rec.binary = defer, base64.b64encode(backend.binary(asm)).decode()
     rec.options = {k: rec.metadata.get(k) for k in tc.COMMON_OPTIONS if k in rec.metadata}
     rec.options.update({k: v for k, v in final.options.items() if k not in rec.options})
-    rec.parameters = _parameters(info.jit, final, kernel)
+    rec.parameters = _mark_given(_parameters(info.jit, final, kernel), given)
     rec.grid = _grid(final.grid, final)
     try:
         rec.reproducer = standalone_file(info.jit, final, rec.grid, path, rec.call_origin)

@@ -1,4 +1,5 @@
-"""Values offered for a bare kernel's missing constexprs, checked by compiling with them.
+"""Values offered for what a call leaves out: a bare kernel's missing constexprs, checked by
+compiling with them, and the run-time arguments a file's launch does not pass.
 
 A kernel nothing launches needs its constexprs from the user; the error names each with a value
 to try (`kernel_file.suggested_value`: from how the code uses it, else its name). Before the
@@ -54,3 +55,26 @@ def checked(missing: list[dict[str, Any]], fn: Any, compile_with: Callable[[dict
             m["suggested"] = values[m["name"]]
         return True
     return False
+
+
+def suggested_argument(fn: Any, name: str, passed: dict[str, Any]) -> str:
+    """A value to offer for run-time argument `name` that the launch (`passed`: its values by
+    name) leaves out: a dtype for a pointer, 1.0 for a float, and for an integer the element count
+    of the launch's largest tensor (a bound such as `n` is usually that), else the made-up call's
+    integer. What the signature's annotation or default says comes first."""
+    from .kernel_file import DEFAULT_INT, FLOAT_NAMES
+    from .kernel_params import parameter_usage
+
+    param = next((p for p in tc.signature_params(fn) if p.name == name), None)
+    default = param.default if param is not None and param.has_default else None
+    if isinstance(default, (bool, int, float)):
+        return str(default)
+    usage = parameter_usage(fn)
+    if name in usage.pointers or (name not in usage.integers and "ptr" in name.lower()):
+        return "int64" if name in usage.index_pointers else "fp32"
+    if FLOAT_NAMES.match(name):
+        return "1.0"
+    if "stride" in name.lower():
+        return "1"
+    sizes = [int(v.numel()) for v in passed.values() if hasattr(v, "numel") and hasattr(v, "shape")]
+    return str(max(sizes)) if sizes else str(DEFAULT_INT)

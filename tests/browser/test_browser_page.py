@@ -166,3 +166,54 @@ def test_another_kernel_starts_clean(context, server, tmp_path):
         frame.locator("button.share").click()
         link = wait_for(lambda: frame.evaluate("() => document.body.dataset.shareLink"), "the share link")
         assert "warps=" not in link and "warps=" not in page.url
+
+
+def replace_line(page, line_text: str, new_text: str) -> None:
+    """Select the editor line holding `line_text` and type `new_text` over it."""
+    editor_frame(page).locator(".cm-line", has_text=line_text).first.click()
+    page.keyboard.press("End")
+    page.keyboard.press("Shift+Home")
+    page.keyboard.press("Shift+Home")  # past the indentation too
+    page.keyboard.type(new_text)
+
+
+LAUNCH = "add_kernel[(triton.cdiv(n, BLOCK),)]"
+
+
+def test_an_override_shows_as_a_chip_and_is_dropped_when_the_file_passes_the_argument(context, server):
+    """The stale override of the newcomer pass: `n` left out of the launch and given in the form
+    (1024) is shown in the header; once the file passes `n` again (1000), the override is dropped,
+    said so, and the file's call is what compiles."""
+    url, _ = server
+    page = open_page(context, url, "kernel=add&target=sm_90", "add.py for sm_90")
+    with diagnosed(page, SHOTS.parent / "streamlit-browser-page.log"):
+        replace_line(page, LAUNCH, f"    {LAUNCH}(x, y, out, BLOCK=BLOCK)")
+        page.keyboard.press("Control+Enter")
+        form_field = page.get_by_label("n (argument)")
+        form_field.wait_for()
+        assert form_field.input_value() == "4096"  # suggested from the launch's tensors
+        form_field.fill("1024")
+        page.get_by_role("button", name="Compile with these values").click()
+        chip = page.get_by_role("button", name="n = 1024 · file: nothing")
+        chip.wait_for()
+        wait_idle(page)
+        assert "a.n=1024" in page.url
+
+        replace_line(page, LAUNCH, f"    {LAUNCH}(x, y, out, 1000, BLOCK=BLOCK)")
+        page.keyboard.press("Control+Enter")
+        page.get_by_text("the file now passes 1000, so the override was dropped").first.wait_for()
+        wait_idle(page)
+        assert chip.count() == 0 and "a.n=" not in page.url
+        page.screenshot(path=str(SHOTS / "override-dropped.png"), full_page=True)
+        sidebar = page.locator("[data-testid=stSidebar]")
+        sidebar.get_by_text("Call", exact=True).click()
+        field = sidebar.get_by_label("n (i32)", exact=False)
+        assert field.input_value() == "" and field.get_attribute("placeholder") == "1000"
+
+        # An override of a value the file passes is kept while the file keeps passing it.
+        field.fill("2000")
+        field.press("Enter")
+        page.get_by_role("button", name="n = 2000 · file: 1000").wait_for()
+        wait_idle(page)
+        assert "a.n=2000" in page.url
+        page.screenshot(path=str(SHOTS / "override-chip.png"))
