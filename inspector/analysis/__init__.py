@@ -40,7 +40,8 @@ Layouts (layouts.py)
 
 Diff (diff.py)
     diff_inspections(a, b, stages=None) -> InspectionDiff: settings, resources, occupancy, mix
-        {stage: {class: (a, b)}}, memory [AccessChange], stages {stage: StageDiff(hunks, added, removed)}
+        {stage: {class: (a, b)}}, memory [AccessChange] (verdicts and figures), shared [SharedChange]
+        (wavefronts), stages {stage: StageDiff(hunks, added, removed)}
     stage_diff(stage, text_a, text_b) -> StageDiff   (renumbered SSA names / registers ignored)
 
 Advisor (advisor.py)
@@ -56,7 +57,7 @@ from dataclasses import dataclass, field
 
 from ..record import Inspection
 from .advisor import Finding, advise
-from .diff import AccessChange, Change, InspectionDiff, StageDiff, diff_inspections, stage_diff
+from .diff import AccessChange, Change, InspectionDiff, SharedChange, StageDiff, diff_inspections, stage_diff
 from .instructions import CLASSES
 from .layouts import Layout, LayoutConversion, LayoutReport, layout_report
 from .locations import stage_lines
@@ -92,6 +93,7 @@ __all__ = [
     "Explanation",
     "Finding",
     "InspectionDiff",
+    "SharedChange",
     "InstructionMix",
     "Layout",
     "LayoutConversion",

@@ -57,6 +57,46 @@ class AccessChange:
     a_summary: str
     b_summary: str
     b_reasons: list[str]
+    # each side's figures (`FIGURES`: bits per access, sectors per warp request, the fewest that
+    # would do, the share of moved bytes used); empty on a side without the op
+    a_figures: dict[str, Any] = field(default_factory=dict)
+    b_figures: dict[str, Any] = field(default_factory=dict)
+    pointer: str | None = None  # the kernel argument its address derives from (B's, else A's)
+
+    @property
+    def changed(self) -> bool:
+        return self.a != self.b or self.a_figures != self.b_figures
+
+
+# An access's figures a diff compares (`MemoryAccess` fields); coalescing's are None where not computed.
+FIGURES = ("width_bits", "sectors_per_request", "ideal_sectors_per_request", "sector_efficiency")
+
+
+@dataclass
+class SharedChange:
+    """The shared-memory cost of one line's instructions of one kind in both inspections
+    (`shared_memory.SharedAccess`): wavefronts per warp request, the conflict-free ideal, the
+    busiest bank's ways; None where that side has no such instructions or their cost is unknown."""
+
+    line_a: int | None
+    line_b: int | None
+    kind: str  # load | store | ldmatrix | stmatrix | async_copy | atomic
+    a_wavefronts: float | None
+    b_wavefronts: float | None
+    a_ideal: float | None
+    b_ideal: float | None
+    a_ways: int | None
+    b_ways: int | None
+    b_cause: str = ""
+    # why a side shows nothing for it though it may have such instructions (the model did not run
+    # there, e.g. AMD's LDS): the report's `shared_note`; "" where that side was modelled
+    a_note: str = ""
+    b_note: str = ""
+
+    @property
+    def changed(self) -> bool:
+        return (self.line_a is None or self.line_b is None or self.a_wavefronts != self.b_wavefronts
+                or self.a_ways != self.b_ways)
 
 
 @dataclass
@@ -70,6 +110,7 @@ class InspectionDiff:
     occupancy: list[Change] = field(default_factory=list)
     mix: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)  # stage -> class -> (a, b)
     memory: list[AccessChange] = field(default_factory=list)
+    shared: list[SharedChange] = field(default_factory=list)  # shared-memory wavefronts, per line and kind
     stages: dict[str, StageDiff] = field(default_factory=dict)
     only_a: list[str] = field(default_factory=list)  # stages only one side has (ptx vs amdgcn)
     only_b: list[str] = field(default_factory=list)
@@ -149,8 +190,8 @@ def stage_diff(stage: str, a: str, b: str, context: int = 3, max_hunk_lines: int
         i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
         hunks.append(f"@@ -{i1 + 1},{i2 - i1} +{j1 + 1},{j2 - j1} @@")
         for tag, a1, a2, b1, b2 in group:
-            if tag == "equal":
-                hunks.extend(" " + oa[k].rstrip() for k in range(a1, a2))
+            if tag == "equal":  # B's own text: equal once renumbered, and B's numbers are the header's
+                hunks.extend(" " + ob[k].rstrip() for k in range(b1, b2))
                 continue
             if tag in ("replace", "delete"):
                 hunks.extend("-" + oa[k].rstrip() for k in range(a1, a2))
@@ -244,15 +285,79 @@ def _memory_changes(a: Inspection, b: Inspection) -> list[AccessChange]:
             match = next((j for j, y in enumerate(rb) if j not in used and y.direction == x.direction
                           and y.line == x.line), None)
         if match is None:
-            out.append(AccessChange(x.line, None, x.op, x.verdict, None, x.summary, "", []))
+            out.append(AccessChange(x.line, None, x.op, x.verdict, None, x.summary, "", [], _figures(x), {}, x.pointer))
             continue
         used.add(match)
         y = rb[match]
         op = x.op if x.op == y.op else f"{x.op} -> {y.op}"
-        out.append(AccessChange(x.line, y.line, op, x.verdict, y.verdict, x.summary, y.summary, y.reasons))
+        out.append(AccessChange(x.line, y.line, op, x.verdict, y.verdict, x.summary, y.summary, y.reasons,
+                                _figures(x), _figures(y), y.pointer or x.pointer))
     for j, y in enumerate(rb):
         if j not in used:
-            out.append(AccessChange(None, y.line, y.op, None, y.verdict, "", y.summary, y.reasons))
+            out.append(AccessChange(None, y.line, y.op, None, y.verdict, "", y.summary, y.reasons, {}, _figures(y),
+                                    y.pointer))
+    return out
+
+
+def number_words(x: float | None) -> str:
+    """A figure as a reader says it: whole numbers whole, others to one decimal (two significant
+    digits below 1), "–" for none."""
+    if x is None:
+        return "–"
+    if float(x).is_integer():
+        return str(int(x))
+    return f"{x:.1f}" if abs(x) >= 1 else f"{x:.2g}"
+
+
+def figure_changes(m: AccessChange) -> list[str]:
+    """The figures of an access that differ, in words ("width 128 -> 32 bits", "sectors per request
+    16 -> 16 (ideal 16 -> 4)", "used 100% -> 25%")."""
+    fa, fb = m.a_figures, m.b_figures
+    out = []
+    if fa.get("width_bits") != fb.get("width_bits"):
+        out.append(f"width {number_words(fa.get('width_bits'))} -> {number_words(fb.get('width_bits'))} bits")
+    if any(fa.get(k) != fb.get(k) for k in ("sectors_per_request", "ideal_sectors_per_request")):
+        out.append(f"sectors per request {number_words(fa.get('sectors_per_request'))} -> "
+                   f"{number_words(fb.get('sectors_per_request'))} (ideal "
+                   f"{number_words(fa.get('ideal_sectors_per_request'))} -> "
+                   f"{number_words(fb.get('ideal_sectors_per_request'))})")
+    if fa.get("sector_efficiency") != fb.get("sector_efficiency"):
+        out.append(f"used {percent_words(fa.get('sector_efficiency'))} -> {percent_words(fb.get('sector_efficiency'))}")
+    return out
+
+
+def percent_words(share: float | None) -> str:
+    """A 0..1 share as a whole percent ("25%"), "–" for none."""
+    return "–" if share is None else f"{100 * share:.0f}%"
+
+
+def _figures(x) -> dict[str, Any]:
+    return {k: getattr(x, k) for k in FIGURES}
+
+
+def _shared_changes(a: Inspection, b: Inspection) -> list[SharedChange]:
+    """Pair the shared-memory costs of both sides: by line and kind in the same source, else by
+    kind in order (another file, or lines that moved)."""
+    ma, mb = memory_report(a), memory_report(b)
+    sa, sb = ma.shared, mb.shared
+    same_file = a.file == b.file and a.source == b.source
+    out: list[SharedChange] = []
+    used: set[int] = set()
+    for x in sa:
+        match = next((j for j, y in enumerate(sb) if j not in used and y.kind == x.kind
+                      and (y.line == x.line or not same_file)), None)
+        y = sb[match] if match is not None else None
+        if match is not None:
+            used.add(match)
+        out.append(SharedChange(x.line, y.line if y else None, x.kind, x.shared_wavefronts,
+                                y.shared_wavefronts if y else None, x.ideal_shared_wavefronts,
+                                y.ideal_shared_wavefronts if y else None, x.bank_conflict_ways,
+                                y.bank_conflict_ways if y else None, y.cause if y else "",
+                                b_note="" if y else mb.shared_note))
+    for j, y in enumerate(sb):
+        if j not in used:
+            out.append(SharedChange(None, y.line, y.kind, None, y.shared_wavefronts, None, y.ideal_shared_wavefronts,
+                                    None, y.bank_conflict_ways, y.cause, a_note=ma.shared_note))
     return out
 
 
@@ -276,6 +381,7 @@ def diff_inspections(a: Inspection, b: Inspection, stages: list[str] | None = No
             d.mix[stage] = {k: (ca.get(k, 0), cb.get(k, 0)) for k in keys}
             d.mix[stage]["total"] = (ma.stages[stage].total, mb.stages[stage].total)
     d.memory = _memory_changes(a, b)
+    d.shared = _shared_changes(a, b)
     names_a, names_b = a.stage_names(), b.stage_names()
     d.only_a = [s for s in names_a if s not in names_b]
     d.only_b = [s for s in names_b if s not in names_a]

@@ -29,6 +29,8 @@ import sys
 from typing import Any
 
 from inspector.analysis import diff_inspections
+from inspector.analysis.diff import figure_changes, number_words
+from inspector.occupancy.words import limiter_words
 from .options import add_compile_options, command_parser, compile_request, run_options
 from .output import report_error
 from inspector.record import STAGE_TITLES
@@ -95,16 +97,33 @@ def format_diff(d) -> list[str]:
     if same:
         out.append("  unchanged: " + ", ".join(f"{c.name} {_fmt(c.a)}" for c in same))
     if d.occupancy:
+        occ = {c.name: c for c in d.occupancy}
+        full = occ.get("occupancy")
+
+        def words(c, side: str) -> str:  # limiters as the page says them: "nothing" at full occupancy
+            if c.name == "limiters":
+                return limiter_words(getattr(full, side) if full else None, getattr(c, side))
+            return _fmt(getattr(c, side), c.name)
+
         out.append("occupancy:  " + "; ".join(
-            f"{c.name} {_fmt(c.a, c.name)} -> {_fmt(c.b, c.name)}" if c.changed else f"{c.name} {_fmt(c.a, c.name)}"
+            f"{c.name} {words(c, 'a')} -> {words(c, 'b')}" if words(c, 'a') != words(c, 'b') else f"{c.name} {words(c, 'a')}"
             for c in d.occupancy))
-    mem = [m for m in d.memory if m.a != m.b]
-    out.append("memory:     " + ("no verdict changed" if not mem else f"{len(mem)} verdict{'s' if len(mem) > 1 else ''} changed"))
+    mem = [m for m in d.memory if m.changed]
+    out.append("memory:     " + ("no access changed" if not mem else f"{len(mem)} access{'es' if len(mem) > 1 else ''} changed"))
     for m in mem:
         line = m.line_b if m.line_b is not None else m.line_a
-        out.append(f"  line {line} {m.op}: {m.a or 'absent'} -> {m.b or 'absent'}"
-                   + (f" ({m.b_summary})" if m.b_summary else ""))
+        verdict = f"{m.a or 'absent'} -> {m.b or 'absent'}" if m.a != m.b else (m.b or m.a or "")
+        out.append(f"  line {line} {m.op}: {verdict}" + (f" ({m.b_summary})" if m.b_summary else ""))
+        if figure_changes(m):
+            out.append("      " + "; ".join(figure_changes(m)))
         out.extend(f"      {r}" for r in m.b_reasons)
+    for c in (c for c in d.shared if c.changed):
+        line = c.line_b if c.line_b is not None else c.line_a
+        sides = [f"{number_words(w)} (ideal {number_words(i)})" if present else ("not modelled" if note else "absent")
+                 for w, i, present, note in ((c.a_wavefronts, c.a_ideal, c.line_a is not None, c.a_note),
+                                             (c.b_wavefronts, c.b_ideal, c.line_b is not None, c.b_note))]
+        out.append(f"  line {line} shared {c.kind}: wavefronts per request {sides[0]} -> {sides[1]}"
+                   + (f"; {c.b_cause}" if c.b_cause else ""))
     for stage, classes in d.mix.items():
         diffs = [f"{k} {a} -> {b} ({b - a:+d})" for k, (a, b) in classes.items() if a != b and k != "total"]
         ta, tb = classes.get("total", (0, 0))

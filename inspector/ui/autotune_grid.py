@@ -5,13 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from inspector.occupancy.words import limiter_words
 from inspector.record import Inspection
 
-LIMITER_WORDS = {
-    "warps": "warps", "registers": "registers", "shared_memory": "shared memory", "blocks": "blocks",
-    "barriers": "barriers", "virtual_resources": "virtual resources", "waves": "waves", "vgprs": "VGPRs",
-    "sgprs": "SGPRs", "lds": "LDS",
-}
 TIMING_REP_MS = 50
 
 
@@ -36,7 +32,7 @@ def grid_rows(records: list[Inspection], times: dict[int, Any] | None = None) ->
             "shared KiB": round(r.shared_bytes / 1024, 1) if rec.ok else None,
             "blocks/SM": occ.get("blocks_per_sm"),
             "occupancy %": round(100 * occ["occupancy"], 1) if "occupancy" in occ else None,
-            "limited by": ", ".join(LIMITER_WORDS.get(x, x) for x in occ.get("limiters", [])) or None,
+            "limited by": limiter_words(occ.get("occupancy"), occ.get("limiters")) if occ else None,
             "compile s": round(rec.compile_seconds, 2),
             "error": rec.error.short() if rec.error else "",
         })

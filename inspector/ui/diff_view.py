@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inspector.analysis import InspectionDiff, diff_inspections
+from inspector.analysis import AccessChange, InspectionDiff, SharedChange, diff_inspections
+from inspector.analysis.diff import number_words, percent_words
+from inspector.occupancy.words import limiter_words
 from inspector.record import STAGE_TITLES, Inspection
 from inspector.highlight import render_rows
 from inspector.ui.panes import Pane, panes_document
-from inspector.ui.resources_panel import kib, limiter_list
+from inspector.ui.resources_panel import kib
 
 DIFF_HEIGHT = 520
 
@@ -43,19 +45,79 @@ def value_words(name: str, value: object) -> str:
         return kib(value)
     if name == "occupancy" and isinstance(value, (int, float)):
         return f"{100 * value:.1f}".rstrip("0").rstrip(".") + " %"
-    if name == "limiters" and isinstance(value, (list, tuple)):
-        return limiter_list(value) or "nothing"
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value)) or "–"
     return str(value)
 
 
 def change_rows(d: InspectionDiff) -> list[dict[str, str]]:
-    """Settings, resources and occupancy in words, changed ones first."""
-    rows = [{"": FIELD_WORDS.get(c.name, c.name), "A": value_words(c.name, c.a), "B": value_words(c.name, c.b),
-             "changed": "●" if c.changed else ""}
-            for c in [*d.settings, *d.resources, *d.occupancy]]
+    """Settings, resources and occupancy in words, changed ones first. The limiter reads as the
+    header says it ("nothing" at full occupancy)."""
+    full = next((c for c in d.occupancy if c.name == "occupancy"), None)
+    rows = []
+    for c in [*d.settings, *d.resources, *d.occupancy]:
+        if c.name == "limiters":
+            a = limiter_words(full.a if full else None, c.a)
+            b = limiter_words(full.b if full else None, c.b)
+        else:
+            a, b = value_words(c.name, c.a), value_words(c.name, c.b)
+        rows.append({"": FIELD_WORDS.get(c.name, c.name), "A": a, "B": b, "changed": "●" if a != b else ""})
     return sorted(rows, key=lambda r: r["changed"] != "●")
+
+
+def _pair(a: str, b: str) -> str:
+    """One cell of both sides: the value once where they agree, else "A → B"."""
+    return a if a == b else f"{a} → {b}"
+
+
+def _sectors(f: dict) -> str:
+    if not f or f.get("sectors_per_request") is None:
+        return "–"
+    return f"{number_words(f['sectors_per_request'])} (ideal {number_words(f.get('ideal_sectors_per_request'))})"
+
+
+def _access_row(m: AccessChange) -> dict[str, str]:
+    fa, fb = m.a_figures, m.b_figures
+    width = _pair(*(f"{number_words(f.get('width_bits'))} bits" if f.get("width_bits") else "–" for f in (fa, fb)))
+    return {"line": str(m.line_b if m.line_b is not None else m.line_a),
+            "access": f"{m.op.replace('tt.', '')} {m.pointer or ''}".strip(),
+            "verdict": _pair(m.a or "absent", m.b or "absent"), "width": width,
+            "sectors / request": _pair(_sectors(fa), _sectors(fb)),
+            "bytes used": _pair(percent_words(fa.get("sector_efficiency")), percent_words(fb.get("sector_efficiency"))),
+            "shared wavefronts / request": "", "changed": "●" if m.changed else ""}
+
+
+def _shared_row(c: SharedChange) -> dict[str, str]:
+    def side(w, ideal, present, note):
+        if not present:
+            return "not modelled" if note else "absent"
+        return f"{number_words(w)} (ideal {number_words(ideal)})"
+
+    return {"line": str(c.line_b if c.line_b is not None else c.line_a), "access": f"shared {c.kind}",
+            "verdict": "", "width": "", "sectors / request": "", "bytes used": "",
+            "shared wavefronts / request": _pair(side(c.a_wavefronts, c.a_ideal, c.line_a is not None, c.a_note),
+                                                 side(c.b_wavefronts, c.b_ideal, c.line_b is not None, c.b_note)),
+            "changed": "●" if c.changed else ""}
+
+
+def markdown_table(rows: list[dict[str, str]]) -> str:
+    """Rows as a Markdown table, leaving out the columns no row fills."""
+    cols = [c for c in rows[0] if any(r[c] for r in rows)]
+
+    def cell(v: str) -> str:
+        return v.replace("|", "\\|") or " "
+
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(cell(r[c]) for c in cols) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def access_rows(d: InspectionDiff) -> list[dict[str, str]]:
+    """One row per memory access of either side: its verdict, width, sectors per warp request and
+    share of moved bytes used (global), or wavefronts per request (shared), "A → B" where they
+    differ; changed rows first, then by line."""
+    rows = [*(_access_row(m) for m in d.memory), *(_shared_row(c) for c in d.shared)]
+    return sorted(rows, key=lambda r: (r["changed"] != "●", int(r["line"]) if r["line"].isdigit() else 0))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -68,10 +130,14 @@ def diff_view(a: Inspection, b: Inspection, name_a: str = "A", name_b: str = "B"
     d = diff_inspections(a, b)
     st.markdown(f"**A** = {name_a}: {_label(a)}  \n**B** = {name_b}: {_label(b)}")
     st.dataframe(change_rows(d), hide_index=True, width="stretch", key=f"w.diff.table.{name_a}.{name_b}")
-    widened = [m for m in d.memory if m.a != m.b]
-    for m in widened:
-        st.markdown(f"- `{m.op}` at line {m.line_b or m.line_a}: **{m.a or 'absent'} → {m.b or 'absent'}** "
-                    f"({m.b_summary or m.a_summary})" + (f": {'; '.join(m.b_reasons)}" if m.b_reasons else ""))
+    rows = access_rows(d)
+    if rows:
+        st.markdown("**Memory accesses**, A → B where they differ")
+        st.markdown(markdown_table(rows))  # real text (a data grid is a canvas): findable, copyable
+        for m in d.memory:
+            if m.changed and m.b_reasons:
+                st.caption(f"Line {m.line_b or m.line_a}, {m.op.replace('tt.', '')} {m.pointer or ''}: "
+                           + "; ".join(m.b_reasons))
     stages = [s for s in b.stage_names() if s in d.stages]
     if not stages:
         st.caption("The two compiles share no stage (one is NVIDIA, the other AMD).")

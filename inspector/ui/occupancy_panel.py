@@ -18,7 +18,8 @@ from inspector.hardware.catalogue import GPUS, find_gpu
 from inspector.occupancy import KernelResources, occupancy_curves, waves, what_if
 from inspector.hardware.targets import parse_arch
 from inspector.record import Inspection
-from inspector.ui.resources_panel import kib, limiter_words, percent_words, unit_name, waves_words
+from inspector.occupancy.words import limiter_words
+from inspector.ui.resources_panel import kib, percent_words, unit_name, waves_words
 from inspector.ui.occupancy_plots import curves_figure
 
 NVIDIA_WARPS = (1, 2, 4, 8, 16, 32)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector.compile.api import complete
-from inspector.ui import overrides, state, target_picker
+from inspector.ui import overrides, state, target_picker, views
 from inspector.ui.capture_panel import capture_panel
 from inspector.ui.compiling import compile_with_status, summary, take_cancelled
 from inspector.ui.downloads import downloads
@@ -21,42 +21,15 @@ from inspector.ui.editor import editor_notes
 from inspector.ui.error_view import show_error
 from inspector.ui.resources_panel import resources_line
 from inspector.ui.sandbox_banner import sandbox_banner, sandbox_note
-from inspector.ui.settings import VIEWS
 from inspector.ui.sidebar import call, pick
 from inspector.ui.stages_panel import deferred_wanted
 from inspector.ui.workbench import workbench
 
-VIEW_TITLES = {"insight": "Insight", "occupancy": "Occupancy", "autotune": "Autotune grid", "diff": "Diff",
-               "benchmarks": "Benchmarks", "profile": "Profile", "fits": "Every GPU"}
 # The page's own spacing: Streamlit's default top padding would push the panes down by 6 rem.
 PAGE_CSS = """<style>
 .block-container { padding-top: 2.6rem; padding-bottom: 2rem; }
 [data-testid=stMainBlockContainer] { padding-left: 1.5rem; padding-right: 1.5rem; }
 </style>"""
-
-
-def panel(view: str):
-    """The panel function of a tab, imported when first shown (plotly and the analysis load then)."""
-    if view == "occupancy":
-        from inspector.ui.occupancy_panel import occupancy_panel as fn
-    elif view == "autotune":
-        from inspector.ui.autotune_panel import autotune_panel as fn
-    elif view == "diff":
-        from inspector.ui.diff_panel import diff_panel as fn
-    elif view == "benchmarks":
-        from inspector.ui.bench_panel import bench_panel as fn
-    elif view == "profile":
-        from inspector.ui.profile_panel import profile_panel as fn
-    elif view == "fits":
-        from inspector.ui.fits_panel import fits_panel as fn
-    else:
-        from inspector.ui.insight_panel import insight_panel
-        from inspector.ui.pair_panel import pair_panel
-
-        def fn(rec):  # a teaching pair's two halves side by side, then the shown record's insight
-            pair_panel(rec)
-            insight_panel(rec)
-    return fn
 
 
 @st.fragment
@@ -72,6 +45,7 @@ st.set_page_config(page_title="Triton Kernel Inspector", layout="wide")
 st.html(PAGE_CSS)
 target_picker.start_probe()
 state.init(target_picker.default_target)
+views.sync_from_url()
 ss = st.session_state
 sandbox_banner()
 
@@ -121,11 +95,7 @@ if ss.get(state.FIX_REQUEST):  # a gutter mark's click: its finding's fixes, in 
 
     take_fix_request()
 if shown is not None:
-    ss["w.view"] = state.settings().view
-    view = st.segmented_control("View", VIEWS, key="w.view", format_func=VIEW_TITLES.get, required=True,
-                                on_change=state.set_setting, args=("w.view", "view", None, False),
-                                label_visibility="collapsed")
-    panel(view or VIEWS[0])(shown)
+    views.views(shown)  # every view in a browser-side tab: a switch reruns nothing
 
 kf = state.current_kernel()
 with st.expander("Downloads"):

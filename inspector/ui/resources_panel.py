@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector.record import Inspection
-from inspector.ui.autotune_grid import LIMITER_WORDS
+from inspector.occupancy.words import limiter_words
 
 
 
@@ -37,19 +37,6 @@ def card_figures(rec: Inspection) -> dict[str, str]:
         "Limited by": limiter_words(occ.get("occupancy"), occ.get("limiters")),
     }
     return out
-
-
-def limiter_list(limiters) -> str:
-    """Limiter names in words ("registers + shared memory")."""
-    return " + ".join(LIMITER_WORDS.get(x, x) for x in limiters or [])
-
-
-def limiter_words(occupancy: float | None, limiters) -> str:
-    """What caps occupancy, short enough for a metric; at full occupancy nothing does (the
-    limiters then only tie at 100%)."""
-    if occupancy is not None and occupancy >= 0.999:
-        return "nothing"
-    return limiter_list(limiters) or "–"
 
 
 def waves_words(waves: float) -> str:

@@ -217,3 +217,55 @@ def test_an_override_shows_as_a_chip_and_is_dropped_when_the_file_passes_the_arg
         wait_idle(page)
         assert "a.n=2000" in page.url
         page.screenshot(path=str(SHOTS / "override-chip.png"))
+
+
+def test_a_tab_switch_reruns_nothing_and_the_url_keeps_the_view(context, server):
+    """The views are browser-side tabs: switching sends nothing to the server (no rerun), the URL
+    says the view (a reload and a share link open it), and the tab's content is there."""
+    url, _ = server
+    page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    sent: list[str] = []
+    page.on("websocket", lambda ws: ws.on("framesent", lambda frame: sent.append("frame")))
+    page.goto(f"{url}/?kernel=add&target=sm_90")
+    page.get_by_text("Compiled add.py for sm_90").first.wait_for()
+    with diagnosed(page, SHOTS.parent / "streamlit-browser-page.log"):
+        wait_idle(page)
+        before = len(sent)
+        page.get_by_role("tab", name="Occupancy").click()
+        page.get_by_text("Occupancy (what-if)").first.wait_for(state="visible")
+        wait_for(lambda: "view=occupancy" in page.url, "the view in the URL")
+        page.get_by_role("tab", name="Every GPU").click()
+        wait_for(lambda: "view=fits" in page.url, "the next view in the URL")
+        assert len(sent) == before, "a tab switch sent the server a message (a rerun)"
+        page.reload()
+        page.get_by_text("Registers / thread").first.wait_for()
+        wait_idle(page)
+        selected = page.get_by_role("tab", selected=True)
+        assert selected.inner_text().strip() == "Every GPU"
+
+
+def test_diff_has_a_row_per_access_with_its_width_sectors_and_use(context, server):
+    """Pin a compile, make the size odd (n = 4095): the Diff tab lists each access with its width,
+    sectors per request and share used on both sides."""
+    url, _ = server
+    page = open_page(context, url, "kernel=add&target=sm_90", "add.py for sm_90")
+    with diagnosed(page, SHOTS.parent / "streamlit-browser-page.log"):
+        page.get_by_role("tab", name="Diff").click()
+        page.get_by_role("button", name="Pin this compile as A").click()
+        wait_idle(page)
+        sidebar = page.locator("[data-testid=stSidebar]")
+        sidebar.get_by_text("Call", exact=True).click()
+        field = sidebar.get_by_label("n (i32)", exact=False)
+        field.fill("4095")
+        field.press("Enter")
+        table = page.locator("table", has_text="sectors / request")
+        table.wait_for()
+        wait_idle(page)
+        rows = table.locator("tbody tr")
+        texts = [rows.nth(i).inner_text() for i in range(rows.count())]
+        assert len([t for t in texts if "x_ptr" in t or "y_ptr" in t or "out_ptr" in t]) == 3, texts
+        for t in texts:
+            assert "vectorised → scalar" in t and "128 bits → 32 bits" in t and "100% → 25%" in t, t
+            assert "16 (ideal 16) → 16 (ideal 4)" in t, t
+        page.screenshot(path=str(SHOTS / "diff-access-rows.png"), full_page=True)
