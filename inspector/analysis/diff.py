@@ -17,6 +17,7 @@ from typing import Any
 from ..record import Inspection
 from .memory import memory_report
 from .mix import instruction_mix
+from .words import number_words, percent_words
 
 
 @dataclass
@@ -299,16 +300,6 @@ def _memory_changes(a: Inspection, b: Inspection) -> list[AccessChange]:
     return out
 
 
-def number_words(x: float | None) -> str:
-    """A figure as a reader says it: whole numbers whole, others to one decimal (two significant
-    digits below 1), "–" for none."""
-    if x is None:
-        return "–"
-    if float(x).is_integer():
-        return str(int(x))
-    return f"{x:.1f}" if abs(x) >= 1 else f"{x:.2g}"
-
-
 def figure_changes(m: AccessChange) -> list[str]:
     """The figures of an access that differ, in words ("width 128 -> 32 bits", "sectors per request
     16 -> 16 (ideal 16 -> 4)", "used 100% -> 25%")."""
@@ -324,11 +315,6 @@ def figure_changes(m: AccessChange) -> list[str]:
     if fa.get("sector_efficiency") != fb.get("sector_efficiency"):
         out.append(f"used {percent_words(fa.get('sector_efficiency'))} -> {percent_words(fb.get('sector_efficiency'))}")
     return out
-
-
-def percent_words(share: float | None) -> str:
-    """A 0..1 share as a whole percent ("25%"), "–" for none."""
-    return "–" if share is None else f"{100 * share:.0f}%"
 
 
 def _figures(x) -> dict[str, Any]:

@@ -29,7 +29,8 @@ import sys
 from typing import Any
 
 from inspector.analysis import diff_inspections
-from inspector.analysis.diff import figure_changes, number_words
+from inspector.analysis.diff import figure_changes
+from inspector.analysis.words import number_words
 from inspector.occupancy.words import limiter_words
 from .options import add_compile_options, command_parser, compile_request, run_options
 from .output import report_error

@@ -65,7 +65,9 @@ def measures(rec: Inspection, line: int | None, relines: Any = None) -> Measures
                                   / sum(x.ideal_shared_wavefronts * (x.instructions - x.unknown) for x in known))
     r = rec.resources
     m.registers = r.registers if r.registers is not None else r.vgprs
-    m.spill_bytes = (r.spill_store_bytes or 0) + (r.spill_load_bytes or 0) + (r.scratch_bytes or 0)
+    # bytes spilled per thread, as the advisor's finding counts them (stores: each spilled byte is
+    # also loaded back, so adding the loads would count it twice)
+    m.spill_bytes = (r.spill_store_bytes or 0) + (r.scratch_bytes or 0)
     m.shared_bytes = r.shared_bytes
     m.occupancy = (rec.occupancy or {}).get("occupancy")
     m.conversions = layout_report(rec).through_shared

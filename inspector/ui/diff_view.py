@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector.analysis import AccessChange, InspectionDiff, SharedChange, diff_inspections
-from inspector.analysis.diff import number_words, percent_words
+from inspector.analysis.words import number_words, percent_words
 from inspector.occupancy.words import limiter_words
 from inspector.record import STAGE_TITLES, Inspection
 from inspector.highlight import render_rows

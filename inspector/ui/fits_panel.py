@@ -10,6 +10,8 @@ from typing import Any
 
 import streamlit as st
 
+from inspector.analysis.words import number_words, percent_words
+from inspector.occupancy.words import limiter_words
 from inspector.record import Inspection
 from inspector.ui import jobs, state
 
@@ -46,10 +48,10 @@ def _progress(key: str) -> None:
 def _rows(report: Any) -> list[dict[str, Any]]:
     return [{
         "GPU": c.gpu, "target": c.target, "config": "–" if c.config is None else c.config,
-        "launches": "yes" if c.launchable else "NO", "registers": c.registers,
-        "spills (B)": c.spill_bytes, "shared (KiB)": round(c.shared_bytes / 1024, 1),
-        "occupancy (%)": None if c.occupancy is None else round(c.occupancy * 100, 1),
-        "limited by": ", ".join(c.limiters) or "–",
+        "launches": "yes" if c.launchable else "NO", "registers": number_words(c.registers),
+        "spills (B)": number_words(c.spill_bytes), "shared (KiB)": number_words(round(c.shared_bytes / 1024, 1)),
+        "occupancy": percent_words(c.occupancy),
+        "limited by": limiter_words(c.occupancy, c.limiters),
         "fits with": c.fix or ("–" if c.launchable and not c.spill_bytes else "nothing the tool tried"),
     } for c in report.cells]
 

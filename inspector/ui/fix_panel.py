@@ -58,7 +58,9 @@ def _apply(kernel_id: str, source: str, title: str) -> None:
     kf = state.current_kernel()
     if kf.id != kernel_id:
         return
-    state.workspace_of_session().save_source(kf, source, base=ss.get(state.EDITOR_BASE))
+    ws = state.workspace_of_session()
+    ws.keep_current(kf)  # the text before the fix is a version of its own (History diffs against it)
+    ws.save_source(kf, source, base=ss.get(state.EDITOR_BASE))
     state.load_editor()
     state.request_compile()
     ss[state.FIX_APPLIED] = title

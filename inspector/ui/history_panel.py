@@ -61,7 +61,7 @@ def history_panel(ws: workspace.Workspace, kf: workspace.KernelFile) -> None:
             return
         current = ws.current_digest(kf)
         by_number = {v.number: v for v in versions[:SHOWN]}
-        st.caption(f"{len(versions)} saved versions of `{kf.file_name}`" +
+        st.caption(f"{len(versions)} saved version{'' if len(versions) == 1 else 's'} of `{kf.file_name}`" +
                    (f" (the newest {SHOWN} listed)" if len(versions) > SHOWN else "") +
                    f"; each workspace keeps {workspace.HISTORY_LIMIT_BYTES // 2**20} MiB of history, "
                    "dropping the oldest versions beyond that.")

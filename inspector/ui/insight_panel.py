@@ -15,14 +15,14 @@ from inspector.analysis import explain
 from inspector.analysis.layouts import LayoutReport
 from inspector.analysis.memory import MemoryReport
 from inspector.analysis.mix import InstructionMix
+from inspector.analysis.words import number_words, percent_words
 from inspector.analysis.partitions import partitions, register_moves
-from inspector.record import STAGE_TITLES, Inspection
+from inspector.record import SEVERITIES, STAGE_TITLES, Inspection
 from inspector.ui import state
-from inspector.ui.markers import SHARED_KIND_WORDS
+from inspector.ui.markers import SHARED_KIND_WORDS, finding_icon
 
-# Streamlit's own icon font and colours (served by the app; emoji need a font the browser may lack).
-SEVERITY_ICONS = {"high": ":red[:material/error:]", "medium": ":orange[:material/warning:]",
-                  "low": ":orange[:material/info:]", "info": ":blue[:material/info:]"}
+# The findings' icons on the gutter's scale (markers.SCALE_ICONS: orange costs speed, red only stops the kernel).
+SEVERITY_ICONS = {s: finding_icon(s) for s in SEVERITIES}
 VERDICT_WORDS = {"vectorised": "128-bit", "partial": "partly vectorised", "scalar": "scalar",
                  "tma": "TMA (bulk copy)", "none": "–"}
 
@@ -69,10 +69,10 @@ def sector_words(a) -> str:
     if cz.status == "tma":
         return "TMA"
     if cz.sectors_range:
-        return f"{cz.sectors_range[0]:g}-{cz.sectors_range[1]:g} (data)"
+        return f"{number_words(cz.sectors_range[0])}-{number_words(cz.sectors_range[1])} (data)"
     if cz.sectors_per_request is None:
         return ""
-    return f"{cz.sectors_per_request:g} (ideal {cz.ideal_sectors_per_request:g})"
+    return f"{number_words(cz.sectors_per_request)} (ideal {number_words(cz.ideal_sectors_per_request)})"
 
 
 def memory_table(rec: Inspection, report: MemoryReport) -> None:
@@ -83,16 +83,16 @@ def memory_table(rec: Inspection, report: MemoryReport) -> None:
     rows = [{
         "line": a.line, "op": a.op.replace("tt.", ""), "pointer": a.pointer or "", "dtype": a.dtype,
         "masked": a.masked, "access": VERDICT_WORDS.get(a.verdict, a.verdict),
-        "bits/thread": a.width_bits, "sectors/request": sector_words(a),
-        "efficiency": None if a.sector_efficiency is None or a.uniform else round(100 * a.sector_efficiency),
+        "bits/thread": number_words(a.width_bits), "sectors/request": sector_words(a) or "–",
+        "efficiency": "–" if a.uniform else percent_words(a.sector_efficiency),
         "as": ", ".join(a.lowered_as), "layout": a.layout or "",
         "why": "; ".join(a.causes or a.reasons) or (a.coalescing.note if a.coalescing else a.summary),
     } for a in report.accesses]
     event = st.dataframe(rows, hide_index=True, width="stretch", on_select="rerun",
                          selection_mode="single-row", key="w.memory.table",
                          column_config={"why": st.column_config.TextColumn(width="large"),
-                                        "efficiency": st.column_config.NumberColumn(
-                                            "sector use", format="%d %%",
+                                        "efficiency": st.column_config.TextColumn(
+                                            "sector use",
                                             help="bytes a warp's request uses / bytes of the sectors it touches"),
                                         "sectors/request": st.column_config.TextColumn(
                                             help="32-byte sectors (AMD: cache lines) one warp's request touches, "
@@ -119,15 +119,14 @@ def shared_table(report: MemoryReport) -> None:
     rows = [{
         "line": s.line, "kind": SHARED_KIND_WORDS.get(s.kind, s.kind), "instructions": s.instructions,
         "bytes/thread": s.bytes_per_thread,
-        "wavefronts/request": None if s.shared_wavefronts is None else round(s.shared_wavefronts, 2),
-        "ideal": None if s.ideal_shared_wavefronts is None else round(s.ideal_shared_wavefronts, 2),
+        "wavefronts/request": number_words(s.shared_wavefronts), "ideal": number_words(s.ideal_shared_wavefronts),
         "conflict": "" if s.bank_conflict_ways is None else (f"{s.bank_conflict_ways}-way" if s.conflicted else "none"),
         "from": "; ".join(s.ops), "why": s.cause or ("address not modelled" if s.shared_wavefronts is None else ""),
     } for s in report.shared]
     event = st.dataframe(rows, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
                          key="w.shared.table",
                          column_config={"why": st.column_config.TextColumn(width="large"),
-                                        "wavefronts/request": st.column_config.NumberColumn(
+                                        "wavefronts/request": st.column_config.TextColumn(
                                             help="128-byte shared-memory wavefronts one warp's instruction takes "
                                                  "(the mean over the line's instructions); Nsight Compute's "
                                                  "L1 Wavefronts Shared per request")})

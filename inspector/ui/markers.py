@@ -20,6 +20,7 @@ import logging
 import re
 from typing import Any
 
+from inspector.analysis.words import number_words
 from inspector.record import Inspection
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,15 @@ VERDICT_SEVERITY = {"vectorised": "info", "tma": "info", "partial": "performance
 VERDICT_WORDS = {"vectorised": "128-bit", "partial": "partly vectorised", "scalar": "scalar", "tma": "TMA bulk copy"}
 # The advisor ranks its findings high / medium / low by expected cost; all of them are about speed.
 FINDING_SEVERITY = {"high": "performance", "medium": "performance", "low": "performance", "info": "info"}
+# The one scale the gutter, the Advisor, the pair card and Diff draw (workbench.css has the gutter's
+# colours): red stops the kernel, orange costs speed, blue is a fact. Streamlit's icon font.
+SCALE_ICONS = {"error": ":red[:material/error:]", "performance": ":orange[:material/warning:]",
+               "info": ":blue[:material/info:]"}
+
+
+def finding_icon(severity: str) -> str:
+    """The icon of an advisor finding's severity (high / medium / low / info) on the one scale."""
+    return SCALE_ICONS[FINDING_SEVERITY.get(severity, "info")]
 
 
 def _add(out: Markers, pane: str, line: int | None, severity: str, kind: str, text: str,
@@ -92,7 +102,7 @@ def shared_text(s: Any) -> str:
     head = f"{SHARED_KIND_WORDS.get(s.kind, s.kind)} ({s.instructions} x {', '.join(s.opcodes)})"
     if s.shared_wavefronts is None:
         return f"{head}: the address depends on loaded data or an argument; not modelled"
-    cost = f"{s.shared_wavefronts:.3g} wavefronts per request (ideal {s.ideal_shared_wavefronts:.3g})"
+    cost = f"{number_words(s.shared_wavefronts)} wavefronts per request (ideal {number_words(s.ideal_shared_wavefronts)})"
     if not s.conflicted:
         return f"{head}: {cost}, no bank conflict" + (f"\nfrom: {s.ops[0]}" if s.ops else "")
     said = f"{head}: {cost}, {s.bank_conflict_ways}-way bank conflicts" + (f"\nfrom: {s.ops[0]}" if s.ops else "")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector.compile.api import complete
-from inspector.ui import overrides, state, target_picker, views
+from inspector.ui import overrides, state, stopped, target_picker, views
 from inspector.ui.capture_panel import capture_panel
 from inspector.ui.compiling import compile_with_status, summary, take_cancelled
 from inspector.ui.downloads import downloads
@@ -60,10 +60,15 @@ if notice:
 cancelled = take_cancelled()
 if cancelled is not None:
     state.remember(cancelled)
+    ss["last_summary"] = cancelled.error.message if cancelled.error else summary(cancelled, "the kernel")
+    if ss.get(state.COMPILING):  # a reload must not start it again by itself
+        stopped.note(state.workspace_of_session(), ss.pop(state.COMPILING), cancelled)
 rec = state.record()
 shown = state.shown_record()
 status_slot = st.container()
-if ss.get("last_summary") and rec is not None:
+if ss.get(state.HELD):
+    status_slot.warning(ss[state.HELD], icon=":material/pause_circle:")
+elif ss.get("last_summary") and rec is not None:
     status_slot.caption(ss["last_summary"])
 if shown is not None and deferred_wanted(shown, state.settings().panes):
     # SASS is left out of the page's compiles (nvdisasm costs more CPU than most compiles:
@@ -104,13 +109,27 @@ state.sync_url()
 
 if ss[state.WANT_COMPILE]:
     # Last, so the page (and the editor) is on screen while the compile runs.
+    opening = ss[state.WANT_COMPILE] == state.ON_OPENING
     ss[state.WANT_COMPILE] = False
+    ss.pop(state.HELD, None)
     s = state.settings()
     file, extra = state.compile_input(kf)
     label = f"{kf.file_name} for {target_picker.label(s.target)}"
     defer = [] if "sass" in s.panes else ["sass"]  # made when a pane first shows it (above)
+    request = s.request(file, **extra, defer=defer)
+    ws = state.workspace_of_session()
+    digest = stopped.request_digest(request)
+    held = stopped.stopped(ws, digest) if opening else None
+    if held:  # this very compile was cancelled or ran out of time: wait for the user to ask again
+        how = "was cancelled" if held["kind"] == "cancelled" else "ran out of time"
+        ss[state.HELD] = (f"Not compiled on opening: the last compile of {label} with this text {how}. "
+                          "Press Compile (or Ctrl+Enter) to try again.")
+        st.rerun()
+    ss[state.COMPILING] = digest
     with status_slot:
-        done = compile_with_status(s.request(file, **extra, defer=defer), label)
+        done = compile_with_status(request, label)
+    ss.pop(state.COMPILING, None)
+    stopped.note(ws, digest, done)
     if overrides.after_compile(done):  # given for another call than the file's: the file's call next
         st.rerun()
     state.remember(done)

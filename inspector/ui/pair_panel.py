@@ -20,7 +20,8 @@ import streamlit as st
 
 from inspector.analysis import advise, memory_report
 from inspector.record import InspectRequest, Inspection
-from inspector.ui import state
+from inspector.ui import overrides, state
+from inspector.analysis.words import number_words, percent_words
 from inspector.ui.insight_panel import SEVERITY_ICONS, VERDICT_WORDS, sector_words
 
 
@@ -94,17 +95,39 @@ def _recorded(stem: str, variant: str | None) -> str:
             f"({getattr(dev, 'name', None) or 'GPU'}, Triton {getattr(dev, 'triton', None) or '?'})")
 
 
-def _half(rec: Inspection, half: PairHalf, recorded: str) -> None:
+def _open_half(half: PairHalf) -> None:
+    """on_click: show this half in the workbench (its kernel function, or its constexpr as overrides)."""
+    s = state.settings()
+    if half.kernel:
+        s.function = half.kernel
+    for name, value in half.consts.items():
+        overrides.set_value("consts", name, value)
+    state.request_compile()
+
+
+def _shown(half: PairHalf) -> bool:
+    """Whether the workbench shows this half now."""
+    s = state.settings()
+    if half.kernel:
+        return s.function == half.kernel or (not s.function and half.kernel == (state.record() or Inspection()).kernel)
+    compiled = {p.name: str(p.value) for p in (state.record() or Inspection()).parameters}
+    return all(s.consts.get(k, compiled.get(k)) == v for k, v in half.consts.items())
+
+
+def _half(rec: Inspection, half: PairHalf, recorded: str, index: int) -> None:
     st.markdown(f"**{half.label}**" + (f" · `{rec.kernel}`" if rec.kernel and rec.kernel != half.label else ""))
+    shown = _shown(half)
+    st.button("In the workbench above" if shown else "Open this half in the workbench", key=f"w.pair.open.{index}",
+              disabled=shown, on_click=_open_half, args=(half,), icon=":material/open_in_browser:")
     if recorded:
         st.caption(recorded)
     if rec.error is not None and not rec.stages:
         st.error(rec.error.short())
         return
     rows = [{"line": a.line, "op": a.op.replace("tt.", ""), "pointer": a.pointer or "",
-             "access": VERDICT_WORDS.get(a.verdict, a.verdict), "bits": a.width_bits,
-             "sectors/request": sector_words(a),
-             "sector use": None if a.sector_efficiency is None or a.uniform else f"{100 * a.sector_efficiency:.0f} %"}
+             "access": VERDICT_WORDS.get(a.verdict, a.verdict), "bits": number_words(a.width_bits),
+             "sectors/request": sector_words(a) or "–",
+             "sector use": "–" if a.uniform else percent_words(a.sector_efficiency)}
             for a in memory_report(rec).accesses]
     st.dataframe(rows, hide_index=True, width="stretch")
     found = [f for f in advise(rec) if f.severity != "info"]
@@ -129,9 +152,9 @@ def pair_panel(rec: Inspection) -> None:
     requests = [request_of(h, base) for h in halves]
     st.markdown("##### The pair, side by side")
     records = compile_quietly(requests, "the pair")
-    for col, half, r in zip(st.columns(2), halves, records):
+    for i, (col, half, r) in enumerate(zip(st.columns(2), halves, records)):
         with col, st.container(border=True):
-            _half(r, half, _recorded(Path(kf.bundled or file).stem, half.variant))
+            _half(r, half, _recorded(Path(kf.bundled or file).stem, half.variant), i)
 
 
 def request_of(half: PairHalf, base: InspectRequest) -> InspectRequest:

@@ -26,8 +26,8 @@ def card_figures(rec: Inspection) -> dict[str, str]:
         spills = f"{(r.vgpr_spills or 0) + (r.sgpr_spills or 0)}"
     else:
         regs = "–" if r.registers is None else str(r.registers)
-        spills = "–" if r.spills is None else (
-            str(r.spills) + (f" ({r.spill_store_bytes} B st / {r.spill_load_bytes} B ld)" if r.spills else ""))
+        # bytes spilled per thread (ptxas' spill stores), as the advisor's finding and the fixes count them
+        spills = "–" if r.spills is None and r.spill_store_bytes is None else f"{r.spill_store_bytes or 0} B"
     out = {
         "Registers / thread" if not amd else "Registers": regs,
         "Spills": spills,

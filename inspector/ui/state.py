@@ -28,7 +28,10 @@ RESTORED = "history_restored"  # session state: the version number restored last
 FIX_APPLIED = "fix_applied"  # session state: the title of the candidate fix applied last (its notice)
 SETTINGS = "settings"
 RECORD = "record"
-WANT_COMPILE = "want_compile"
+WANT_COMPILE = "want_compile"  # session state: compile at the end of this run (ON_OPENING: by itself, on opening)
+ON_OPENING = "on opening"
+HELD = "compile_held"  # session state: why the page did not compile on opening (a stopped compile)
+COMPILING = "compiling_digest"  # session state: the compile in flight (`stopped.request_digest`)
 EDITOR_GEN = "editor_gen"
 EDITOR_SEED = "editor_seed"
 EDITOR_BASE = "editor_base"  # text_digest of the text this session last loaded or saved
@@ -75,7 +78,9 @@ def init(default_target: Callable[[], str]) -> None:
         settings.kernel = Settings().kernel
     ss[SETTINGS] = settings
     ss[RECORD] = None
-    ss[WANT_COMPILE] = True  # a link, or a reload, reopens the same view compiled (a repeat is a cache hit)
+    # a link, or a reload, reopens the same view compiled (a repeat is a cache hit), unless that
+    # compile was stopped before (`inspector/ui/stopped.py`)
+    ss[WANT_COMPILE] = ON_OPENING
     ss[EDITOR_GEN] = 0
     load_editor()
 

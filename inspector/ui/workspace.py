@@ -444,6 +444,16 @@ class Workspace:
             self._prune()
             return SaveResult(target, version, conflict, replaced)
 
+    def keep_current(self, kf: KernelFile) -> None:
+        """Put the current text in the history if its newest version is not it (a bundled
+        kernel never edited has none): done before a change the user may want to undo or diff
+        against, such as an applied fix."""
+        with _WRITE_LOCK:
+            current = self.read_source(kf)
+            latest = self._latest(kf)
+            if latest is None or latest.digest != text_digest(current)[:16]:
+                self._append(kf, current)
+
     def revert(self, kf: KernelFile, base: str | None = None) -> SaveResult:
         """Back to the bundled text (a new version; the edits stay in the history)."""
         if kf.bundled is None:

@@ -84,7 +84,7 @@ def test_first_run_compiles_vector_add_with_linked_panes(home):
     q = query(at)
     assert workspace.valid_key(q.pop("ws")) and q == {"kernel": "add", "target": "sm_90"}
     m = metrics(at)
-    assert int(m["Registers / thread"]) > 0 and m["Spills"] == "0" and m["Occupancy"].endswith("%")
+    assert int(m["Registers / thread"]) > 0 and m["Spills"] == "0 B" and m["Occupancy"].endswith("%")
     doc = panes_doc(at)
     source, ptx = pane_rows(doc, "source"), pane_rows(doc, "ptx")
     assert any("ld.global.v4.b32" in line for line in ptx.values())

@@ -267,3 +267,14 @@ def test_an_opened_file_is_a_copy_that_remembers_its_origin_through_a_rename(hom
     renamed = ws.rename(kf, "mine.py")
     assert ws.origin_of(renamed) == origin and ws.read_source(renamed) == "edited\n"
     assert ws.origin_of(ws.new_kernel()) is None and ws.origin_of(ws.find("add")) is None
+
+
+def test_keep_current_puts_the_bundled_text_in_the_history_once(home):
+    """Before an applied fix: the text it replaces is a version, so History can diff against it."""
+    ws = Workspace(new_key())
+    kf = ws.find("add")
+    ws.keep_current(kf)
+    ws.keep_current(kf)
+    assert texts(ws, kf) == [bundled()]
+    ws.save_source(kf, bundled() + "# fixed\n")
+    assert texts(ws, kf) == [bundled(), bundled() + "# fixed\n"]

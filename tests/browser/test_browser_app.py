@@ -245,5 +245,11 @@ def test_cancel_a_running_compile(page, server, tmp_path):
     page.locator("[data-testid=stAlertContentError]", has_text="Cancelled").wait_for()
     page.get_by_role("button", name="Cancel").wait_for(state="detached")  # gone once the page reran
     page.screenshot(path=str(SHOTS / "compile-cancelled.png"), full_page=True)
+    # A reload does not start the same hang again by itself: it says why, and waits for Compile.
+    page.reload()
+    page.get_by_text("Not compiled on opening").first.wait_for()
+    wait_idle(page)
+    assert page.get_by_text("Compiling slow_example.py").count() == 0
+    assert page.get_by_role("button", name="Cancel").count() == 0
     choose(page, "Kernel", "Vector add")
     page.get_by_text("Compiled add.py for sm_90").first.wait_for()

@@ -64,7 +64,7 @@ def test_every_gpu_view(browser, tmp_path):
         # vector add launches everywhere: one row per catalogue GPU, NVIDIA and AMD
         page.get_by_text(f"{len(GPUS)} of {len(GPUS)}").first.wait_for()
         wait_idle(page)
-        table = page.get_by_test_id("stMainBlockContainer").get_by_test_id("stDataFrame")
+        table = page.get_by_role("tabpanel", name="Every GPU").get_by_test_id("stDataFrame")
         table.wait_for()
         # the grid draws its cells on a canvas: its height says it holds a row per GPU (35 px each)
         assert table.bounding_box()["height"] > 35 * len(GPUS)
