@@ -75,10 +75,38 @@ def coalescing_marker(a: Any) -> tuple[str, str, str, dict[str, Any] | None] | N
         return None
     first = cz.requests[0]
     warp = {"lanes": first.lane_sectors, "sectors": first.sectors, "ideal": first.ideal_sectors,
-            "bytes": cz.sector_bytes, "instructions": cz.instructions_per_warp}
+            "bytes": cz.sector_bytes, "instructions": cz.instructions_per_warp,
+            "unit": "wavefront" if cz.warp_size == 64 else "warp"}  # AMD CDNA: wave64
     bad = cz.sector_efficiency < 0.999
     text = cz.note + ("\nassumed: " + "; ".join(cz.assumptions) if cz.assumptions else "")
     return ("performance" if bad else "info"), ("coalescing-uncoalesced" if bad else "coalescing-coalesced"), text, warp
+
+
+# Advisor findings about one access, and the marker kinds that already say them on its line.
+ACCESS_FINDINGS = {"bank_conflicts": {"shared-conflicts"}, "uncoalesced_access": {"coalescing-uncoalesced"},
+                   "gather": {"coalescing-data", "coalescing-uncoalesced", "memory-scalar", "memory-partial"}}
+
+
+def access_line(a: Any) -> str:
+    """One access in one line, for the editor's hover: what, how wide, what a warp's request costs,
+    and the first reason ("scalar load of x_ptr (f32): 16 sectors per request where 4 would do (25%
+    used); the mask compares against `n` (= 4095), ...")."""
+    verdict = "" if a.verdict == "none" else VERDICT_WORDS.get(a.verdict, a.verdict) + " "
+    what = f"{verdict}{a.direction}{' of ' + a.pointer if a.pointer else ''} ({a.dtype})"
+    cz = a.coalescing
+    unit = "sectors" if cz is None or cz.sector_bytes == 32 else f"{cz.sector_bytes}-byte lines"
+    if a.uniform:
+        cost = "every lane the same address (a broadcast)" + (f", {', '.join(a.lowered_as)}" if a.lowered_as else "")
+    elif cz is not None and cz.sectors_per_request is not None and cz.sector_efficiency is not None:
+        cost = (f"{number_words(cz.sectors_per_request)} {unit} per request"
+                + (f" where {number_words(cz.ideal_sectors_per_request)} would do"
+                   if cz.sector_efficiency < 0.999 else ", as few as its bytes need")
+                + f" ({100 * cz.sector_efficiency:.0f}% used)")
+    else:
+        cost = a.summary
+    why = (a.causes or a.reasons or [""])[0]
+    why = why if len(why) <= 200 else why[:197].rsplit(" ", 1)[0] + "..."
+    return f"{what}: {cost}" + (f"; {why}" if why and a.verdict in ("scalar", "partial") else "")
 
 
 def access_text(a: Any) -> str:
@@ -134,18 +162,20 @@ def record_markers(rec: Inspection) -> Markers:
         if ex.memory is not None:
             for a in ex.memory.accesses:
                 severity = VERDICT_SEVERITY.get(a.verdict)
+                if a.uniform:  # one address per request: a fact, never a cost (AMD's scalar loads have no width)
+                    severity = "info"
                 if severity is None:
                     continue
-                if a.uniform:  # one address per request: a fact, never a cost
-                    severity = "info"
                 text = access_text(a)
-                _add(out, "source", a.line, severity, f"memory-{a.verdict}", text)
+                co = coalescing_marker(a)
+                # the editor line: one item per access, its verdict in one line and the warp drawing
+                worst = co[0] if co is not None and co[0] == "performance" else severity
+                _add(out, "source", a.line, worst, f"memory-{a.verdict}" + (f" {co[1]}" if co else ""),
+                     access_line(a), co[3] if co is not None else None)
                 for stage, instrs in a.instructions.items():
                     for i in instrs:
                         _add(out, stage, i.line, severity, f"memory-{a.verdict}", f"{i.opcode}: {text}")
-                co = coalescing_marker(a)
                 if co is not None:
-                    _add(out, "source", a.line, co[0], co[1], co[2], co[3])
                     for stage, instrs in a.instructions.items():
                         for i in instrs:
                             _add(out, stage, i.line, co[0], co[1], co[2], co[3])
@@ -175,11 +205,13 @@ def record_markers(rec: Inspection) -> Markers:
                 for line in c.source_lines[:1]:
                     _add(out, "source", line, severity, "layout-conversion", text)
         for i, f in enumerate(ex.findings):
-            if f.code == "bank_conflicts":  # its shared-memory marker says it all: it only gains the click to fix
-                for item in out.get("source", {}).get(f.line or 0, []):
-                    if item["kind"] == "shared-conflicts":
-                        item["fix"] = i
-                continue
+            if f.code in ACCESS_FINDINGS:  # the line's access marker says it all: it only gains the click to fix
+                own = [item for item in out.get("source", {}).get(f.line or 0, [])
+                       if set(item["kind"].split()) & ACCESS_FINDINGS[f.code]]
+                for item in own:
+                    item["fix"] = i
+                if own:
+                    continue
             severity = FINDING_SEVERITY.get(f.severity, "info")
             text = f.title + (f"\n{_brief(f.suggestion)}" if f.suggestion else "")
             for line in (f.lines or ([f.line] if f.line else [])):

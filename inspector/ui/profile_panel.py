@@ -11,8 +11,11 @@ sortable table of the lines the warps waited on.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import streamlit as st
+
+from inspector import places
 
 from inspector.bench.plots import profiled_point_figure
 from inspector.profile.measured import Profile
@@ -103,6 +106,28 @@ def _open(loaded: dict, rec: Inspection, prof: dict) -> None:
         st.rerun()
 
 
+@st.cache_data(show_spinner=False)
+def _shipped(folder: str) -> list[tuple[str, str, str, str]]:
+    """(path, kernel, file stem, device) of each profile shipped with the app (assets/profiles)."""
+    out = []
+    for path in sorted(Path(folder).glob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        out.append((str(path), str(data.get("kernel", "")), Path(str(data.get("file", ""))).stem,
+                    str(data.get("device") or data.get("target", ""))))
+    return out
+
+
+def _shipped_for(rec: Inspection) -> list[tuple[str, str]]:
+    """(label, path) of the shipped profiles of the shown kernel (a gallery kernel has them)."""
+    stem = Path(rec.file).stem
+    return [(f"{Path(path).name} · {kernel} on {device}", path)
+            for path, kernel, file_stem, device in _shipped(str(places.assets_dir() / "profiles"))
+            if kernel == rec.kernel and file_stem == stem]
+
+
 def profile_panel(rec: Inspection) -> None:
     loaded: dict = st.session_state.setdefault(LOADED, {})
     gpu = target_picker.native()
@@ -116,7 +141,12 @@ def profile_panel(rec: Inspection) -> None:
             if prof is not None:
                 _open(loaded, rec, prof.to_dict())
     else:
-        c1.caption("No NVIDIA GPU here: open a profile saved with `python -m inspector profile --out P.json`.")
+        shipped = _shipped_for(rec)
+        c1.caption("No NVIDIA GPU here: open a profile saved with `python -m inspector profile --out P.json`"
+                   + (", or one recorded on our GPU:" if shipped else "."))
+        for i, (label, path) in enumerate(shipped):
+            if c1.button(label, key=f"w.profile.shipped.{i}", icon=":material/folder_open:"):
+                _open(loaded, rec, Profile.from_dict(json.loads(Path(path).read_text())).to_dict())
     upload = c2.file_uploader("Open a saved profile", type=["json"], key="w.profile.upload")
     if upload is not None:
         try:

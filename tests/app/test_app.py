@@ -240,7 +240,8 @@ def test_insight_findings_link_to_their_source_line(home):
     assert workbench_args(at)["initial"] == {"pane": "source", "line": load_line}
     # The same verdict is a marker on that editor line, with its reason.
     marks = workbench_args(at)["markers"]["source"][str(load_line)]
-    assert any(m["kind"] == "memory-scalar" and m["severity"] == "performance" and "4095" in m["text"] for m in marks)
+    assert any("memory-scalar" in m["kind"].split() and m["severity"] == "performance" and "4095" in m["text"]
+               for m in marks)
 
 
 def test_benchmarks_show_recorded_curves_labelled_as_such(home):
@@ -339,3 +340,13 @@ def test_a_profile_shows_its_roofline_point_and_what_taking_it_cost(home):
     (chart,) = [e for e in view(at, "Profile") if getattr(e, "type", "") == "plotly_chart"]
     names = [t.get("name", "") for t in json.loads(chart.proto.spec)["data"]]
     assert names[0] == "matmul_kernel, as profiled" and names[1].startswith("roof: copy 3,029 GB/s"), names
+
+
+def test_without_a_gpu_the_profile_view_offers_the_shipped_profiles(home):
+    at = open_app({"kernel": "add", "target": "sm_90", "view": "profile"})
+    profile = view(at, "Profile")
+    assert any("one recorded on our GPU" in c.value for c in profile.caption)
+    shipped = next(b for b in profile.button if b.label.startswith("add-h100.json"))
+    shipped.click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert {m.label for m in view(at, "Profile").metric} >= {"Duration", "DRAM throughput"}

@@ -125,7 +125,7 @@ function warpDrawing(w) {
     if (text) e.textContent = text;
     svg.appendChild(e);
   }
-  add("text", { x: 0, y: 11, class: "lbl" }, lanes.length + " lanes of one warp, its first request");
+  add("text", { x: 0, y: 11, class: "lbl" }, lanes.length + " lanes of one " + (w.unit || "warp") + ", its first request");
   lanes.forEach(function (s, l) {
     if (s < 0) { add("rect", { x: l * cell + 0.5, y: top, width: Math.max(cell - 1, 1), height: 8, class: "lane off" }); return; }
     const i = secs.indexOf(s);
