@@ -23,7 +23,7 @@ def card_figures(rec: Inspection) -> dict[str, str]:
     amd = rec.backend == "hip"
     if amd:
         regs = f"{r.vgprs} VGPR" + (f" + {r.agprs} AGPR" if r.agprs else "") + f" · {r.sgprs} SGPR"
-        spills = f"{(r.vgpr_spills or 0) + (r.sgpr_spills or 0)}"
+        spills = f"{(r.vgpr_spills or 0) + (r.sgpr_spills or 0)} registers"  # AMD counts spilled registers
     else:
         regs = "–" if r.registers is None else str(r.registers)
         # bytes spilled per thread (ptxas' spill stores), as the advisor's finding and the fixes count them

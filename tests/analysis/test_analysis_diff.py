@@ -48,6 +48,31 @@ def test_n_4096_vs_4095(recs):
     assert "n=4096" in d.a_label and "n=4095" in d.b_label
 
 
+def test_each_access_carries_its_figures_on_both_sides(recs):
+    """The change that matters at n = 4095: 128-bit -> 32-bit and a quarter of each sector used."""
+    from inspector.analysis.diff import figure_changes
+
+    d = diff_inspections(recs["add"], recs["add_4095"])
+    m = d.memory[0]
+    assert m.pointer == "x_ptr" and m.changed
+    assert m.a_figures["width_bits"] == 128 and m.b_figures["width_bits"] == 32
+    assert m.a_figures["sector_efficiency"] == 1.0 and m.b_figures["sector_efficiency"] < 0.3
+    words = figure_changes(m)
+    assert words[0] == "width 128 -> 32 bits" and any(w.startswith("used 100% -> 2") for w in words), words
+    same = diff_inspections(recs["add"], recs["renamed"])
+    assert not any(x.changed for x in same.memory) and all(not figure_changes(x) for x in same.memory)
+    assert d.shared == [] and same.shared == []  # a vector add stages nothing in shared memory
+
+
+def test_context_lines_are_the_new_sides_own_text(recs):
+    """A context line is equal to A's only once renumbered: it prints B's text, whose line numbers
+    the hunk header gives."""
+    ptx = diff_inspections(recs["add"], recs["add_4095"]).stages["ptx"]
+    b_lines = {line.rstrip() for line in recs["add_4095"].stages["ptx"].split("\n")}
+    context = [h[1:] for h in ptx.hunks if h.startswith(" ")]
+    assert context and all(c in b_lines for c in context)
+
+
 def test_num_warps_4_vs_8(recs):
     d = diff_inspections(recs["add"], recs["add_w8"])
     res = {c.name: (c.a, c.b) for c in d.resources}
@@ -129,6 +154,7 @@ def test_diff_command(recs):
     r = cli("diff", str(ADD), "--vs", "--arg n=4095", "--stage", "ptx")
     assert r.returncode == 0, r.stderr
     assert "line 25 tt.load: vectorised -> scalar" in r.stdout
+    assert "width 128 -> 32 bits" in r.stdout
     assert "--- a/add_kernel.ptx" in r.stdout and "+\tld.global.b32" in r.stdout.replace("+\t@%p1 ", "+\t")
     data = json.loads(cli("diff", str(ADD), "--vs", "--num-warps 8", "--json").stdout)
     assert {c["name"]: [c["a"], c["b"]] for c in data["resources"]}["num_warps"] == [4, 8]

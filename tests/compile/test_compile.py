@@ -766,3 +766,19 @@ def test_a_long_compile_says_it_goes_on(capsys):
                 break
             threading.Event().wait(0.01)
     assert "still compiling k.py for sm_90" in said and "the limit is 300 s" in said, said
+
+
+def test_the_record_says_what_the_files_own_launch_passed(tmp_path):
+    """`Parameter.given`: the file's own value beside the compiled one (the page drops an override
+    whose basis this changes); a launch that leaves an argument out gets a suggested value."""
+    rec = inspect_kernel(KERNELS / "add.py", target="sm_90", args={"n": "1000"})
+    n = next(p for p in rec.parameters if p.name == "n")
+    assert (n.value, n.given) == (1000, 4096)
+    left_out = write(tmp_path, "left_out.py", (KERNELS / "add.py").read_text().replace(
+        "(x, y, out, n, BLOCK=BLOCK)", "(x, y, out, BLOCK=BLOCK)"))
+    rec = inspect_kernel(left_out, target="sm_90")
+    assert rec.error.kind == "bad_argument" and rec.error.details["at_launch"]
+    assert rec.error.details["missing"] == [{"name": "n", "kind": "argument", "suggested": "4096"}]
+    assert next(p for p in rec.parameters if p.name == "n").given is None
+    bare = inspect_kernel(KERNELS / "add.py", target="sm_90", kernel="add_kernel", args={"n": "64"})
+    assert all(p.given is not None for p in bare.parameters)  # the example's launch of that kernel

@@ -134,7 +134,7 @@ function warpDrawing(w) {
   });
   secs.forEach(function (s, i) { add("rect", { x: i * sw + 0.5, y: bottom, width: Math.max(sw - 1, 1), height: 10, class: "sector" }); });
   add("text", { x: 0, y: 90, class: "lbl" }, w.sectors + " sectors of " + w.bytes + " B touched, " + w.ideal + " needed" +
-    (w.instructions > 1 ? " · " + w.instructions + " requests per warp" : ""));
+    (w.instructions > 1 ? " · " + w.instructions + " requests per " + (w.unit || "warp") : ""));
   return svg;
 }
 function worst(items) {
