@@ -17,7 +17,7 @@ from . import compile as compile_command
 # Each module here has `register(subparsers)`, which adds its subparser and sets `func` to a
 # handler taking the parsed namespace and returning the exit status.
 COMMANDS = ["occupancy", "bench", "explain", "fix", "fits", "diff", "profile", "versions", "guard", "capture", "pool",
-            "app"]
+            "app", "mcp"]
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
