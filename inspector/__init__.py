@@ -1,4 +1,5 @@
-"""Triton Kernel Inspector, the library. `inspector.capture(path)` records a run's kernels."""
+"""Triton Kernel Inspector, the library. `inspector.capture(path)` records a run's kernels;
+`inspector.show(kernel_or_file)` displays a kernel's inspection in a notebook cell."""
 
 
 def __getattr__(name: str):  # lazy: `import inspector` stays free of torch and Triton
@@ -6,4 +7,8 @@ def __getattr__(name: str):  # lazy: `import inspector` stays free of torch and 
         import importlib
 
         return importlib.import_module(".capture", __name__)
+    if name == "show":
+        from inspector.ui.notebook import show
+
+        return show
     raise AttributeError(f"module 'inspector' has no attribute {name!r}")

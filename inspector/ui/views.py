@@ -21,19 +21,34 @@ VIEW_TITLES = {"insight": "Insight", "occupancy": "Occupancy", "autotune": "Auto
                "benchmarks": "Benchmarks", "profile": "Profile", "fits": "Every GPU"}
 TABS_KEY = "views"  # the tabs' container is `.st-key-views`
 
-# On a click on one of these tabs: `view=` in the URL (none for the first), without a reload.
+# The URL's `view=` follows the selected tab (none for the first): written after a click on a tab,
+# and kept whenever Streamlit itself rewrites the URL (a rerun that was in flight when the tab was
+# clicked writes the server's older idea of the view: the selected tab, read from the page, wins).
 _URL_SCRIPT = """<script>
 (() => {
   if (window.__tkiViews) return;
   window.__tkiViews = true;
-  const names = %s, first = %s;
+  const names = %s, first = %s, tabs = ".st-key-%s [role=tab]";
+  function selected() {
+    const tab = document.querySelector(tabs + "[aria-selected=true]");
+    return tab ? names[tab.innerText.trim()] : null;
+  }
+  function withView(url) {
+    const view = selected();
+    if (!view || url === undefined || url === null) return url;
+    const u = new URL(url, window.location.href);
+    if (view === first) u.searchParams.delete("view"); else u.searchParams.set("view", view);
+    return u.toString();
+  }
+  for (const name of ["replaceState", "pushState"]) {
+    const original = window.history[name].bind(window.history);
+    window.history[name] = function (state, title, url) { return original(state, title, withView(url)); };
+  }
   document.addEventListener("click", (event) => {
-    const tab = event.target.closest(".st-key-%s [role=tab]");
-    const view = tab && names[tab.innerText.trim()];
-    if (!view) return;
-    const url = new URL(window.location.href);
-    if (view === first) url.searchParams.delete("view"); else url.searchParams.set("view", view);
-    window.history.replaceState(window.history.state, "", url);
+    if (!event.target.closest(tabs)) return;
+    const write = () => window.history.replaceState(window.history.state, "", window.location.href);
+    requestAnimationFrame(() => setTimeout(write, 0));  // once the tab shows as selected
+    setTimeout(write, 300);
   }, true);
 })();
 </script>"""
