@@ -81,9 +81,9 @@ def main() -> None:
             _tabs(page, target)
             _open(page, url, f"kernel=copy_coalesced_vs_strided&target={target}",
                   f"copy_coalesced_vs_strided.py for {target}")
-            page.get_by_text("The pair, side by side").first.scroll_into_view_if_needed()
+            page.get_by_text("The pair, side by side").first.wait_for()
             wait_idle(page)
-            page.screenshot(path=str(OUT / f"{target}-pair.png"))
+            page.get_by_role("tabpanel", name="Insight").screenshot(path=str(OUT / f"{target}-pair.png"))
             page.close()
         browser.close()
     print(f"wrote {len(list(OUT.glob('*.png')))} screenshots to {OUT}")

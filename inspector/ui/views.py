@@ -21,8 +21,8 @@ VIEW_TITLES = {"insight": "Insight", "occupancy": "Occupancy", "autotune": "Auto
                "benchmarks": "Benchmarks", "profile": "Profile", "fits": "Every GPU"}
 TABS_KEY = "views"  # the tabs' container is `.st-key-views`
 
-# The URL's `view=` follows the selected tab (none for the first): written after a click on a tab,
-# and kept whenever Streamlit itself rewrites the URL (a rerun that was in flight when the tab was
+# The URL's `view=` follows the selected tab (none for the first): written when a tab becomes the
+# selected one, and kept whenever Streamlit itself rewrites the URL (a rerun that was in flight when the tab was
 # clicked writes the server's older idea of the view: the selected tab, read from the page, wins).
 _URL_SCRIPT = """<script>
 (() => {
@@ -44,12 +44,13 @@ _URL_SCRIPT = """<script>
     const original = window.history[name].bind(window.history);
     window.history[name] = function (state, title, url) { return original(state, title, withView(url)); };
   }
-  document.addEventListener("click", (event) => {
-    if (!event.target.closest(tabs)) return;
-    const write = () => window.history.replaceState(window.history.state, "", window.location.href);
-    requestAnimationFrame(() => setTimeout(write, 0));  // once the tab shows as selected
-    setTimeout(write, 300);
-  }, true);
+  // Whenever a tab becomes the selected one (a click, or the server choosing another): however long
+  // the page takes to show it, the URL follows.
+  new MutationObserver((changes) => {
+    if (changes.some((c) => c.target.matches && c.target.matches(tabs)) && selected()) {
+      window.history.replaceState(window.history.state, "", window.location.href);
+    }
+  }).observe(document.body, { subtree: true, attributes: true, attributeFilter: ["aria-selected"] });
 })();
 </script>"""
 
