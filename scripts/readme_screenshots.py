@@ -14,7 +14,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from inspector.testing.browser import CHROMIUM, CHROMIUM_ARGS, app_server, wait_idle, workbench_frame
+from inspector.testing.browser import (CHROMIUM, CHROMIUM_ARGS, app_server, marker_on_line, wait_idle,
+                                       workbench_frame)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -52,12 +53,7 @@ def main() -> None:
         frame = workbench_frame(page, 300_000)
         frame.locator(".pane[data-pane=ptx] .r .mk.sev-performance").first.wait_for()
         line = (REPO / "kernels" / "add.py").read_text().split("\n").index("    x = tl.load(x_ptr + offs, mask=mask)") + 1
-        marker = frame.evaluate_handle(f"""() => {{
-            const num = Array.from(document.querySelectorAll('.cm-lineNumbers .cm-gutterElement'))
-                .find(el => el.textContent.trim() === '{line}');
-            const y = num.getBoundingClientRect().top + 4;
-            return Array.from(document.querySelectorAll('.cm-marks .mk')).find(m => {{
-                const r = m.getBoundingClientRect(); return r.top <= y + 10 && r.bottom >= y - 4; }}); }}""").as_element()
+        marker = marker_on_line(frame, line)
         marker.hover()
         frame.locator(".tip").wait_for(state="visible")
         _settle(page, frame)

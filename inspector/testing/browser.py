@@ -159,6 +159,18 @@ def type_at_line_end(page, line_text: str, typed: str) -> None:
     page.keyboard.type(typed)
 
 
+def marker_on_line(frame, line: int):
+    """The gutter marker the workbench draws beside editor line `line` (matched by vertical
+    position), or None while there is none."""
+    return frame.evaluate_handle(f"""() => {{
+        const lines = document.querySelectorAll('.cm-lineNumbers .cm-gutterElement');
+        const num = Array.from(lines).find(el => el.textContent.trim() === '{line}');
+        if (!num) return null;
+        const y = num.getBoundingClientRect().top + 4;
+        return Array.from(document.querySelectorAll('.cm-marks .mk')).find(m => {{
+            const r = m.getBoundingClientRect(); return r.top <= y + 10 && r.bottom >= y - 4; }}) || null; }}""").as_element()
+
+
 def wait_for(check, what: str, timeout: float = 180):
     """Poll `check()` until it returns something truthy, and return that (the page's state, never
     a fixed sleep); fails the test after `timeout` seconds naming `what`."""

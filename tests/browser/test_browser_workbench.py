@@ -16,8 +16,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from inspector.testing.browser import (REPO, editor_text, is_local, type_at_line_end, wait_for, wait_idle,
-                                       workbench_frame)
+from inspector.testing.browser import (REPO, editor_text, is_local, marker_on_line, type_at_line_end, wait_for,
+                                       wait_idle, workbench_frame)
 from browser_support import SHOTS
 
 pytestmark = pytest.mark.browser
@@ -135,7 +135,7 @@ def test_scalar_load_marker_on_the_editor_line_with_the_reason_on_hover(new_page
     frame = open_compiled(page, url, "kernel=add&target=sm_90&a.n=4095", "add.py for sm_90")
     bundled = (REPO / "kernels" / "add.py").read_text().split("\n")
     line = bundled.index("    x = tl.load(x_ptr + offs, mask=mask)") + 1
-    marker = wait_for(lambda: _marker_on_line(frame, line), "the marker on the tl.load line")
+    marker = wait_for(lambda: marker_on_line(frame, line), "the marker on the tl.load line")
     assert "memory-scalar" in marker.get_attribute("data-kinds")
     assert "sev-performance" in marker.get_attribute("class")
     marker.hover()
@@ -171,7 +171,7 @@ def test_strided_copy_shows_its_sector_use_and_a_warp_drawing_on_hover(new_page,
         """The hover box's text over the line's marker ("" if a redraw replaced the marker or hid the
         box meanwhile: a loaded machine may still be drawing the page's last rerun)."""
         try:
-            marker = _marker_on_line(frame, line)
+            marker = marker_on_line(frame, line)
             if marker is None:
                 return ""
             kinds = marker.get_attribute("data-kinds")
@@ -215,7 +215,7 @@ def test_the_conflicted_transpose_draws_its_banks_on_hover(new_page, server):
 
     def hovered() -> str:
         try:
-            marker = _marker_on_line(frame, line)
+            marker = marker_on_line(frame, line)
             if marker is None or "shared-conflicts" not in (marker.get_attribute("data-kinds") or ""):
                 return ""
             marker.hover()
@@ -231,17 +231,6 @@ def test_the_conflicted_transpose_draws_its_banks_on_hover(new_page, server):
     assert drawing.locator("rect.sector").count() == 32  # the 32 banks
     assert "busiest serves 8 words" in drawing.text_content()
     page.screenshot(path=str(SHOTS / "workbench-bank-conflicts-hover.png"))
-
-
-def _marker_on_line(frame, line: int):
-    """The gutter marker drawn beside editor line `line` (matched by vertical position)."""
-    return frame.evaluate_handle(f"""() => {{
-        const lines = document.querySelectorAll('.cm-lineNumbers .cm-gutterElement');
-        const num = Array.from(lines).find(el => el.textContent.trim() === '{line}');
-        if (!num) return null;
-        const y = num.getBoundingClientRect().top + 4;
-        return Array.from(document.querySelectorAll('.cm-marks .mk')).find(m => {{
-            const r = m.getBoundingClientRect(); return r.top <= y + 10 && r.bottom >= y - 4; }}) || null; }}""").as_element()
 
 
 def test_new_kernel_compiles_its_template(new_page, server):
