@@ -32,6 +32,17 @@ TOOL_TIMEOUT = 900  # a fix search or every GPU's compile can take minutes on a 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
 
+# The tools that take one call of a kernel, and what each answers with.
+CALL_TOOLS = {
+    "compile": "Compile a kernel (GPU-free unless target is \"native\"): the whole record, as `inspector compile "
+               "--json` prints it (stages, resources, occupancy, parameters, error).",
+    "explain": "Ranked findings with evidence, each load and store's width and coalescing, shared-memory bank "
+               "conflicts, layouts and the instruction mix (`inspector explain --json`).",
+    "fix": "Candidate fixes per finding, each compiled and checked against the example's data: its diff, "
+           "assumptions, the figures it reached and whether outputs match (`inspector fix --json`).",
+}
+
+
 def _server_class():
     try:
         from mcp.server import MCPServer  # mcp >= 2
@@ -122,35 +133,18 @@ def build(kernels: Kernels | None = None):
             return {"error": str(e), "exit_status": 2}
         return run_cli(argv)
 
-    @server.tool()
-    def compile(file: str | None = None, source: str | None = None, name: str | None = None,
-                target: str = "sm_90", kernel: str | None = None, num_warps: int | None = None,
-                num_stages: int | None = None, args: dict[str, str] | None = None,
-                consts: dict[str, str] | None = None) -> dict[str, Any]:
-        """Compile a kernel (GPU-free unless target is "native"): the whole record, as
-        `inspector compile --json` prints it (stages, resources, occupancy, parameters, error)."""
-        return answer(lambda: kernel_argv("compile", file, source, name, target, kernel, num_warps, num_stages,
-                                          args, consts))
+    def call_tool(command: str):
+        """A tool taking one call of a kernel, answering with `inspector COMMAND --json`."""
+        def tool(file: str | None = None, source: str | None = None, name: str | None = None,
+                 target: str = "sm_90", kernel: str | None = None, num_warps: int | None = None,
+                 num_stages: int | None = None, args: dict[str, str] | None = None,
+                 consts: dict[str, str] | None = None) -> dict[str, Any]:
+            return answer(lambda: kernel_argv(command, file, source, name, target, kernel, num_warps, num_stages,
+                                              args, consts))
+        return tool
 
-    @server.tool()
-    def explain(file: str | None = None, source: str | None = None, name: str | None = None,
-                target: str = "sm_90", kernel: str | None = None, num_warps: int | None = None,
-                num_stages: int | None = None, args: dict[str, str] | None = None,
-                consts: dict[str, str] | None = None) -> dict[str, Any]:
-        """Ranked findings with evidence, each load and store's width and coalescing, shared-memory
-        bank conflicts, layouts and the instruction mix (`inspector explain --json`)."""
-        return answer(lambda: kernel_argv("explain", file, source, name, target, kernel, num_warps, num_stages,
-                                          args, consts))
-
-    @server.tool()
-    def fix(file: str | None = None, source: str | None = None, name: str | None = None,
-            target: str = "sm_90", kernel: str | None = None, num_warps: int | None = None,
-            num_stages: int | None = None, args: dict[str, str] | None = None,
-            consts: dict[str, str] | None = None) -> dict[str, Any]:
-        """Candidate fixes per finding, each compiled and checked against the example's data: its
-        diff, assumptions, the figures it reached and whether outputs match (`inspector fix --json`)."""
-        return answer(lambda: kernel_argv("fix", file, source, name, target, kernel, num_warps, num_stages,
-                                          args, consts))
+    for command, description in CALL_TOOLS.items():
+        server.tool(name=command, description=description)(call_tool(command))
 
     @server.tool()
     def fits(file: str | None = None, source: str | None = None, name: str | None = None,
