@@ -76,12 +76,15 @@ def after_compile(rec: Inspection) -> bool:
 
 def stale(rec: Inspection) -> list[str]:
     """After compiling `rec`: drop the overrides whose basis the file changed and return their
-    notices (empty when none); an override without a basis takes this record's."""
+    notices (empty when none); an override without a basis takes this record's. Only a record
+    that names the parameter counts: a compile that failed before the call was made keeps them."""
     s = state.settings()
     notices = []
     for kind in ("consts", "args"):
         table: dict[str, str] = getattr(s, kind)
         for name in list(table):
+            if not any(p.name == name for p in rec.parameters):
+                continue  # a record that names no such parameter (a syntax error) says nothing of it
             now = _given(rec, name)
             if name not in s.basis:
                 s.basis[name] = now

@@ -350,3 +350,16 @@ def test_without_a_gpu_the_profile_view_offers_the_shipped_profiles(home):
     shipped.click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert {m.label for m in view(at, "Profile").metric} >= {"Duration", "DRAM throughput"}
+
+
+def test_a_failed_compile_keeps_the_overrides_it_says_nothing_about(home):
+    """A syntax error's record names no parameter: it is no evidence that the file now passes
+    something else, so the override stays (a file that does pass another value drops it:
+    tests/browser/test_browser_page.py)."""
+    at = open_app({"kernel": "add", "target": "sm_90", "a.n": "1000"})
+    assert record(at).ok and next(p for p in record(at).parameters if p.name == "n").value == 1000
+    broken = (KERNELS / "add.py").read_text().replace("mask = offs < n", "mask = offs < n)")
+    autosave(at, "add", broken)
+    at.sidebar.button(key="w.compile").click().run()
+    assert not record(at).ok and record(at).error.kind == "syntax"
+    assert at.session_state["settings"].args == {"n": "1000"} and query(at)["a.n"] == "1000"
