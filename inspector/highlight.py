@@ -150,7 +150,7 @@ class AmdgcnLexer(RegexLexer):
 
 # The language each stage is written in.
 STAGE_LANGUAGES: dict[str, str] = {
-    "source": "python", "ttir": "mlir", "ttgir": "mlir", "llir": "llvm", "ptx": "ptx", "sass": "sass",
+    "source": "python", "triton": "python", "ttir": "mlir", "ttgir": "mlir", "llir": "llvm", "ptx": "ptx", "sass": "sass",
     "amdgcn": "amdgcn", "diff": "diff",
 }
 _LEXERS = {"python": PythonLexer, "mlir": MlirLexer, "llvm": LlvmLexer, "ptx": WholeWordPtxLexer, "sass": SassLexer,

@@ -19,6 +19,7 @@ NVIDIA_STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
 AMD_STAGES = ("ttir", "ttgir", "llir", "amdgcn")
 STAGE_TITLES = {
     "source": "Python",
+    "triton": "Triton (generated)",
     "ttir": "TTIR",
     "ttgir": "TTGIR",
     "llir": "LLVM IR",
@@ -134,6 +135,27 @@ SEVERITIES = ("high", "medium", "low", "info")
 
 
 @dataclass
+class Generated:
+    """The Triton kernel another language generated from the user's kernel (a Helion kernel).
+
+    The record's `file` and `source` stay the user's (what the editor shows, what was hashed);
+    this is what was compiled: the generated text is the record's "triton" stage, `file` is the
+    path Triton's locations name it by, `lines` ties each generated line to the user's line it
+    came from."""
+
+    language: str = "helion"
+    kernel: str = ""  # the user's kernel ("matmul")
+    file: str = ""  # the generated file as the IR's locations name it
+    lines: list[list[int]] = field(default_factory=list)  # [generated line, user's line] pairs
+    config: dict[str, Any] = field(default_factory=dict)  # the config it was generated for
+    version: str = ""  # the generator's release
+
+    def user_line(self, line: int | None) -> int | None:
+        """The user's line a generated line came from (None: none, such as an import)."""
+        return dict((g, u) for g, u in self.lines).get(line) if line else None
+
+
+@dataclass
 class Inspection:
     """Everything learned from compiling one kernel with one call for one target."""
 
@@ -176,6 +198,7 @@ class Inspection:
     cache_key: str = ""
     log: str = ""  # what the kernel file printed and warnings, truncated
     error: ErrorInfo | None = None
+    generated: Generated | None = None  # set when the kernel compiled was generated (Helion)
     schema: int = SCHEMA_VERSION
 
     @property
@@ -212,6 +235,16 @@ class Inspection:
                 f"Triton {self.triton_version}, installed beside it (--triton {self.triton_version}). The kernel "
                 f"needs changing to run with the installed release.")
 
+    @property
+    def compiled_file(self) -> str:
+        """The file whose lines the IR names: the generated one for a Helion kernel."""
+        return self.generated.file if self.generated else self.file
+
+    @property
+    def compiled_source(self) -> str:
+        """The text that was compiled (the generated Triton for a Helion kernel)."""
+        return self.stages.get("triton", "") if self.generated else self.source
+
     def stage_names(self) -> list[str]:
         order = NVIDIA_STAGES if self.backend == "cuda" else AMD_STAGES
         return [s for s in order if s in self.stages]
@@ -232,6 +265,8 @@ class Inspection:
         if data.get("passes") is not None:
             data["passes"] = [PassSnapshot(**p) for p in data["passes"]]
         data["parameters"] = [Parameter(**p) for p in data.get("parameters") or []]
+        if data.get("generated"):
+            data["generated"] = Generated(**data["generated"])
         return Inspection(**data)
 
     @staticmethod

@@ -472,7 +472,7 @@ def _hint_advice(rec: Inspection, a: MemoryAccess) -> str:
     if src is None:
         return ""
     values = {p.name: p.value for p in rec.parameters}
-    sites = hint_sites(rec.source, "", rec.file, a, src, values, first_only=True)
+    sites = hint_sites(rec.compiled_source, "", rec.compiled_file, a, src, values, first_only=True)
     a.sites_hintable = bool(sites.groups)
     threads = (rec.resources.num_warps or 0) * (rec.warp_size or 32)
     elements = 1

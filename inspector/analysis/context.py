@@ -91,7 +91,7 @@ _cache: dict[int, tuple[weakref.ref, tuple, Context]] = {}
 
 
 def _fingerprint(rec: Inspection) -> tuple:
-    return (rec.file, tuple((k, id(v), len(v)) for k, v in rec.stages.items()))
+    return (rec.compiled_file, tuple((k, id(v), len(v)) for k, v in rec.stages.items()))
 
 
 def context(rec: Inspection) -> Context:
@@ -101,7 +101,7 @@ def context(rec: Inspection) -> Context:
     fp = _fingerprint(rec)
     if hit is not None and hit[0]() is rec and hit[1] == fp:
         return hit[2]
-    ctx = Context(file=rec.file)
+    ctx = Context(file=rec.compiled_file)
     for stage, text in rec.stages.items():
         ctx.lines[stage] = stage_lines(text)
         if stage in PARSERS:

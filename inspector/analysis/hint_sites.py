@@ -337,7 +337,7 @@ def source_ops(rec: Any) -> SourceOps | None:
     ctx = context(rec)
     if "source_ops" not in ctx.memo:
         try:
-            ctx.memo["source_ops"] = SourceOps(rec.source, rec.stages["ttir"], rec.file, ttir_module(rec),
+            ctx.memo["source_ops"] = SourceOps(rec.compiled_source, rec.stages["ttir"], rec.compiled_file, ttir_module(rec),
                                                ctx.stages.get("ttir")) if "ttir" in rec.stages else None
         except SyntaxError:
             ctx.memo["source_ops"] = None

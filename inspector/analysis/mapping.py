@@ -106,7 +106,7 @@ def line_map(rec: Inspection) -> LineMap:
     ctx = context(rec)
     if "line_map" in ctx.memo:
         return ctx.memo["line_map"]
-    lm = LineMap(file=rec.file)
+    lm = LineMap(file=rec.compiled_file)
     for stage in rec.stage_names():
         if stage in ctx.stages:
             lm.stages[stage] = _stage_map(ctx, stage)

@@ -23,6 +23,7 @@ from ..compile.api import code_digest
 from ..compile.cache import Cache, cache_key
 from .options import add_compile_options, command_parser, inspect_from
 from .output import report_error, summary_line
+from inspector.analysis.words import line_words
 from inspector.record import SEVERITIES, STAGE_TITLES, Inspection
 
 
@@ -59,12 +60,25 @@ def _efficiency(a: Any) -> str:
     return "-" if a.sector_efficiency is None or a.uniform else f"{a.sector_efficiency * 100:.0f}%"
 
 
+def generated_note(rec: Inspection) -> list[str]:
+    """What a generated kernel's report is about: the Helion kernel, its config, where lines point."""
+    g = rec.generated
+    if g is None:
+        return []
+    config = ", ".join(f"{k}={v}" for k, v in g.config.items() if k in ("block_sizes", "num_warps", "num_stages",
+                                                                          "indexing", "pid_type"))
+    return [f"{g.language.capitalize()} kernel {rec.kernel} (Helion {g.version}), compiled as the Triton kernel "
+            f"{g.kernel} it generates for config {rec.autotune_index} of {len(rec.autotune_configs)} ({config}); "
+            f"lines are the {g.language.capitalize()} file's, the generated Triton line in brackets "
+            f"(`compile --stage triton` prints that code)."]
+
+
 def format_explanation(rec: Inspection, all_layouts: bool = False) -> list[str]:
     """The human-readable report."""
     from inspector.analysis import explain
 
     ex = explain(rec)
-    out = [summary_line(rec), ""]
+    out = [summary_line(rec), *generated_note(rec), ""]
     out.append(f"Findings ({len(ex.findings)})")
     if not ex.findings:
         out.append("  none")
@@ -82,32 +96,32 @@ def format_explanation(rec: Inspection, all_layouts: bool = False) -> list[str]:
         for a in mem.accesses:
             stages = [s for s in ("ptx", "sass", "amdgcn") if a.instructions.get(s)]
             ins = " / ".join(", ".join(dict.fromkeys(i.opcode for i in a.instructions[s])) for s in stages)
-            rows.append([str(a.line), a.op.replace("tt.", ""), a.pointer or "-", a.dtype, "yes" if a.masked else "no",
+            rows.append([line_words(rec, a.line), a.op.replace("tt.", ""), a.pointer or "-", a.dtype, "yes" if a.masked else "no",
                          a.verdict, str(a.width_bits or "-"), _sectors(a), _efficiency(a), ins or "-"])
         out += _table(rows)
         for a in mem.accesses:
             if a.coalescing is not None and a.coalescing.status != "computed" or a.uniform:
-                out.append(f"  line {a.line} ({a.direction} of {a.pointer or '-'}): {a.coalescing.note if a.coalescing else 'uniform'}")
+                out.append(f"  line {line_words(rec, a.line)} ({a.direction} of {a.pointer or '-'}): {a.coalescing.note if a.coalescing else 'uniform'}")
             for r in a.causes or a.reasons:
-                out.append(f"  line {a.line}: {r}")
+                out.append(f"  line {line_words(rec, a.line)}: {r}")
     if mem and mem.shared:
         out += ["", "Shared memory (wavefronts per warp request, from each lane's address in the PTX)"]
         out += _table([["line", "kind", "instructions", "bytes/thread", "wavefronts", "ideal", "conflict", "from"]] + [
-            [str(s.line), s.kind, str(s.instructions), str(s.bytes_per_thread),
+            [line_words(rec, s.line), s.kind, str(s.instructions), str(s.bytes_per_thread),
              "-" if s.shared_wavefronts is None else f"{s.shared_wavefronts:.3g}",
              "-" if s.ideal_shared_wavefronts is None else f"{s.ideal_shared_wavefronts:.3g}",
              "-" if s.bank_conflict_ways is None else (f"{s.bank_conflict_ways}-way" if s.conflicted else "none"),
              "; ".join(s.ops) or "-"] for s in mem.shared])
         for s in mem.shared:
             if s.unknown:
-                out.append(f"  line {s.line}: {s.unknown} {s.kind} instruction(s) address shared memory through a loaded "
+                out.append(f"  line {line_words(rec, s.line)}: {s.unknown} {s.kind} instruction(s) address shared memory through a loaded "
                            "value or an argument: not modelled")
     elif mem and mem.shared_note:
         out += ["", f"Shared memory: {mem.shared_note}"]
     if mem and mem.spills:
         out += ["", "Spills (local memory instructions by source line)"]
         out += _table([["line", "stage", "kind", "count", "bytes", "opcodes"]] +
-                      [[str(s.line), s.stage, s.kind, str(s.count), str(s.bytes_per_thread), ", ".join(s.opcodes)]
+                      [[line_words(rec, s.line), s.stage, s.kind, str(s.count), str(s.bytes_per_thread), ", ".join(s.opcodes)]
                        for s in mem.spills])
     lay = ex.layouts
     if lay and (lay.layouts or lay.conversions):

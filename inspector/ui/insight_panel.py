@@ -180,7 +180,7 @@ def instruction_mix(rec: Inspection, mix: InstructionMix) -> None:
         if "sass" in rec.deferred:
             st.caption("SASS is disassembled when first asked for: show the SASS pane to make it.")
     per_line = sorted(sm.line_totals().items(), key=lambda kv: -kv[1])[:12]
-    lines = rec.source.split("\n")
+    lines = rec.compiled_source.split("\n")
     c2.dataframe([{"line": ln, "instructions": n, "source": lines[ln - 1].strip() if 0 < ln <= len(lines) else ""}
                   for ln, n in per_line], hide_index=True, width="stretch")
     c2.caption(f"{sm.total} instructions; {sm.unattributed} with no source line.")

@@ -220,7 +220,20 @@ def record_markers(rec: Inspection) -> Markers:
                      fix=i if f.severity != "info" else None)
     except Exception:  # noqa: BLE001 - markers are a convenience; the panes still show
         log.exception("markers failed for %s", rec.kernel)
-    return out
+    return _on_user_lines(out, rec.generated.lines) if rec.generated is not None else out
+
+
+def _on_user_lines(out: Markers, lines: list[list[int]]) -> Markers:
+    """A generated kernel's source markers (a Helion kernel's Triton lines) on the generated pane
+    and on the user's line each generated line came from."""
+    user_of = {g: u for g, u in lines}
+    moved: Markers = {pane: items for pane, items in out.items() if pane != "source"}
+    for line, items in out.get("source", {}).items():
+        for item in items:
+            for pane, at in (("triton", line), ("source", user_of.get(line))):
+                _add(moved, pane, at, item["severity"], item["kind"], item["text"], item.get("warp"),
+                     item.get("heat"), item.get("fix"))
+    return moved
 
 
 def _brief(suggestion: str, most: int = 320) -> str:

@@ -102,7 +102,8 @@ class Shown:
     def __init__(self, record: Inspection, stages: tuple[str, ...] | None = None) -> None:
         self.record = record
         machine = "ptx" if record.backend == "cuda" else "amdgcn"
-        self.stages = [s for s in (stages or (machine,)) if s in record.stages]
+        default = ("triton", machine) if record.generated is not None else (machine,)
+        self.stages = [s for s in (stages or default) if s in record.stages]
 
     def __repr__(self) -> str:
         rec = self.record
@@ -126,14 +127,14 @@ def _header(rec: Inspection) -> str:
 
 def _accesses(rec: Inspection) -> str:
     from inspector.analysis.memory import memory_report
-    from inspector.analysis.words import number_words, percent_words
+    from inspector.analysis.words import line_words, number_words, percent_words
 
     rows = []
     for a in memory_report(rec).accesses:
         cz = a.coalescing
         sectors = "–" if cz is None or cz.sectors_per_request is None else (
             f"{number_words(cz.sectors_per_request)} (ideal {number_words(cz.ideal_sectors_per_request)})")
-        rows.append(f"<tr><td>{a.line}</td><td>{html.escape(a.op.replace('tt.', ''))} {html.escape(a.pointer or '')}"
+        rows.append(f"<tr><td>{line_words(rec, a.line)}</td><td>{html.escape(a.op.replace('tt.', ''))} {html.escape(a.pointer or '')}"
                     f"</td><td>{html.escape(a.verdict)}</td><td>{number_words(a.width_bits)}</td><td>{sectors}</td>"
                     f"<td class='use'>{'–' if a.uniform else percent_words(a.sector_efficiency)}</td></tr>")
     if not rows:

@@ -28,7 +28,7 @@ COUNTERPART = {"ptx": "amdgcn", "sass": "amdgcn", "amdgcn": "ptx"}
 def available_panes(rec: Inspection) -> list[str]:
     """The panes `rec` can show: its stages and those deferred (made when first shown), in
     pipeline order, then the pass-by-pass view."""
-    order = NVIDIA_STAGES if rec.backend == "cuda" else AMD_STAGES
+    order = ("triton", *(NVIDIA_STAGES if rec.backend == "cuda" else AMD_STAGES))
     return [*(s for s in order if s in rec.stages or s in rec.deferred), "passes"]
 
 

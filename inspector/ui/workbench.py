@@ -109,6 +109,8 @@ def _stage_panes(rec: Inspection | None, last: Inspection | None) -> tuple[list[
             "none:" + note + ",".join(wanted)
     available = [p for p in available_panes(rec) if p != "source"]
     chosen = effective_panes(wanted, available)
+    if rec.generated is not None and "triton" not in chosen:  # a Helion kernel: its Triton beside it
+        chosen = ["triton", *chosen][:MAX_PANES]
     record_key = view_key(rec)
     built = [pane_of(rec, p, record_key) for p in chosen]
     from inspector.ui.stages_panel import maps_of

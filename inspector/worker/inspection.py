@@ -32,7 +32,7 @@ from ..record import ErrorInfo, InspectRequest, Inspection, Parameter
 from .reproduce import standalone_file
 from .retyping import Retyping, next_retyping
 from .stand_in_device import stand_in_device
-from . import helper_harness, suggestions
+from . import helion_front, helper_harness, suggestions
 from .package_callers import launch_from_package
 from ..compile.project import locate
 from .wrapper_calls import call_wrappers
@@ -183,9 +183,14 @@ def inspect_file(request: InspectRequest) -> Inspection:
         device = stand_in_device(None if mode == "native" else target)
         with tc.use_cache_dir(os.path.join(workdir, "triton-cache")), driver_ctx, device, warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            _inspect(rec, request, path, workdir, log, module_fns)
+            if not (helion_front.is_helion(rec.source)
+                    and _inspect_helion(rec, request, path, workdir, log, module_fns,
+                                        None if mode == "native" else target)):
+                _inspect(rec, request, path, workdir, log, module_fns)
     except _Fail as f:
         rec.error = f.info
+    except helion_front.HelionError as e:
+        rec.error = e.info
     except BaseException as e:  # noqa: BLE001 - user code may raise anything, even SystemExit or
         # KeyboardInterrupt (the zygote ignores SIGINT, so only the user's code raises it here)
         rec.error = error_info(e, path, module_fns, stage=getattr(e, "_inspector_stage", "compile"))
@@ -196,6 +201,35 @@ def inspect_file(request: InspectRequest) -> Inspection:
     text = log.getvalue()
     rec.log = text if len(text) <= MAX_LOG else text[:MAX_LOG] + "\n... (truncated)"
     return rec
+
+
+def _inspect_helion(rec: Inspection, request: InspectRequest, path: str, workdir: str, log: io.StringIO,
+                   module_fns: list, stand_in: Target | None) -> bool:
+    """Compile the Triton code Helion generates for the file's kernel (`helion_front`); False when
+    the kernel asked for is not a Helion kernel. The record keeps the Helion file as its source;
+    an error in the generated code names the Helion line it came from."""
+    with _staged("import"):
+        front = helion_front.generate(request, path, rec.source, workdir, log, stand_in)
+    if front is None:
+        return False
+    generated = front.generated
+    helion_source, rec.source = rec.source, front.request.source
+    try:
+        _inspect(rec, front.request, generated.file, workdir, log, module_fns)
+    except _Fail as f:
+        rec.error = f.info
+    except Exception as e:  # noqa: BLE001 - classified as inspect_file would, then tied to the Helion line
+        rec.error = error_info(e, generated.file, module_fns, stage=getattr(e, "_inspector_stage", "compile"))
+    rec.stages["triton"] = front.request.source or ""
+    rec.source, rec.generated = helion_source, generated
+    rec.kernel, rec.kernels_in_file = front.name, front.names
+    rec.autotune_configs, rec.autotune_index = front.configs, front.index
+    rec.call_origin = "file" if front.called else "signature"
+    err = rec.error
+    if err is not None and err.file == generated.file:
+        err.details = {**(err.details or {}), "generated_line": err.line}
+        err.file, err.line = path, generated.user_line(err.line)
+    return True
 
 
 def _wanted_kernel(wanted: str | None, kernels: list[kf.KernelInfo], path: str) -> kf.KernelInfo | None:

@@ -444,3 +444,39 @@ def stand_in_device(target: Target | None, tensors: str = "meta") -> Iterator[No
         os.environ["PATH"] = old_path
         if tools:
             shutil.rmtree(tools, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def inductor_device(target: Target | None) -> Iterator[None]:
+    """Inductor's device interface answers for the stand-in GPU while inside (nothing natively).
+
+    Code generators built on Inductor (Helion) read the GPU through
+    `torch._inductor.runtime.hints.DeviceProperties.create`, which asks
+    `torch._dynamo.device_interface.CudaInterface`; that class took torch.cuda's functions when it
+    was imported, so the stand-in's patches of `torch.cuda` do not reach it. Touches torch
+    internals: `CudaInterface`'s static methods (same names in torch 2.9 to 2.13)."""
+    if target is None:
+        yield
+        return
+    import torch
+    from torch._dynamo.device_interface import CudaInterface
+
+    props = torch_properties(target)
+    patches = _Patches()
+    for name, value in {"get_device_properties": lambda *a, **k: props, "current_device": lambda: 0,
+                        "device_count": lambda: 1, "is_available": lambda: True,
+                        "synchronize": lambda *a, **k: None}.items():
+        patches.set(CudaInterface, name, staticmethod(value))
+    # `isinstance(d, torch.cuda.device)` (torch's own device-index helpers) needs a class there
+    patches.set(torch.cuda, "device", _DeviceContext)
+    try:
+        yield
+    finally:
+        patches.restore()
+
+
+class _DeviceContext(contextlib.nullcontext):
+    """`torch.cuda.device(index)` on the stand-in: a context that changes nothing, and a type."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()

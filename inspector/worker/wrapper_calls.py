@@ -179,6 +179,8 @@ def _scalar(param: inspect.Parameter) -> Any:
     if getattr(ann, "__origin__", None) is typing.Union:  # Optional[float]: the type it is when given
         ann = next((a for a in ann.__args__ if a is not type(None)), ann)
     ann = ann if isinstance(ann, str) else getattr(ann, "__name__", "")
+    if ann.split(".")[-1] == "Tensor":  # `scale: torch.Tensor`: the annotation outranks the name
+        return None
     ann = re.sub(r"^(typing\.)?Optional\[(\w+)\]$|^(\w+) \| None$", lambda m: m.group(2) or m.group(3), ann)
     low = param.name.lower()
     if ann == "bool" or low.startswith(("is_", "use_", "has_", "in_place", "inplace", "return_")):
@@ -278,6 +280,12 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
         else:
             args.append(value)
     return args
+
+
+def made_up_arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[int]], dtype: Any) -> list[Any] | None:
+    """Made-up arguments for a host function that launches no Triton kernel itself (a Helion
+    kernel's): as for a wrapper, from how its code uses each parameter."""
+    return _arguments(module, fn, family, dtype, takes_ctx=False)
 
 
 def _meta_item(tensor: Any) -> Any:

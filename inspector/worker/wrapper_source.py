@@ -124,6 +124,13 @@ def tensor_ranks(node: ast.FunctionDef) -> dict[str, int]:
                 and isinstance(n.value.value, ast.Name) and isinstance(n.targets[0], ast.Tuple):
             name = n.value.value.id
             ranks[name] = max(ranks.get(name, 0), len(n.targets[0].elts))
+        # x[tile_m, tile_k], scale[tile_r, None], x[tile, :]: indexed by tiles and whole slices (a
+        # Helion kernel), one dimension per entry that is not None
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and isinstance(n.slice, ast.Tuple) \
+                and all(isinstance(e, (ast.Name, ast.Slice)) or (isinstance(e, ast.Constant) and e.value is None)
+                        for e in n.slice.elts):
+            dims = sum(1 for e in n.slice.elts if not isinstance(e, ast.Constant))
+            ranks[n.value.id] = max(ranks.get(n.value.id, 0), dims)
         # X.transpose(1, 2), X.size(2), X.stride(3): the rank is above the largest dimension named
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
                 and n.func.attr in ("transpose", "size", "stride", "permute", "select", "narrow", "unbind"):
@@ -209,29 +216,49 @@ def dim_of(expr: ast.AST) -> str | int | None:
     return None
 
 
+def _shape_of(expr: ast.AST) -> str | None:
+    """The tensor whose whole shape `expr` reads: `x.shape` or `x.size()`."""
+    if isinstance(expr, ast.Attribute) and expr.attr == "shape" and isinstance(expr.value, ast.Name):
+        return expr.value.id
+    if isinstance(expr, ast.Call) and not expr.args and isinstance(expr.func, ast.Attribute) \
+            and expr.func.attr == "size" and isinstance(expr.func.value, ast.Name):
+        return expr.func.value.id
+    return None
+
+
+def _one_dim_of(expr: ast.AST) -> tuple[str, int] | None:
+    """(tensor, index) for `x.shape[i]` or `x.size(i)`, i a non-negative int."""
+    if isinstance(expr, ast.Subscript) and _shape_of(expr.value) and isinstance(expr.slice, ast.Constant) \
+            and isinstance(expr.slice.value, int) and expr.slice.value >= 0:
+        return _shape_of(expr.value), expr.slice.value
+    if isinstance(expr, ast.Call) and len(expr.args) == 1 and isinstance(expr.func, ast.Attribute) \
+            and expr.func.attr == "size" and isinstance(expr.func.value, ast.Name) \
+            and isinstance(expr.args[0], ast.Constant) and isinstance(expr.args[0].value, int) and expr.args[0].value >= 0:
+        return expr.func.value.id, expr.args[0].value
+    return None
+
+
 def symbolic_dims(node: ast.FunctionDef) -> Dims:
     """Dimensions from how the wrapper unpacks and asserts shapes: `batch, nchunks, nheads, dim =
-    states.shape` names states' four dimensions; `assert dA.shape == (batch, nheads, nchunks)`
-    gives dA three of them, in that order; `batch = x.shape[0]` names one; `assert dt.shape ==
-    x.shape` makes dt's the same as x's. Filled by `shape_from_dims` so that every assert on
-    shapes holds."""
+    states.shape` (or `states.size()`) names states' four dimensions; `assert dA.shape == (batch,
+    nheads, nchunks)` gives dA three of them, in that order; `batch = x.shape[0]` names one;
+    `assert dt.shape == x.shape` makes dt's the same as x's; `assert k == k2` makes two names one
+    dimension (a matmul's inner size). Filled by `shape_from_dims` so that every assert holds."""
     of: dict[str, list[str | int | None]] = {}
     same: list[tuple[str, str]] = []
     singles: list[tuple[str, str, int]] = []
+    equal: dict[str, str] = {}  # a name asserted equal to an earlier one -> that one
     for n in ast.walk(node):
         for tensor, targets in starred_shapes(n):
             of.setdefault(tensor, [t.id if isinstance(t, ast.Name) and t.id != "_" else None for t in targets])
         if isinstance(n, ast.Assign) and len(n.targets) == 1:
             target, value = n.targets[0], n.value
-            if isinstance(value, ast.Attribute) and value.attr == "shape" and isinstance(value.value, ast.Name) \
-                    and isinstance(target, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in target.elts):
+            shaped = _shape_of(value)
+            if shaped and isinstance(target, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in target.elts):
                 names = [e.id if isinstance(e, ast.Name) and e.id != "_" else None for e in target.elts]
-                of.setdefault(value.value.id, names)
-            elif isinstance(target, ast.Name) and isinstance(value, ast.Subscript) \
-                    and isinstance(value.value, ast.Attribute) and value.value.attr == "shape" \
-                    and isinstance(value.value.value, ast.Name) and isinstance(value.slice, ast.Constant) \
-                    and isinstance(value.slice.value, int) and value.slice.value >= 0:
-                singles.append((value.value.value.id, target.id, value.slice.value))
+                of.setdefault(shaped, names)
+            elif isinstance(target, ast.Name) and (one := _one_dim_of(value)) is not None:
+                singles.append((one[0], target.id, one[1]))
         if isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], ast.Eq):
             sides = [n.left, n.comparators[0]]
             shaped = [x.value.id for x in sides if isinstance(x, ast.Attribute) and x.attr == "shape"
@@ -241,6 +268,8 @@ def symbolic_dims(node: ast.FunctionDef) -> Dims:
                 of.setdefault(shaped[0], [dim_of(e) for e in tuples[0].elts])
             elif len(shaped) == 2:
                 same.append((shaped[0], shaped[1]))
+            elif all(isinstance(x, ast.Name) for x in sides) and sides[0].id != sides[1].id:
+                equal.setdefault(sides[1].id, sides[0].id)
     for tensor, name, index in singles:  # `batch = x.shape[0]`: x's dimension 0 is `batch`
         dims = of.get(tensor)
         if dims is not None and index < len(dims) and dims[index] is None:
@@ -251,6 +280,8 @@ def symbolic_dims(node: ast.FunctionDef) -> Dims:
                 of[b] = list(of[a])
             elif b in of and a not in of:
                 of[a] = list(of[b])
+    if equal:
+        of = {t: [equal.get(d, d) if isinstance(d, str) else d for d in ds] for t, ds in of.items()}
     return Dims(of)
 
 
