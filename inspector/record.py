@@ -241,6 +241,11 @@ class Inspection:
         return self.generated.file if self.generated else self.file
 
     @property
+    def compiled_kernel(self) -> str:
+        """The kernel's name in the compiled code (`_helion_matmul` for Helion's `matmul`)."""
+        return self.generated.kernel if self.generated else self.kernel
+
+    @property
     def compiled_source(self) -> str:
         """The text that was compiled (the generated Triton for a Helion kernel)."""
         return self.stages.get("triton", "") if self.generated else self.source

@@ -39,6 +39,7 @@ from .hint_sites import advice, hint_sites, source_ops
 from .layouts import layout_report
 from .memory import MemoryAccess, memory_report
 from .mlir import parse_module
+from .words import line_words
 
 # `tt.dot %a, %b, %c, inputPrecision = tf32 : tensor<64x64xf32> * tensor<64x64xf32> -> tensor<64x64xf32>`
 TTIR_DOT_PRECISION = re.compile(r"inputPrecision = (\w+)")
@@ -497,5 +498,8 @@ def advise(rec: Inspection) -> list[Finding]:
     findings += _conversion_findings(rec)
     findings += _bank_conflict_findings(rec)
     findings.sort(key=lambda f: (SEVERITIES.index(f.severity), -f.score, f.line or 0))
+    if rec.generated is not None:  # a Helion kernel: a title names the Helion line, then the generated one
+        for f in findings:
+            f.title = re.sub(r"\bline (\d+)\b", lambda m: f"line {line_words(rec, int(m.group(1)))}", f.title)
     ctx.memo["advice"] = findings
     return findings

@@ -162,6 +162,7 @@ def _file_own_launch(ns: argparse.Namespace, rec: Any) -> Any:
     from ..analysis.memory import attach_launch_memory, line_data_inputs
 
     if ns.target != "native" or rec.error or not rec.file or rec.call_origin not in ("example", "file") \
+            or rec.generated is not None \
             or "\ndef _filled(" in (rec.source or "") or not line_data_inputs(rec):
         return None  # (a reproducer the inspector wrote carries its launch's data itself)
     code = "import runpy, sys; runpy.run_path(sys.argv[1])['example']('cuda')"

@@ -67,17 +67,17 @@ def measure(rec: Inspection, ncu: str | None = None, early: EarlyRun | None = No
     data = _carried_bytes(rec)
     try:
         if own is not None:
-            pages = profile_program(own.program, rec.kernel, own.skip, own.kernel_file_text, own.cwd, ncu)
+            pages = profile_program(own.program, rec.compiled_kernel, own.skip, own.kernel_file_text, own.cwd, ncu)
         else:
-            pages = early.finish(rec.reproducer, rec.kernel, data=data) if early is not None else None
+            pages = early.finish(rec.reproducer, rec.compiled_kernel, data=data) if early is not None else None
             if pages is None:
-                pages = profile_reproducer(rec.reproducer, rec.kernel, ncu, data=data)
+                pages = profile_reproducer(rec.reproducer, rec.compiled_kernel, ncu, data=data)
     except ProfileError as e:
         stop.set()
         if not e.fallback:
             raise
         try:
-            times = time_reproducer(rec.reproducer, rec.kernel)
+            times = time_reproducer(rec.reproducer, rec.compiled_kernel)
         except ProfileError as p:
             raise ProfileError(f"{e}; Proton could not time it either: {p}") from None
         return Measured(proton_profile(rec, times, str(e)), None, str(e))

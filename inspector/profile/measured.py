@@ -174,7 +174,10 @@ def build_profile(rec: Inspection, source: LaunchSource, details: nd.LaunchDetai
                    launch=f"the program's own launch: {own_launch}" if own_launch else "the reproducer")
     prof.data = data_origins(rec, bool(own_launch))
     counted = list(source.lines)
-    mapping = map_lines(rec.source or "", profiled_text, rec.kernel, [(l.line, l.source) for l in counted])
+    mapping = map_lines(rec.compiled_source or "", profiled_text, rec.compiled_kernel,
+                        [(l.line, l.source) for l in counted])
+    if rec.generated is not None:  # a Helion kernel: its generated line -> the Helion line it came from
+        mapping = {k: u for k, v in mapping.items() if (u := rec.generated.user_line(v))}
     total = sum(int(l.metrics.get(SAMPLES) or 0) for l in counted) or 1
     user_lines = (rec.source or "").splitlines()
     merged: dict[int, ProfileLine] = {}
@@ -229,7 +232,18 @@ def predict_sectors(rec: Inspection, stop: Callable[[], bool] | None = None) -> 
     from ..analysis.memory import launch_line_sectors
 
     try:
-        return launch_line_sectors(rec, stop)
+        predicted = launch_line_sectors(rec, stop)
+        if rec.generated is None:
+            return predicted
+        on_user_lines: dict[int, tuple[int, int] | None] = {}  # a Helion line sums its generated lines
+        for line, sectors in predicted.items():
+            user = rec.generated.user_line(line)
+            if user is None:
+                continue
+            before = on_user_lines.get(user, (0, 0))
+            on_user_lines[user] = None if sectors is None or before is None else \
+                (before[0] + sectors[0], before[1] + sectors[1])
+        return on_user_lines
     except ModelStopped as e:
         return f"the model did not finish in time for this launch of {_programs(rec)} programs ({e})"
     except Exception as e:  # noqa: BLE001 - a kernel the sector model does not cover

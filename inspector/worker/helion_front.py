@@ -18,10 +18,11 @@ A file that defines `@helion.kernel` functions opens like a Triton kernel file. 
    every generated line is tied to the Helion line it came from by the `# src[file.py:N]:`
    comments Helion writes above the code of each statement.
 
-Helion APIs used (public, Helion 1.5): `helion.Kernel` (`__call__`, `bind`, `configs`, `fn`),
+Helion APIs used (public): `helion.Kernel` (`__call__`, `bind`, `configs`, `fn`),
 `BoundKernel.config_spec.default_config`, `BoundKernel.to_triton_code(config,
-emit_repro_caller=True)`, `helion.autotuner.config_generation.ConfigGeneration`. What needs a GPU:
-nothing for the code and its compile; running it (profile, bench) as for any kernel.
+emit_repro_caller=True)`, `helion.autotuner.config_generation.ConfigGeneration`. Tried with Helion
+1.5.1 GPU-free (torch 2.13) and 1.4.0 natively on an H100 (torch 2.11, which 1.5 does not import
+with). What needs a GPU: nothing for the code and its compile; running it (profile, bench) as for any kernel.
 """
 
 from __future__ import annotations
@@ -220,7 +221,16 @@ def generate(request: InspectRequest, path: str, source: str, workdir: str, log:
 
 
 def _generate(request: InspectRequest, path: str, source: str, workdir: str, log: io.StringIO) -> Front | None:
-    import helion
+    try:
+        import helion
+    except ImportError as e:
+        import torch
+
+        raise HelionError(ErrorInfo(
+            "import", f"this file defines Helion kernels, and Helion cannot be imported here ({e}; torch "
+                      f"{torch.__version__}): install a Helion release made for this torch (`pip install "
+                      f"helion`; Helion 1.5 needs a newer torch than 2.11, where Helion 1.4.0 works)", path,
+            (_DECORATOR.search(source) and source.count("\n", 0, _DECORATOR.search(source).start()) + 1) or None)) from e
 
     module, calls, stop = _run_file(path, source, request.root)
     kernels = _helion_kernels(module, path)

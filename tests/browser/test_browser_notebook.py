@@ -1,7 +1,7 @@
 """`inspector.show` in a real notebook: a notebook executed headless by nbclient (a real IPython
 kernel), exported by nbconvert, opened in Chromium: a file's kernel and a kernel defined in a cell
 each display their panes linked (a click on a `tl.load` line lights its PTX rows) and the sector use
-of their loads."""
+of their loads; a Helion kernel defined in a cell shows its generated Triton, linked to its lines."""
 
 from __future__ import annotations
 
@@ -32,6 +32,12 @@ def strided_copy(src, dst, n, STRIDE: tl.constexpr, BLOCK: tl.constexpr):
 inspector.show(strided_copy, target="sm_90", consts={"STRIDE": 8, "BLOCK": 1024}, args={"n": 4096})'''
 
 
+# A Helion kernel defined in a cell (Helion 1.5.1's README matmul): its generated Triton is compiled
+HELION_CELL = (REPO / "tests" / "fixtures" / "helion" / "readme_matmul.py").read_text() + \
+    '\nimport inspector\ninspector.show(matmul, target="sm_90")'
+HELION_LOAD = "            acc = torch.addmm(acc, x[tile_m, tile_k], y[tile_k, tile_n])"
+
+
 def test_a_notebook_shows_linked_panes_and_sector_use(browser, tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     monkeypatch.setenv("TRITON_INSPECTOR_HOME", str(tmp_path / "home"))
@@ -40,6 +46,7 @@ def test_a_notebook_shows_linked_panes_and_sector_use(browser, tmp_path, monkeyp
         nbformat.v4.new_code_cell(f'import inspector\ninspector.show({str(KERNELS / "add.py")!r}, target="sm_90", '
                                   'args={"n": 4095})'),
         nbformat.v4.new_code_cell(CELL_KERNEL),
+        nbformat.v4.new_code_cell(HELION_CELL),
     ]
     nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
                             ).execute()
@@ -66,6 +73,19 @@ def test_a_notebook_shows_linked_panes_and_sector_use(browser, tmp_path, monkeyp
             assert any("ld.global" in lit.nth(i).inner_text() for i in range(lit.count()))
             table = page.locator("table.tki-acc").nth(index)
             assert use in table.locator("tr", has_text=f"{line}").first.inner_text()
+        # the Helion cell: its addmm line lights the generated Triton's loads and the PTX's loads
+        helion_line = HELION_CELL.split("\n").index(HELION_LOAD) + 1
+        frame = page.frame_locator("iframe.tki-panes").nth(2)
+        frame.locator("body[data-ready='1']").wait_for()
+        frame.locator(f"#source-L{helion_line}").click()
+        generated = frame.locator(".pane[data-pane=triton] .r.hit")
+        wait_for(lambda: generated.count(), f"generated Triton rows lit by Helion line {helion_line}")
+        texts = [generated.nth(i).inner_text() for i in range(generated.count())]
+        assert any("tl.load(x" in s for s in texts) and any("tl.dot(" in s for s in texts), texts
+        ptx = frame.locator(".pane[data-pane=ptx] .r.hit")
+        wait_for(lambda: ptx.count(), "PTX rows lit by the Helion line")
+        assert any(op in ptx.nth(i).inner_text() for i in range(ptx.count()) for op in ("ld.global", "cp.async"))
+        assert "Triton" in page.locator("table.tki-acc").nth(2).inner_text()  # `12 (Triton 31)`
         page.screenshot(path=str(tmp_path / "notebook.png"), full_page=True)
     finally:
         page.close()

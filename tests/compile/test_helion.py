@@ -101,3 +101,35 @@ def test_a_helion_error_names_the_kernel_line_helion_stopped_at(tmp_path, sandbo
     rec = inspect_kernel(bad, target="sm_90", sandbox=sandbox, use_cache=False)
     assert rec.error is not None and rec.error.line == 10 and rec.error.file == str(bad)
     assert "Helion" in rec.error.message
+
+
+@pytest.mark.gpu
+def test_natively_a_helion_kernel_compiles_and_its_profile_lands_on_its_helion_lines(tmp_path):
+    """On the GPU: the file's own call on real tensors, the generated kernel compiled by the GPU's
+    driver, profiled by Nsight Compute, the measured lines being the Helion file's."""
+    import json
+    import subprocess
+    import sys
+
+    from inspector.profile.measured import Profile
+    from inspector.profile.run_ncu import find_ncu
+
+    path = FIXTURES / "row_softmax.py"
+    rec = inspect_kernel(path, target="native", kernel="row_softmax", use_cache=False)
+    assert rec.error is None and rec.mode == "native" and rec.resources.source == "driver", rec.error
+    assert rec.call_origin == "file" and rec.generated.kernel == "_helion_row_softmax"
+    if find_ncu() is None:
+        pytest.skip("Nsight Compute is not installed on this GPU machine")
+    out = tmp_path / "p.json"
+    run = subprocess.run([sys.executable, "-m", "inspector", "profile", str(path), "--kernel", "row_softmax",
+                          "--out", str(out)], capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    prof = Profile.from_dict(json.loads(out.read_text()))
+    load_line = _line_of(path.read_text(), CASES["row_softmax"][1])
+    lines = {l.line: l for l in prof.lines}
+    assert load_line in lines and lines[load_line].sectors, sorted(lines)
+    assert all(path.read_text().split("\n")[n - 1].strip() == l.source for n, l in lines.items())
+    print(f"\nHelion row_softmax on {rec.device_name}: registers {rec.resources.registers}, "
+          f"duration {prof.figures.get('duration')}, lines " +
+          ", ".join(f"{l.line}: {l.share:.0%} of samples, {l.sectors} sectors (ideal {l.ideal_sectors})"
+                    for l in prof.lines))
