@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from inspector.testing.browser import (REPO, choose, editor_text, kernel_upload, local_page, metric,
+from inspector.testing.browser import (REPO, choose, editor_text, kernel_upload, local_page, marker_on_line, metric,
                                        panes_frame, type_at_line_end, wait_for, wait_idle)
 from browser_support import SHOTS, serve
 
@@ -191,6 +191,32 @@ def test_upload_a_kernel_file(page, server, tmp_path):
     assert "def scale_kernel" in editor_text(page)
     frame = panes_frame(page)
     assert frame.locator(".pane[data-pane=ptx] .r", has_text="ld.global").count() >= 1
+
+
+def test_a_helion_file_opens_with_its_generated_triton_linked_to_the_editor(page, server, tmp_path):
+    """A Helion kernel file uploaded: the editor holds the Helion text, the generated Triton stands
+    beside the PTX, and a click on the Helion line that indexes `x` lights the generated loads and
+    the PTX's; the load's gutter marker sits on the Helion line."""
+    url, _ = server
+    mine = tmp_path / "row_softmax.py"
+    mine.write_text((REPO / "tests" / "fixtures" / "helion" / "row_softmax.py").read_text())
+    page.goto(f"{url}/?kernel=add&target=sm_90")
+    page.get_by_text("Registers / thread").first.wait_for()
+    wait_idle(page)
+    kernel_upload(page).set_input_files(str(mine))
+    page.get_by_text("Compiled row_softmax.py for sm_90").first.wait_for()
+    wait_idle(page)
+    frame = panes_frame(page)
+    assert "triton" in frame.evaluate("document.body.dataset.panes").split(",")
+    frame.locator(".cm-line", has_text="row = x[tile, :].to(torch.float32)").click()
+    generated = frame.locator(".pane[data-pane=triton] .r.hit")
+    generated.first.wait_for()
+    assert any("tl.load(x +" in s for s in generated.all_inner_texts())
+    ptx = frame.locator(".pane[data-pane=ptx] .r.hit")
+    ptx.first.wait_for()
+    assert any("ld.global" in s for s in ptx.all_inner_texts())
+    load_line = mine.read_text().split("\n").index("        row = x[tile, :].to(torch.float32)") + 1
+    assert wait_for(lambda: marker_on_line(frame, load_line), f"the load's marker on Helion line {load_line}")
 
 
 def test_eight_sessions_compiling_at_once_get_their_own_results(browser, server):
