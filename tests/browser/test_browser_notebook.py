@@ -47,12 +47,17 @@ def test_a_notebook_shows_linked_panes_and_sector_use(browser, tmp_path, monkeyp
                                   'args={"n": 4095})'),
         nbformat.v4.new_code_cell(CELL_KERNEL),
         nbformat.v4.new_code_cell(HELION_CELL),
+        # the record itself displays the same way (its rich display, registered by `import inspector`)
+        nbformat.v4.new_code_cell("from inspector.compile.api import inspect_kernel\n"
+                                  f"inspect_kernel({str(KERNELS / 'add.py')!r}, target='sm_90', args={{'n': '4095'}})"),
     ]
     nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
                             ).execute()
     for cell in nb.cells:
         assert not [o for o in cell.outputs if o.output_type == "error"], cell.outputs
         assert any("text/html" in o.get("data", {}) for o in cell.outputs), cell.outputs
+    record_html = next(o["data"]["text/html"] for o in nb.cells[3].outputs if "text/html" in o.get("data", {}))
+    assert "tki-panes" in record_html and "add_kernel" in record_html
     body, _ = nbconvert.HTMLExporter().from_notebook_node(nb)
     page_file = tmp_path / "executed.html"
     page_file.write_text(body)
