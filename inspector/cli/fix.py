@@ -90,6 +90,8 @@ def format_report(report: Any) -> list[str]:
             if t.candidate.assumptions and t.candidate.kind == "hint":
                 out.append(f"     holds: {_mark(t.assumptions_hold)}" + (f" ({t.assumptions_note})" if t.assumptions_note else ""))
             out.append(f"     outputs equal: {_mark(t.checked)}" + (f" ({t.checked_note})" if t.checked_note else ""))
+            if t.candidate.elsewhere:
+                out.append(f"     also: {t.candidate.elsewhere}")
             if t.ms is not None and report.ms:
                 out.append(f"     measured: {report.ms * 1000:.1f} us -> {t.ms * 1000:.1f} us "
                            f"({report.ms / t.ms:.2f}x, the example's launches replayed)")
@@ -110,18 +112,40 @@ def report_json(report: Any) -> dict[str, Any]:
     }
 
 
+def _user_file(opened: Any) -> Any:
+    """The kernel's own file as the run saw it (None when the capture did not keep it)."""
+    from ..fixes.user_file import UserFile
+
+    if opened.entry is None or opened.run is None or opened.run.capture is None:
+        return None
+    kept = opened.run.capture.files.get(opened.entry.file_id) or {}
+    return UserFile(kept["path"], kept["text"]) if kept.get("path") and kept.get("text") else None
+
+
 def run(ns: argparse.Namespace) -> int:
     """Handler for `fix`."""
     from ..fixes import fix
     from .options import inspect_from
 
-    rec = inspect_from(ns)
+    user = None
+    if getattr(ns, "run", None):  # through a program's run: made on its reproducer, written onto the user's file
+        from ..capture.by_running import open_run
+
+        opened = open_run(ns.run, kernel=ns.kernel, target=ns.target, **compile_request(ns).changes(),
+                          **run_options(ns))
+        rec, user = opened.rec, _user_file(opened)
+    else:
+        rec = inspect_from(ns)
     if rec.error and not rec.stages:
         report_error(rec)
         return 1
     report = fix(rec.file, kernel=rec.kernel, target=ns.target, check=not ns.no_check, record=rec,
                  findings=ns.finding, autotune_index=ns.autotune_config, **compile_request(ns).changes(),
                  **run_options(ns))
+    if user is not None:
+        from ..fixes.user_file import to_user_file
+
+        to_user_file(report, user)
     if ns.apply is not None:
         flat = [t for ff in report.findings for t in ff.candidates]
         if not 1 <= ns.apply <= len(flat):

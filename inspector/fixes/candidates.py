@@ -50,6 +50,8 @@ class Candidate:
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     knob: tuple[str, Any] | None = None  # (name, new value) of the one option or constexpr it sets
     relines: Any = None  # a `peel.Peeled` where the edit wrote lines twice (its lines moved)
+    file: str = ""  # the file `source` and `diff` are of, when not the record's (`user_file`: --run)
+    elsewhere: str = ""  # what the edit needs outside that file (a launch setting), or why it stays there
 
 
 @dataclass

@@ -5,7 +5,9 @@ launch by launch; every `tl.multiple_of` a candidate added is checked against th
 reached it.
 
 Only a file with an `example()` can be checked: the launch a test, a wrapper or `__main__` made is
-not re-run, and such candidates say so (`checked` None).
+not re-run, and such candidates say so (`checked` None). A kernel opened through a program's run
+(`--run`) is checked on the capture's reproducer, whose example() replays the launch with the run's
+own index tensors: the promises are checked against the data the program really passed.
 """
 
 from __future__ import annotations
@@ -36,12 +38,18 @@ class Check:
     promises: int = 0  # scalar tl.multiple_of evaluations seen (0: the promise was never reached)
 
 
+def replays(rec: Inspection) -> bool:
+    """Whether the record's file has an `example()` that replays its launch: the file's own, or a
+    capture's reproducer (`--run`), whose example() reads the run's own index tensors."""
+    return rec.call_origin == "example" or (rec.call_origin.startswith("run: ") and "\ndef example(" in rec.source)
+
+
 def check_candidates(rec: Inspection, sources: list[str], seconds: float = SECONDS_PER_RUN,
                      jailed: bool = True) -> list[Check]:
     """One Check per candidate text (see the module docstring)."""
     if not sources:
         return []
-    if rec.call_origin != "example":
+    if not replays(rec):
         why = ("the launch came from " + (f"`{rec.call_origin}`" if rec.call_origin else "no call in the file")
                + "; only a file's example() is re-run to compare outputs")
         return [Check(None, why) for _ in sources]

@@ -19,6 +19,7 @@ import inspect
 import json
 import os
 import random
+import shutil
 import signal
 import sys
 import tempfile
@@ -73,6 +74,12 @@ def text_module(path: str, source: str, label: str) -> tuple[Any, Any, str]:
     file = os.path.join(folder, f"{name}.py")
     with open(file, "w", encoding="utf-8") as f:
         f.write(source)
+    # a reproducer's launch data (`<name>.data.npz` beside it: a run's index tensors) goes with it,
+    # or its example() would make up zeros and every promise about them would hold
+    from .. import launch_data
+
+    if os.path.exists(launch_data.sidecar(path)):
+        shutil.copyfile(launch_data.sidecar(path), launch_data.sidecar(file))
     spec = importlib.util.spec_from_file_location(f"_inspector_{label}_{name}", file)
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     sys.modules[spec.name] = module  # type: ignore[union-attr]

@@ -57,7 +57,8 @@ class Tried:
             "assumptions_note": self.assumptions_note, "checked": self.checked, "checked_note": self.checked_note,
             "finding_gone": self.finding_gone, "changes": self.changes, "ms": self.ms, "ms_note": self.ms_note,
             "new_findings": [{"code": c, "line": l, "severity": s} for c, l, s in self.new_findings],
-            "score": round(self.score, 2),
+            "score": round(self.score, 2), "file": self.candidate.file or None,
+            "elsewhere": self.candidate.elsewhere or None,
             "after": explanation_json(self.after) if self.after is not None else None,
         }
 

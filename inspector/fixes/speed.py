@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 
 from ..record import Inspection
-from .check import PACKAGE_ROOT
+from .check import PACKAGE_ROOT, replays
 
 SECONDS_PER_RUN = 60.0  # a native run and its timing: compile, example, do_bench's 125 ms
 
@@ -32,8 +32,8 @@ def timeable(rec: Inspection) -> str:
     """Empty when `rec` can be timed, else why not."""
     if rec.mode != "native":
         return "no GPU: the inspection is GPU-free (open it with --target native on a GPU to time candidates)"
-    if rec.call_origin != "example":
-        return "only a file's example() is run to time it"
+    if not replays(rec):
+        return "only a file's example() (or a run's reproducer) is run to time it"
     return ""
 
 
