@@ -376,13 +376,41 @@ def load_native(kernel: Any) -> dict[str, int]:
 
 
 def heuristic_names(obj: Any) -> set[str]:
-    """The arguments `triton.heuristics` wrappers around a kernel compute."""
+    """The arguments `triton.heuristics` wrappers around a kernel compute. A heuristic that reads
+    its own argument (`"REQUIRES_GRAD": lambda args: args["REQUIRES_GRAD"]`, cut-cross-entropy's)
+    computes nothing: the caller must pass it, so it is not counted."""
     names: set[str] = set()
     while not isinstance(obj, JITFunction) and obj is not None:
         if isinstance(obj, Heuristics):
-            names |= set(obj.values)
+            names |= {name for name, fn in obj.values.items() if name not in _keys_read(fn)}
         obj = getattr(obj, "fn", None)
     return names
+
+
+class _Reading(dict):
+    """An argument dict that answers 1 for every name and remembers which names were read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read: set[str] = set()
+
+    def __getitem__(self, key: Any) -> Any:
+        self.read.add(key)
+        return 1
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self.read.add(key)
+        return 1
+
+
+def _keys_read(fn: Any) -> set[str]:
+    """The argument names a heuristic reads (called once on a dict that answers 1 to everything)."""
+    args = _Reading()
+    try:
+        fn(args)
+    except Exception:  # noqa: BLE001 - a heuristic doing arithmetic on tensors: what it read so far
+        pass
+    return args.read
 
 
 def _config_pre_hook(tuner: Autotuner, launch: Launch, config_kwargs: dict[str, Any]) -> None:

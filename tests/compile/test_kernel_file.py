@@ -141,3 +141,19 @@ def test_a_notebook_style_file_runs_past_what_needs_data_or_a_missing_module(tmp
     assert rec.kernel == "scale_kernel" and rec.call_origin == "file"
     assert rec.stopped["line"] == 5 and "a_module_this_machine_lacks" in rec.stopped["message"]
     assert {p.name: p.value for p in rec.parameters}["n"] == 4096  # the file's own call, not a made-up one
+
+
+def test_a_heuristics_wrapper_stands_for_its_kernel_and_a_heuristic_that_reads_itself_is_asked_for(sandbox):
+    """`scale_kernel = triton.heuristics({...})(_scale)`: the wrapper is the kernel (its heuristics
+    fill EVEN); REQUIRES_GRAD, which its heuristic only reads back, is asked for with BLOCK (it
+    was a KeyError inside the heuristic), and the values given compile."""
+    from inspector.compile.api import inspect_kernel
+
+    path = REPO / "tests" / "fixtures" / "kernel_file_forms" / "heuristics_wrapper.py"
+    asked = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert asked.error is not None and asked.error.kind == "missing_constexpr", asked.error
+    missing = {m["name"] if isinstance(m, dict) else m for m in asked.error.details["missing"]}
+    assert missing == {"REQUIRES_GRAD", "BLOCK"} and asked.kernel in ("", "scale_kernel"), missing
+    given = inspect_kernel(path, target="sm_90", consts={"REQUIRES_GRAD": "True", "BLOCK": "256"}, sandbox=sandbox,
+                           use_cache=False)
+    assert given.error is None and given.kernel == "scale_kernel", given.error
