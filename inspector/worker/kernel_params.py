@@ -183,6 +183,32 @@ class _Bases:
         return []
 
 
+def _alternatives(expr: ast.expr, flow: "_Flow", params: set[str], depth: int = 0) -> list[ast.expr]:
+    """The addresses an address may be, where its base is chosen (xformers' `x_in = tl.where(is_v,
+    xv, tl.where(is_q, xq, xk))`, then `tl.load(x_in + cols)`): each branch is a pointer. Follows
+    the left operand of `+`/`-`, subscripts and locals assigned once; anything else is itself."""
+    if depth > 8:
+        return [expr]
+    node = expr
+    while True:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            node = node.left
+        elif isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Name) and node.id not in params and len(flow.assigned.get(node.id, [])) == 1:
+            node = flow.assigned[node.id][0]
+        else:
+            break
+    branches: list[ast.expr] = []
+    if isinstance(node, ast.Call) and _call_name(node) == "where" and len(node.args) == 3:
+        branches = [node.args[1], node.args[2]]
+    elif isinstance(node, ast.IfExp):
+        branches = [node.body, node.orelse]
+    if not branches:
+        return [expr]
+    return [a for b in branches for a in _alternatives(b, flow, params, depth + 1)]
+
+
 def _names_outside_loads(expr: ast.expr) -> list[str]:
     """Names an expression computes with, not looking inside `tl.load(...)` calls, nor inside calls
     of the kernel's own helpers (`load_ptr(ptrs, mask)`: what they return is not their pointer)."""
@@ -254,8 +280,11 @@ def parameter_usage(fn: Any, _depth: int = 0) -> Usage:
         todo.extend(n for v in flow.assigned.get(name, []) for n in _names_outside_loads(v))
 
     def pointer_of(expr: ast.expr) -> list[str]:
-        first = next((n for n in bases.of(expr) if n in params and n not in integer_names), None)
-        return [first] if first else []
+        out = []
+        for alternative in _alternatives(expr, flow, set(params)):
+            first = next((n for n in bases.of(alternative) if n in params and n not in integer_names), None)
+            out += [first] if first and first not in out else []
+        return out
 
     candidates: set[str] = set()
     for address in flow.addresses:

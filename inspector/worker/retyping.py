@@ -1,4 +1,4 @@
-"""Pointer dtypes from Triton's own type errors, for calls the inspector made up.
+"""Pointer dtypes (and a number's type) from Triton's own type errors, for calls the inspector made up.
 
 A made-up call (from the signature, or made-up inputs handed to the file's wrapper) gives a pointer
 the dtype its uses suggest (`kernel_params`): floats, int64 for values that index or bound a loop,
@@ -9,8 +9,9 @@ so when it compiles: "unexpected type fp32", "cannot cast fp32[] to pointer", "B
 same type", "invalid operands of type fp32 and int32". The error points at a node of the kernel;
 the pointers whose values reach that node (through the kernel's assignments, or named in it) are
 given, all together, each dtype the message and the node name first, then the integer and
-half-precision families, until the compile gets past that node. A new error further on is the next
-step. At most `MAX_RETYPES` extra compiles; a call from the user's own code (an example, a test, a
+half-precision families, until the compile gets past that node; a made-up integer that reaches a
+node Triton refused for mixing integers and floats becomes a float. A new error further on is the
+next step. At most `MAX_RETYPES` extra compiles; a call from the user's own code (an example, a test, a
 capture) is never changed: its dtypes are the user's.
 """
 
@@ -156,6 +157,26 @@ def _options(clash: TypeClash, current: set[str]) -> list[str]:
     return [d for d in dict.fromkeys([*named, *families]) if d not in current]
 
 
+def _numbers_as_floats(clash: TypeClash, kernel: Any, values: dict[str, Any], state: Retyping) -> dict[str, float]:
+    """Made-up integers that reach a node Triton refused for mixing an integer with a float
+    (`pow(theta, powers / -dim)` with `theta` made up as 4096: "(int32, float32)"), as floats."""
+    message = clash.message.lower()
+    if clash.fn is not kernel or not (re.search(r"\bu?int\d+", message) and re.search(r"float|fp\d+|bf16", message)):
+        return {}
+    ints = {n for n, v in values.items() if isinstance(v, int) and not isinstance(v, bool) and n not in state.fixed}
+    names = _reaching(kernel, clash.node, ints)
+    key = (frozenset(names), "float")
+    if not names or key in state.tried:
+        return {}
+    state.tried.add(key)
+    state.compiles += 1
+    for n in names:
+        state.given[n] = "float"
+    state.notes.append(f"{', '.join(names)}: a float (an integer, where Triton stopped at line {clash.line}: "
+                       f"{textwrap.shorten(clash.message, 120)})")
+    return {n: float(values[n]) for n in names}
+
+
 def next_retyping(err: BaseException, kernel: Any, fns: list[Any], values: dict[str, Any],
                   state: Retyping) -> dict[str, Any] | None:
     """Tensors to pass instead (parameter -> a meta tensor of another dtype) for the next compile,
@@ -174,6 +195,9 @@ def next_retyping(err: BaseException, kernel: Any, fns: list[Any], values: dict[
     if clash is None:
         return None
     state.last = clash
+    floats = _numbers_as_floats(clash, kernel, values, state)
+    if floats:
+        return floats
     pointers = {n for n, v in values.items() if isinstance(v, torch.Tensor) and n not in state.fixed}
     if re.search(r"\bptr\b|pointer", clash.message):
         # a number where the kernel loads (a wrapper's `scale` made up as 1.0): a one-element tensor
