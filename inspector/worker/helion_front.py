@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from . import kernel_file as kf
-from ..record import ErrorInfo, Generated, InspectRequest
+from ..record import ErrorInfo, Generated, InspectRequest, Inspection
 
 # How many configs of Helion's own search are listed beside the given and default ones.
 SEARCH_CONFIGS = 5
@@ -295,3 +295,18 @@ def _version(helion: Any) -> str:
         return version("helion")
     except PackageNotFoundError:
         return getattr(helion, "__version__", "")
+
+
+def attach(rec: Inspection, front: Front, path: str) -> None:
+    """Make the generated kernel's record the Helion file's: the generated code as the "triton"
+    stage, the Helion kernels and configs, and an error in the generated code at its Helion line."""
+    generated = front.generated
+    rec.stages["triton"] = front.request.source or ""
+    rec.generated = generated
+    rec.kernel, rec.kernels_in_file = front.name, front.names
+    rec.autotune_configs, rec.autotune_index = front.configs, front.index
+    rec.call_origin = "file" if front.called else "signature"
+    err = rec.error
+    if err is not None and err.file == generated.file:
+        err.details = {**(err.details or {}), "generated_line": err.line}
+        err.file, err.line = path, generated.user_line(err.line)

@@ -220,15 +220,8 @@ def _inspect_helion(rec: Inspection, request: InspectRequest, path: str, workdir
         rec.error = f.info
     except Exception as e:  # noqa: BLE001 - classified as inspect_file would, then tied to the Helion line
         rec.error = error_info(e, generated.file, module_fns, stage=getattr(e, "_inspector_stage", "compile"))
-    rec.stages["triton"] = front.request.source or ""
-    rec.source, rec.generated = helion_source, generated
-    rec.kernel, rec.kernels_in_file = front.name, front.names
-    rec.autotune_configs, rec.autotune_index = front.configs, front.index
-    rec.call_origin = "file" if front.called else "signature"
-    err = rec.error
-    if err is not None and err.file == generated.file:
-        err.details = {**(err.details or {}), "generated_line": err.line}
-        err.file, err.line = path, generated.user_line(err.line)
+    rec.source = helion_source
+    helion_front.attach(rec, front, path)
     return True
 
 

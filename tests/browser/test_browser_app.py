@@ -172,6 +172,16 @@ def test_text_typed_just_before_switching_kernel_is_kept(page, server):
     assert not saved.exists()
 
 
+def _upload(page, url: str, path) -> None:
+    """Open the page, upload `path` as a kernel file and wait for its first compile (sm_90)."""
+    page.goto(f"{url}/?kernel=add&target=sm_90")
+    page.get_by_text("Registers / thread").first.wait_for()
+    wait_idle(page)
+    kernel_upload(page).set_input_files(str(path))
+    page.get_by_text(f"Compiled {path.name.replace(' ', '_')} for sm_90").first.wait_for()
+    wait_idle(page)
+
+
 def test_upload_a_kernel_file(page, server, tmp_path):
     url, home = server
     mine = tmp_path / "scale kernel.py"
@@ -180,12 +190,7 @@ def test_upload_a_kernel_file(page, server, tmp_path):
         "def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 256):\n"
         "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
         "    tl.store(out_ptr + offs, 2 * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n")
-    page.goto(f"{url}/?kernel=add&target=sm_90")
-    page.get_by_text("Registers / thread").first.wait_for()
-    wait_idle(page)
-    kernel_upload(page).set_input_files(str(mine))
-    page.get_by_text("Compiled scale_kernel.py for sm_90").first.wait_for()
-    wait_idle(page)
+    _upload(page, url, mine)
     assert "kernel=file%3Ascale_kernel.py" in page.url or "kernel=file:scale_kernel.py" in page.url
     assert (workspace_dir(page, home) / "files" / "scale_kernel.py").read_text() == mine.read_text()
     assert "def scale_kernel" in editor_text(page)
@@ -200,12 +205,7 @@ def test_a_helion_file_opens_with_its_generated_triton_linked_to_the_editor(page
     url, _ = server
     mine = tmp_path / "row_softmax.py"
     mine.write_text((REPO / "tests" / "fixtures" / "helion" / "row_softmax.py").read_text())
-    page.goto(f"{url}/?kernel=add&target=sm_90")
-    page.get_by_text("Registers / thread").first.wait_for()
-    wait_idle(page)
-    kernel_upload(page).set_input_files(str(mine))
-    page.get_by_text("Compiled row_softmax.py for sm_90").first.wait_for()
-    wait_idle(page)
+    _upload(page, url, mine)
     frame = panes_frame(page)
     assert "triton" in frame.evaluate("document.body.dataset.panes").split(",")
     frame.locator(".cm-line", has_text="row = x[tile, :].to(torch.float32)").click()
