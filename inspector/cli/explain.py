@@ -23,7 +23,6 @@ from ..compile.api import code_digest
 from ..compile.cache import Cache, cache_key
 from .options import add_compile_options, command_parser, inspect_from
 from .output import report_error, summary_line
-from inspector.analysis.words import line_words
 from inspector.record import SEVERITIES, STAGE_TITLES, Inspection
 
 
@@ -76,6 +75,7 @@ def generated_note(rec: Inspection) -> list[str]:
 def format_explanation(rec: Inspection, all_layouts: bool = False) -> list[str]:
     """The human-readable report."""
     from inspector.analysis import explain
+    from inspector.analysis.words import line_words
 
     ex = explain(rec)
     out = [summary_line(rec), *generated_note(rec), ""]

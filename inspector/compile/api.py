@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import importlib.util
 import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..files import sha256
 from .cache import Cache, cache_key
 from .project import fingerprint, locate, module_file
 from ..record import ErrorInfo, InspectRequest, Inspection, SCHEMA_VERSION
@@ -58,7 +58,7 @@ def code_digest(*patterns: str) -> str:
     """What of the inspector's code (files matching `patterns` under the package) makes a result:
     the files' names, sizes and modification times (a stat each, not a read: a cache hit pays
     this every time)."""
-    h = hashlib.sha256()
+    h = sha256()
     for pattern in patterns:
         for path in sorted(PACKAGE_DIR.glob(pattern)):
             st = path.stat()

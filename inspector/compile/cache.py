@@ -18,22 +18,21 @@ interpreter exits, so a CLI call's entry is on disk before its process ends.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import logging
 import os
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import places
-from ..files import atomic_write_text
+from ..files import atomic_write_text, sha256
+
+if TYPE_CHECKING:  # imported where the first write starts: a cache hit reads only
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 
 ENTRY_FORMAT = 2  # bump when the entry's envelope changes
 
-_log = logging.getLogger(__name__)
 _writer: ThreadPoolExecutor | None = None
 _pending: dict[Path, Future] = {}  # path -> its latest write not yet done
 _pending_lock = threading.Lock()
@@ -47,7 +46,7 @@ def default_cache_dir() -> Path:
 def cache_key(parts: dict[str, Any]) -> str:
     """Stable hash of a JSON-able description of the inputs."""
     blob = json.dumps(parts, sort_keys=True, default=str).encode()
-    return hashlib.sha256(blob).hexdigest()
+    return sha256(blob).hexdigest()
 
 
 class Cache:
@@ -90,6 +89,8 @@ class Cache:
         global _writer
         with _pending_lock:
             if _writer is None:
+                from concurrent.futures import ThreadPoolExecutor  # a writer's import: a hit reads only
+
                 _writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="inspector-cache-writer")
             future = _writer.submit(_write, path, text)
             _pending[path] = future
@@ -122,7 +123,9 @@ def _write(path: Path, text: str) -> None:
     try:
         atomic_write_text(path, text)
     except OSError as e:
-        _log.warning("could not store the cache entry %s: %s", path, e)
+        import logging
+
+        logging.getLogger(__name__).warning("could not store the cache entry %s: %s", path, e)
 
 
 def _wait_for(path: Path) -> None:

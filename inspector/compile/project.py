@@ -7,10 +7,11 @@ package). Never imports the user's code, torch or Triton.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 from dataclasses import dataclass
+
+from ..files import sha256
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
 
@@ -86,7 +87,7 @@ def _content_digest(path: str, st: os.stat_result) -> str:
     key = (path, st.st_size, st.st_mtime_ns)
     if key not in _content_digests:
         with open(path, "rb") as f:
-            _content_digests[key] = hashlib.sha256(f.read()).hexdigest()
+            _content_digests[key] = sha256(f.read()).hexdigest()
     return _content_digests[key]
 
 
@@ -96,7 +97,7 @@ def fingerprint(loc: ModuleLocation, limit: int = 5000) -> str:
     utilities recompiles a kernel that imports them. Contents, not modification times: a fresh
     checkout of the same commit (a CI run) finds the records the previous run cached."""
     top = os.path.join(loc.import_root, loc.name.split(".")[0]) if loc.package else loc.import_root
-    h = hashlib.sha256()
+    h = sha256()
     n = 0
     for folder, dirs, files in os.walk(top):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")

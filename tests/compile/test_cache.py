@@ -137,5 +137,7 @@ def test_a_cache_hit_imports_nothing_it_does_not_need(tmp_path):
         assert again.returncode == 0 and again.stdout == first.stdout
         imported = {line.split("|")[-1].strip() for line in again.stderr.splitlines() if line.startswith("import time:")}
         heavy = {m for m in imported if m.split(".")[0] in ("torch", "triton", "pygments", "numpy")
-                 or m.startswith(("inspector.isolation", "inspector.occupancy", "inspector.analysis"))}
+                 or m.startswith(("inspector.isolation", "inspector.occupancy", "inspector.analysis"))
+                 # a writer's imports, and OpenSSL's bindings (the hash is CPython's own)
+                 or m in ("concurrent.futures", "logging", "_hashlib")}
         assert not heavy, (command, sorted(heavy))
