@@ -1,7 +1,7 @@
 """The second corpus (tests/fixtures/published/five_more_projects): 38 published files from five projects the first corpus does
 not use (fla-core, gemlite, flashinfer, mamba-ssm, flash-attn), Gluon kernels among them, chosen
-by a rule fixed before any was tried (tests/fixtures/published/five_more_projects/README.md). Each opens with the CLI alone, as
-published, for every target it is portable to; the few that do not are listed with why (a strict
+by a rule fixed before any was tried (tests/fixtures/published/five_more_projects/README.md). Each opens with nothing but what the
+tool names, for every target it is portable to; the few that do not are listed with why (a strict
 xfail: a fix must remove the entry), and the two no supported Triton release compiles must say so
 at the right line."""
 
@@ -11,7 +11,7 @@ import hashlib
 import json
 
 import pytest
-from corpus import cases, gap, cli, manifest, opens_with_the_cli_alone
+from corpus import cases, gap, cli, manifest, opens_as_published
 
 CORPUS, MANIFEST = manifest("five_more_projects")
 
@@ -32,8 +32,8 @@ def test_at_least_nine_in_ten_open_as_published():
 
 
 @pytest.mark.parametrize("entry, target", list(cases(MANIFEST)))
-def test_a_published_file_opens_with_the_cli_alone(entry, target):
-    opens_with_the_cli_alone(CORPUS, entry, target)
+def test_a_published_file_opens_as_published(entry, target, sandbox):
+    opens_as_published(CORPUS, entry, target, sandbox)
 
 
 @pytest.mark.parametrize("name, line, words", [
