@@ -269,7 +269,10 @@ def compile_launch(
         final.args = {n: bound[n] for n in names if n in bound}
         final.options = {k: v for k, v in extra.items() if k not in ("debug", "instrumentation_mode")}
         final.grid = grid
-        positional = [bound[n] for n in names if n in bound]
+        # every parameter in order, a default where the call left one out: a later argument
+        # (an autotune config's EVEN_K) must not slide into an earlier one's place (gemlite's
+        # `meta_evict_policy` received True and Triton refused it as an eviction policy)
+        positional = [bound[p.name] if p.name in bound else p.default for p in self.params]
         return jit_run(self, *positional, grid=grid, warmup=True, **extra)
 
     call_kwargs = dict(launch.kwargs)

@@ -782,3 +782,33 @@ def test_the_record_says_what_the_files_own_launch_passed(tmp_path):
     assert next(p for p in rec.parameters if p.name == "n").given is None
     bare = inspect_kernel(KERNELS / "add.py", target="sm_90", kernel="add_kernel", args={"n": "64"})
     assert all(p.given is not None for p in bare.parameters)  # the example's launch of that kernel
+
+
+SKIPPED_DEFAULT = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x_ptr, n, POLICY: tl.constexpr = "", DOUBLE: tl.constexpr = False, BLOCK: tl.constexpr = 128):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, eviction_policy=POLICY)
+    if DOUBLE:
+        x = x * 2
+    tl.store(x_ptr + offs, x, mask=offs < n)
+
+
+def example(device):
+    x = torch.empty(128, device=device)
+    scale[(1,)](x, 128, DOUBLE=True)
+"""
+
+
+def test_a_parameter_the_call_leaves_to_its_default_keeps_it(tmp_path, sandbox):
+    """A call that skips a defaulted parameter and names a later one: the later value stays in its
+    own place (it slid into POLICY's, and Triton refused `True` as an eviction policy: gemlite's gemv)."""
+    rec = inspect_kernel(write(tmp_path, "skipped.py", SKIPPED_DEFAULT), target="sm_90", sandbox=sandbox,
+                         use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert "mul" in rec.stages["ttir"]  # DOUBLE=True compiled in
