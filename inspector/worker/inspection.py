@@ -30,7 +30,7 @@ from .errors import error_info
 from .passes import split_pass_dump
 from ..record import ErrorInfo, InspectRequest, Inspection, Parameter
 from .reproduce import standalone_file
-from .retyping import Retyping, next_retyping
+from .retyping import Retyping, left_out, next_retyping, say_retyped
 from .stand_in_device import stand_in_device
 from . import helion_front, helper_harness, suggestions
 from .package_callers import launch_from_package
@@ -437,6 +437,10 @@ def _compile_call(launch: tc.Launch, overrides: dict[str, Any], options: dict[st
             kernel, final = tc.compile_launch(launch, overrides, options, config_kwargs)
             return kernel, final, overrides
         except Exception as e:  # noqa: BLE001 - retried when the error is about a made-up dtype
+            filled = left_out(e, overrides, retyping) if retyping is not None else None
+            if filled:
+                overrides = {**overrides, **filled}
+                continue
             new = next_retyping(e, launch.jit, [*fns, launch.jit], {**values, **overrides}, retyping) \
                 if retyping is not None else None
             if not new:
@@ -464,16 +468,6 @@ def _check_suggestions(e: kf.KernelFileError, info: kf.KernelInfo, overrides: di
             e.args = (e.message,)
     except Exception:  # noqa: BLE001
         e.details["checked"] = False
-
-
-def _say_retyped(retyping: Retyping | None, log: io.StringIO, compiled: bool) -> None:
-    if retyping is None or not retyping.notes:
-        return
-    outcome = "compiled with" if compiled else "still failed after"
-    log.write(f"note: the made-up call's pointer dtypes, from Triton's own type errors ({outcome} "
-              f"{len(retyping.notes)} change{'s' if len(retyping.notes) > 1 else ''}): "
-              + "; ".join(retyping.notes) + "\n")
-    retyping.notes.clear()
 
 
 def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, log: io.StringIO, module_fns: list) -> None:
@@ -535,7 +529,7 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
                 kernel, final, arg_overrides = _compile_call(launch, arg_overrides, options, config_kwargs, retyping,
                                                              previous, module_fns)
         except Exception as e:  # noqa: BLE001 - classified, then re-raised as a record
-            _say_retyped(retyping, log, compiled=False)
+            say_retyped(retyping, log, compiled=False)
             if tc.is_out_of_resources(e) and attempt + 1 < len(candidates):
                 log.write(f"autotune config {index} does not fit {rec.target} ({e}): skipped, as the "
                           "autotuner skips it on a real GPU\n")
@@ -551,7 +545,7 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
                       f"{rec.target} allows per block: skipped, as the autotuner skips it on a real GPU\n")
             continue
         break
-    _say_retyped(retyping, log, compiled=True)
+    say_retyped(retyping, log, compiled=True)
     ptxas_text = ptxas_buf.getvalue()
     user_out = "\n".join(l for l in ptxas_text.splitlines() if "ptxas" not in l and not l.startswith("    ")).strip()
     if user_out:

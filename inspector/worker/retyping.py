@@ -242,3 +242,28 @@ def next_retyping(err: BaseException, kernel: Any, fns: list[Any], values: dict[
                            f"line {clash.line}: {first})")
         return new
     return None
+
+
+def left_out(err: BaseException, overrides: dict[str, Any], state: Retyping) -> dict[str, Any] | None:
+    """Values for the run-time arguments a made-up call left out (gemlite's wrapper passes its
+    meta-data strides only for some scale modes): the values the tool offers for them, once."""
+    from .. import triton_compat as tc
+    from .kernel_file import parse_value, suggested_value
+
+    if not isinstance(err, tc.MissingArguments) or err.constexpr or set(err.names) & set(overrides):
+        return None
+    filled = {n: parse_value(suggested_value(n)) for n in err.names}
+    state.notes.append(", ".join(f"{n}={v}" for n, v in filled.items()) + " (the made-up call left them out; "
+                                                                          "the values offered)")
+    return filled
+
+
+def say_retyped(state: Retyping | None, log: Any, compiled: bool) -> None:
+    """The log's note on what a made-up call's compile changed, once."""
+    if state is None or not state.notes:
+        return
+    outcome = "compiled with" if compiled else "still failed after"
+    log.write(f"note: the made-up call's pointer dtypes and missing arguments, from Triton's own type errors "
+              f"({outcome} {len(state.notes)} change{'s' if len(state.notes) > 1 else ''}): "
+              + "; ".join(state.notes) + "\n")
+    state.notes.clear()
