@@ -32,10 +32,12 @@ def strided_copy(src, dst, n, STRIDE: tl.constexpr, BLOCK: tl.constexpr):
 inspector.show(strided_copy, target="sm_90", consts={"STRIDE": 8, "BLOCK": 1024}, args={"n": 4096})'''
 
 
-# A Helion kernel defined in a cell (Helion 1.5.1's README matmul): its generated Triton is compiled
-HELION_CELL = (REPO / "tests" / "fixtures" / "helion" / "readme_matmul.py").read_text() + \
-    '\nimport inspector\ninspector.show(matmul, target="sm_90")'
-HELION_LOAD = "            acc = torch.addmm(acc, x[tile_m, tile_k], y[tile_k, tile_n])"
+# A Helion kernel defined in a cell (the fixture's row softmax, its __main__ block left out): its
+# generated Triton is compiled
+_HELION = (REPO / "tests" / "fixtures" / "helion" / "row_softmax.py").read_text()
+HELION_CELL = _HELION[:_HELION.index('if __name__ == "__main__":')] + \
+    'import inspector\ninspector.show(row_softmax, target="sm_90")'
+HELION_LOAD = "        row = x[tile, :].to(torch.float32)"
 
 
 def test_a_notebook_shows_linked_panes_and_sector_use(browser, tmp_path, monkeypatch):
@@ -78,7 +80,7 @@ def test_a_notebook_shows_linked_panes_and_sector_use(browser, tmp_path, monkeyp
             assert any("ld.global" in lit.nth(i).inner_text() for i in range(lit.count()))
             table = page.locator("table.tki-acc").nth(index)
             assert use in table.locator("tr", has_text=f"{line}").first.inner_text()
-        # the Helion cell: its addmm line lights the generated Triton's loads and the PTX's loads
+        # the Helion cell: its row's line lights the generated Triton's load and the PTX's loads
         helion_line = HELION_CELL.split("\n").index(HELION_LOAD) + 1
         frame = page.frame_locator("iframe.tki-panes").nth(2)
         frame.locator("body[data-ready='1']").wait_for()
@@ -86,10 +88,10 @@ def test_a_notebook_shows_linked_panes_and_sector_use(browser, tmp_path, monkeyp
         generated = frame.locator(".pane[data-pane=triton] .r.hit")
         wait_for(lambda: generated.count(), f"generated Triton rows lit by Helion line {helion_line}")
         texts = [generated.nth(i).inner_text() for i in range(generated.count())]
-        assert any("tl.load(x" in s for s in texts) and any("tl.dot(" in s for s in texts), texts
+        assert any("tl.load(x" in s for s in texts), texts
         ptx = frame.locator(".pane[data-pane=ptx] .r.hit")
         wait_for(lambda: ptx.count(), "PTX rows lit by the Helion line")
-        assert any(op in ptx.nth(i).inner_text() for i in range(ptx.count()) for op in ("ld.global", "cp.async"))
+        assert any("ld.global" in ptx.nth(i).inner_text() for i in range(ptx.count()))
         assert "Triton" in page.locator("table.tki-acc").nth(2).inner_text()  # `12 (Triton 31)`
         page.screenshot(path=str(tmp_path / "notebook.png"), full_page=True)
     finally:
