@@ -51,6 +51,8 @@ def _figure(name: str, v: Any) -> str:
         return f"{v * 100:.0f}%"
     if name == "width_bits":
         return f"{v}-bit"
+    if name.startswith("shared_excess"):
+        return f"{v:.2f}x"
     if name in ("spill_bytes", "shared_bytes"):
         return f"{v} B"
     return str(v)
@@ -58,7 +60,9 @@ def _figure(name: str, v: Any) -> str:
 
 _NAMES = {"width_bits": "access width", "sector_efficiency": "sector efficiency", "registers": "registers",
           "spill_bytes": "spills", "shared_bytes": "shared memory", "occupancy": "occupancy",
-          "conversions": "layout conversions through shared memory"}
+          "conversions": "layout conversions through shared memory",
+          "shared_excess": "shared wavefronts over the ideal (the line)",
+          "shared_excess_kernel": "shared wavefronts over the ideal (the kernel)"}
 
 
 def format_report(report: Any) -> list[str]:
@@ -81,7 +85,7 @@ def format_report(report: Any) -> list[str]:
                 continue
             out.append(head)
             verdict = "finding gone" if t.finding_gone else "finding stays"
-            moved = "; ".join(f"{_NAMES[k]} {_figure(k, a)} -> {_figure(k, b)}" for k, (a, b) in t.changes.items())
+            moved = "; ".join(f"{_NAMES.get(k, k)} {_figure(k, a)} -> {_figure(k, b)}" for k, (a, b) in t.changes.items())
             out.append(f"     {verdict}" + (f"; {moved}" if moved else "; nothing else changes"))
             for code, line, sev in t.new_findings:
                 out.append(f"     new [{sev}] {code}" + (f" at line {line}" if line else ""))

@@ -49,3 +49,20 @@ def test_a_fix_through_a_run_edits_the_users_file_and_keeps_its_promises_on_the_
     assert "1837" in note and first < int(note.split("line ")[1].split()[0]) < last, note
     assert all(c["file"] == str(tmp_path / "rows.py") and c["diff"].startswith("--- a/rows.py")
                for c in found["candidates"] if c["diff"])
+
+
+def test_the_text_report_names_every_figure_a_candidate_moves():
+    """A candidate that moves the shared-memory figures printed through the text report (it was a
+    KeyError: 'shared_excess' on Liger's rms_norm opened through a run)."""
+    from inspector.analysis.advisor import Finding
+    from inspector.cli.fix import format_report
+    from inspector.fixes.candidates import Candidate
+    from inspector.fixes.search import FindingFixes, FixReport, Tried
+    from inspector.record import Inspection
+
+    tried = Tried(Candidate("pad the tile", "x = 1\n", ""), changes={"shared_excess": [2.0, 1.0],
+                                                                     "shared_excess_kernel": [1.5, 1.0]})
+    report = FixReport(Inspection(kernel="k", target="sm_90"),
+                       [FindingFixes(Finding("bank_conflicts", "medium", 1.0, 3, "line 3: conflicts"), [tried])])
+    text = "\n".join(format_report(report))
+    assert "shared wavefronts over the ideal (the line) 2.00x -> 1.00x" in text, text
