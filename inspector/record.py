@@ -150,9 +150,13 @@ class Generated:
     config: dict[str, Any] = field(default_factory=dict)  # the config it was generated for
     version: str = ""  # the generator's release
 
+    def user_of(self) -> dict[int, int]:
+        """Generated line -> the user's line it came from."""
+        return {g: u for g, u in self.lines}
+
     def user_line(self, line: int | None) -> int | None:
         """The user's line a generated line came from (None: none, such as an import)."""
-        return dict((g, u) for g, u in self.lines).get(line) if line else None
+        return self.user_of().get(line) if line else None
 
 
 @dataclass

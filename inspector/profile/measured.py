@@ -177,7 +177,8 @@ def build_profile(rec: Inspection, source: LaunchSource, details: nd.LaunchDetai
     mapping = map_lines(rec.compiled_source or "", profiled_text, rec.compiled_kernel,
                         [(l.line, l.source) for l in counted])
     if rec.generated is not None:  # a Helion kernel: its generated line -> the Helion line it came from
-        mapping = {k: u for k, v in mapping.items() if (u := rec.generated.user_line(v))}
+        user_of = rec.generated.user_of()
+        mapping = {k: user_of[v] for k, v in mapping.items() if v in user_of}
     total = sum(int(l.metrics.get(SAMPLES) or 0) for l in counted) or 1
     user_lines = (rec.source or "").splitlines()
     merged: dict[int, ProfileLine] = {}
@@ -236,8 +237,9 @@ def predict_sectors(rec: Inspection, stop: Callable[[], bool] | None = None) -> 
         if rec.generated is None:
             return predicted
         on_user_lines: dict[int, tuple[int, int] | None] = {}  # a Helion line sums its generated lines
+        user_of = rec.generated.user_of()
         for line, sectors in predicted.items():
-            user = rec.generated.user_line(line)
+            user = user_of.get(line)
             if user is None:
                 continue
             before = on_user_lines.get(user, (0, 0))

@@ -27,16 +27,15 @@ def stage_line_maps(rec: Inspection) -> dict[str, dict[int, list[int]]]:
         return {}
     maps = {stage: {src: sorted(lines) for src, lines in sm.from_source.items() if lines}
             for stage, sm in mapping.stages.items()}
-    return to_user_lines(maps, rec.generated.lines) if rec.generated is not None else maps
+    return to_user_lines(maps, rec.generated.user_of()) if rec.generated is not None else maps
 
 
-def to_user_lines(maps: dict[str, dict[int, list[int]]], lines: list[list[int]]) -> dict[str, dict[int, list[int]]]:
+def to_user_lines(maps: dict[str, dict[int, list[int]]], user_of: dict[int, int]) -> dict[str, dict[int, list[int]]]:
     """Maps keyed by generated lines (a Helion kernel's Triton) re-keyed by the user's lines, with
     the generated source as one more pane ("triton"): a user's line lights what each of its
     generated lines became."""
-    user_of = {g: u for g, u in lines}
     out: dict[str, dict[int, list[int]]] = {"triton": {}}
-    for g, u in lines:
+    for g, u in user_of.items():
         out["triton"].setdefault(u, []).append(g)
     for stage, by_line in maps.items():
         merged: dict[int, set[int]] = {}

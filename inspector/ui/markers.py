@@ -220,13 +220,12 @@ def record_markers(rec: Inspection) -> Markers:
                      fix=i if f.severity != "info" else None)
     except Exception:  # noqa: BLE001 - markers are a convenience; the panes still show
         log.exception("markers failed for %s", rec.kernel)
-    return _on_user_lines(out, rec.generated.lines) if rec.generated is not None else out
+    return _on_user_lines(out, rec.generated.user_of()) if rec.generated is not None else out
 
 
-def _on_user_lines(out: Markers, lines: list[list[int]]) -> Markers:
+def _on_user_lines(out: Markers, user_of: dict[int, int]) -> Markers:
     """A generated kernel's source markers (a Helion kernel's Triton lines) on the generated pane
     and on the user's line each generated line came from."""
-    user_of = {g: u for g, u in lines}
     moved: Markers = {pane: items for pane, items in out.items() if pane != "source"}
     for line, items in out.get("source", {}).items():
         for item in items:

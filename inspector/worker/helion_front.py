@@ -3,9 +3,10 @@
 A file that defines `@helion.kernel` functions opens like a Triton kernel file. In the worker:
 
 1. the file runs as `python file.py` would (under the stand-in device GPU-free), with
-   `helion.Kernel.__call__` replaced by a recorder: the first call of each Helion kernel gives
-   its arguments and stops the run there (what follows a call, checks and benchmarks, needs real
-   results; Helion would autotune on that first call);
+   `helion.Kernel.__call__` replaced by a recorder: the file's first call of a Helion kernel
+   gives that kernel's arguments and stops the run there (what follows a call, checks and
+   benchmarks, needs real results; Helion would autotune on it), so a kernel the file calls only
+   later gets made-up arguments as one it never calls does;
 2. the kernel asked for (else the first defined) is bound to that call's arguments, or to
    made-up ones read from how its host code uses each parameter (`wrapper_calls`, as for a
    Triton wrapper): `Kernel.bind`, which traces the kernel and needs no GPU;
@@ -115,14 +116,14 @@ def _helion_kernels(module: Any, path: str) -> list[tuple[str, Any]]:
 
 
 def _run_file(path: str, source: str, root: str | None) -> tuple[Any, dict[int, tuple], kf.Stop | None]:
-    """Run the file recording the first call of each Helion kernel: (module, calls, stop)."""
+    """Run the file up to its first call of a Helion kernel, recorded: (module, calls, stop)."""
     from helion.runtime.kernel import Kernel
 
     calls: dict[int, tuple] = {}
 
     def record(self: Any, *args: Any, **kwargs: Any) -> Any:
         calls.setdefault(id(self), (args, kwargs))
-        raise _Called(getattr(self, "name", ""))
+        raise _Called()
 
     original = Kernel.__call__
     Kernel.__call__ = record
@@ -142,9 +143,9 @@ def _run_file(path: str, source: str, root: str | None) -> tuple[Any, dict[int, 
     return sys.modules["__main__"], calls, stop
 
 
-def _made_up(module: Any, kernel: Any, path: str) -> tuple[Any, ...]:
+def _made_up(module: Any, kernel: Any, path: str) -> tuple[tuple[Any, ...], Any]:
     """Arguments read from how the kernel's host code uses each parameter (as for a Triton
-    wrapper), in the first shape family and dtype that Helion binds."""
+    wrapper), in the first shape family and dtype that Helion binds, and the bound kernel."""
     import torch
 
     from .wrapper_calls import SHAPE_FAMILIES, made_up_arguments
@@ -156,8 +157,7 @@ def _made_up(module: Any, kernel: Any, path: str) -> tuple[Any, ...]:
             if args is None:
                 break
             try:
-                kernel.bind(tuple(args))
-                return tuple(args)
+                return tuple(args), kernel.bind(tuple(args))
             except Exception as e:  # noqa: BLE001 - the next family, then the last error
                 last = e
     raise HelionError(ErrorInfo("bad_argument", f"no made-up call of {kernel.fn.__name__} was accepted by "
@@ -226,11 +226,12 @@ def _generate(request: InspectRequest, path: str, source: str, workdir: str, log
     except ImportError as e:
         import torch
 
+        first = _DECORATOR.search(source)
         raise HelionError(ErrorInfo(
             "import", f"this file defines Helion kernels, and Helion cannot be imported here ({e}; torch "
                       f"{torch.__version__}): install a Helion release made for this torch (`pip install "
                       f"helion`; Helion 1.5 needs a newer torch than 2.11, where Helion 1.4.0 works)", path,
-            (_DECORATOR.search(source) and source.count("\n", 0, _DECORATOR.search(source).start()) + 1) or None)) from e
+            source.count("\n", 0, first.start()) + 1 if first else None)) from e
 
     module, calls, stop = _run_file(path, source, request.root)
     kernels = _helion_kernels(module, path)
@@ -247,18 +248,20 @@ def _generate(request: InspectRequest, path: str, source: str, workdir: str, log
     line = kernel.fn.__code__.co_firstlineno
     if stop is not None:
         log.write(f"note: {stop.describe()}\n")
+    if request.args or request.consts:
+        log.write(f"note: --arg/--const are not applied to a Helion kernel ({', '.join([*request.args, *request.consts])}"
+                  f"): its arguments come from the file's call of {name}, or are made up from its code\n")
     call = calls.get(id(kernel))
     if call is not None:
-        args = kernel.normalize_args(*call[0], **call[1])
+        try:
+            bound = kernel.bind(tuple(kernel.normalize_args(*call[0], **call[1])))
+        except Exception as e:  # noqa: BLE001 - the file's own arguments refused: the kernel's line
+            raise _helion_failure(e, path, line, f"trace {name} for the file's call") from e
     else:
-        args = _made_up(module, kernel, path)
-        log.write(f"note: the file does not call {name}; its arguments were made up from its code: "
-                  + ", ".join(f"{tuple(a.shape)} {str(a.dtype).replace('torch.', '')}" if hasattr(a, "shape")
-                              else repr(a) for a in args) + "\n")
-    try:
-        bound = kernel.bind(tuple(args))
-    except Exception as e:  # noqa: BLE001 - the file's own arguments refused: the kernel's line
-        raise _helion_failure(e, path, line, f"trace {name} for the file's call") from e
+        args, bound = _made_up(module, kernel, path)
+        log.write(f"note: the file does not call {name} before its first Helion call; its arguments were made "
+                  f"up from its code: " + ", ".join(f"{tuple(a.shape)} {str(a.dtype).replace('torch.', '')}"
+                                                    if hasattr(a, "shape") else repr(a) for a in args) + "\n")
     configs = _configs(kernel, bound)
     index = 0 if request.autotune_index is None else int(request.autotune_index)
     if not 0 <= index < len(configs):
