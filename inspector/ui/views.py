@@ -45,12 +45,14 @@ _URL_SCRIPT = """<script>
     window.history[name] = function (state, title, url) { return original(state, title, withView(url)); };
   }
   // Whenever a tab becomes the selected one (a click, or the server choosing another): however long
-  // the page takes to show it, the URL follows.
-  new MutationObserver((changes) => {
-    if (changes.some((c) => c.target.matches && c.target.matches(tabs)) && selected()) {
-      window.history.replaceState(window.history.state, "", window.location.href);
+  // the page takes to show it, the URL follows. Tabs re-made by a rerun arrive as new nodes, not as
+  // a changed attribute: any change is checked against the URL (one query; written only if it differs).
+  new MutationObserver(() => {
+    const here = window.location.href;
+    if (selected() && withView(here) !== new URL(here).toString()) {
+      window.history.replaceState(window.history.state, "", here);
     }
-  }).observe(document.body, { subtree: true, attributes: true, attributeFilter: ["aria-selected"] });
+  }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["aria-selected"] });
 })();
 </script>"""
 
