@@ -46,6 +46,11 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 # run whenever no request is in flight (a script's calls come back to back, with gaps shorter
 # than this).
 WARM_AFTER_QUIET = 0.3
+# After a request has ended, the next step waits this long with none in flight: what asked for the
+# request is using the CPU then (the page's rerun and its paint took about 2 s of a 2-vCPU VM's
+# time, which the warm-up steps slowed; docs/performance.md#cold-start), and a caller's next
+# request, if it comes soon, is forked first rather than queued behind a step.
+WARM_AFTER_REQUEST = 2.0
 MAX_SPARE_FAILURES = 3  # spares that died before their request: after these, none is made any more
 # Whether the next spare warms beside a running request by default (TRITON_INSPECTOR_SPARE=beside
 # asks for it). Beside, back-to-back calls find a spare each, but a lone request slows: off by
@@ -123,7 +128,8 @@ def main() -> None:
     children: dict[int, str] = {}
     by_id: dict[str, int] = {}
     quiet_since = time.monotonic()
-    served = False  # a request has been forked: warm at once between requests from now on
+    last_request = 0.0  # when the last request arrived or ended
+    served = False  # a request has been forked: warm between requests from now on
     spare = _Spare(send)
     # The next spare warms between requests; with "spare_beside", while a request runs (a script's
     # back-to-back calls find one), at a cost to the request it runs beside (SPARE_BESIDE).
@@ -153,7 +159,7 @@ def main() -> None:
         if not idle:
             wait = 1.0 if children else None
         elif served:
-            wait = 0.0
+            wait = max(0.0, last_request + WARM_AFTER_REQUEST - time.monotonic())
         else:
             wait = max(0.0, quiet_since + WARM_AFTER_QUIET - time.monotonic())
         if held is not None:  # wake by its deadline at the latest
@@ -187,7 +193,8 @@ def main() -> None:
                 break  # the server closed the socket, or is gone
             msg = json.loads(data)
             if msg.get("op") == "run" and len(fds) == 5:
-                quiet_since, served = time.monotonic(), True
+                quiet_since = last_request = time.monotonic()
+                served = True
                 wait_until = spare.worth_waiting(msg) if held is None else None
                 if wait_until is not None:
                     held = (msg, fds, wait_until)
@@ -204,7 +211,7 @@ def main() -> None:
             for fd in fds:
                 os.close(fd)
         if _reap(children, by_id, spare, send):
-            quiet_since = time.monotonic()
+            quiet_since = last_request = time.monotonic()
     for pid in [*children, *([spare.pid] if spare.pid else [])]:
         _kill(pid)
     os._exit(0)

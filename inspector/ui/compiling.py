@@ -153,6 +153,12 @@ def _cancel_button(slot, futures: list[Future], label: str, kind: str) -> None:
                 help="Stop this compile (its worker is killed).")
 
 
+def start(request: InspectRequest) -> None:
+    """Start this request now, without waiting: a later `compile_with_status` of the same request
+    (the end of the page's run) joins it."""
+    compiler().submit(request, _waiter())
+
+
 def compile_with_status(request: InspectRequest, label: str) -> Inspection:
     """Compile, showing a status box whose label counts the seconds and a Cancel button; return
     the record."""

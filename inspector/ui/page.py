@@ -15,7 +15,8 @@ import streamlit as st
 from inspector.compile.api import complete
 from inspector.ui import overrides, state, stopped, target_picker, views
 from inspector.ui.capture_panel import capture_panel
-from inspector.ui.compiling import compile_with_status, summary, take_cancelled
+from inspector.record import InspectRequest
+from inspector.ui.compiling import compile_with_status, start, summary, take_cancelled
 from inspector.ui.downloads import downloads
 from inspector.ui.editor import editor_notes
 from inspector.ui.error_view import show_error
@@ -41,12 +42,28 @@ def workbench_fragment() -> None:
         st.rerun(scope="app")
 
 
+def wanted_compile() -> tuple[InspectRequest, str, str]:
+    """The compile this run wants: (request, label, its digest for the stopped-compile notes)."""
+    s = state.settings()
+    kf = state.current_kernel()
+    file, extra = state.compile_input(kf)
+    defer = [] if "sass" in s.panes else ["sass"]  # made when a pane first shows it (below)
+    request = s.request(file, **extra, defer=defer)
+    return request, f"{kf.file_name} for {target_picker.label(s.target)}", stopped.request_digest(request)
+
+
 st.set_page_config(page_title="Triton Kernel Inspector", layout="wide")
 st.html(PAGE_CSS)
 target_picker.start_probe()
 state.init(target_picker.default_target)
 views.sync_from_url()
 ss = st.session_state
+if ss[state.WANT_COMPILE] == state.ON_OPENING:
+    # The opening compile starts now, in the worker, while this run draws the page; the end of
+    # the run joins it (an identical request in flight is joined, not started again).
+    _request, _, _digest = wanted_compile()
+    if not stopped.stopped(state.workspace_of_session(), _digest):
+        start(_request)
 sandbox_banner()
 
 with st.sidebar:
@@ -112,13 +129,8 @@ if ss[state.WANT_COMPILE]:
     opening = ss[state.WANT_COMPILE] == state.ON_OPENING
     ss[state.WANT_COMPILE] = False
     ss.pop(state.HELD, None)
-    s = state.settings()
-    file, extra = state.compile_input(kf)
-    label = f"{kf.file_name} for {target_picker.label(s.target)}"
-    defer = [] if "sass" in s.panes else ["sass"]  # made when a pane first shows it (above)
-    request = s.request(file, **extra, defer=defer)
+    request, label, digest = wanted_compile()
     ws = state.workspace_of_session()
-    digest = stopped.request_digest(request)
     held = stopped.stopped(ws, digest) if opening else None
     if held:  # this very compile was cancelled or ran out of time: wait for the user to ask again
         how = "was cancelled" if held["kind"] == "cancelled" else "ran out of time"
