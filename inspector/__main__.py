@@ -1,6 +1,6 @@
 """`python -m inspector ...`: the command line (see inspector.cli)."""
 
-from inspector.cli import main
+from inspector.cli.dispatch import run
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()

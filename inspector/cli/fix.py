@@ -37,6 +37,8 @@ def register(subparsers: Any) -> None:
                    help="compile the candidates but run nothing: no interpreter check, no timing on a GPU")
     p.add_argument("--finding", action="append", metavar="CODE",
                    help="only this finding (an advisor code: cannot_launch, spills, scalar_access, ...); repeatable")
+    p.add_argument("--line", action="append", type=int, metavar="N", dest="lines",
+                   help="only the findings on this line of the file (as explain numbers it); repeatable")
     p.set_defaults(func=run)
 
 
@@ -144,7 +146,7 @@ def run(ns: argparse.Namespace) -> int:
         report_error(rec)
         return 1
     report = fix(rec.file, kernel=rec.kernel, target=ns.target, check=not ns.no_check, record=rec,
-                 findings=ns.finding, autotune_index=ns.autotune_config, **compile_request(ns).changes(),
+                 findings=ns.finding, lines=ns.lines, autotune_index=ns.autotune_config, **compile_request(ns).changes(),
                  **run_options(ns))
     if user is not None:
         from ..fixes.user_file import to_user_file

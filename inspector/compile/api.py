@@ -41,10 +41,11 @@ def triton_version() -> str:
     spec = importlib.util.find_spec("triton")
     if spec is None or not spec.origin:
         return "not installed"
-    site = Path(spec.origin).parent.parent
-    found = sorted(site.glob("triton-*.dist-info"))
+    site = os.path.dirname(os.path.dirname(spec.origin))
+    # os.listdir, not Path.glob: a glob compiles patterns, a few ms of every cache hit
+    found = [n for n in os.listdir(site) if n.startswith("triton-") and n.endswith(".dist-info")]
     if len(found) == 1:
-        return found[0].name[len("triton-"):-len(".dist-info")]
+        return found[0][len("triton-"):-len(".dist-info")]
     from importlib import metadata  # several or none beside it: ask the metadata
 
     try:
@@ -57,12 +58,22 @@ def triton_version() -> str:
 def code_digest(*patterns: str) -> str:
     """What of the inspector's code (files matching `patterns` under the package) makes a result:
     the files' names, sizes and modification times (a stat each, not a read: a cache hit pays
-    this every time)."""
+    this every time). A pattern is a file ("record.py") or a folder's files ("compile/*.py");
+    read with os.scandir, not Path.glob, whose pattern compiles cost a hit a few ms."""
     h = sha256()
     for pattern in patterns:
-        for path in sorted(PACKAGE_DIR.glob(pattern)):
-            st = path.stat()
-            h.update(f"{path.name}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+        folder, _, name = pattern.rpartition("/")
+        where = os.path.join(PACKAGE_DIR, folder) if folder else str(PACKAGE_DIR)
+        prefix, star, suffix = name.partition("*")
+        try:
+            entries = sorted((e for e in os.scandir(where) if e.is_file() and (
+                e.name.startswith(prefix) and e.name.endswith(suffix) and len(e.name) >= len(prefix) + len(suffix)
+                if star else e.name == name)), key=lambda e: e.name)
+        except OSError:
+            continue
+        for e in entries:
+            st = e.stat()
+            h.update(f"{e.name}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
     return h.hexdigest()[:16]
 
 

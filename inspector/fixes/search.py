@@ -163,7 +163,8 @@ def with_overrides(kw: dict[str, Any], overrides: dict[str, dict[str, Any]]) -> 
 
 
 def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90", *, check: bool = True,
-        measure: bool = True, findings: list[str] | None = None, workers: int | None = None,
+        measure: bool = True, findings: list[str] | None = None, lines: list[int] | None = None,
+        workers: int | None = None,
         on_result: Callable[[int, Tried], None] | None = None,
         on_start: Callable[[FixReport], None] | None = None, record: Inspection | None = None,
         **inspect_kwargs: Any) -> FixReport:
@@ -173,7 +174,9 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
     record when the caller has it already. `on_start(report)` receives the report as soon as the
     candidates are listed: its entries fill in as compiles and checks land (a page shows it while
     this runs on another thread); the returned report is the same object, ranked. `findings`
-    (advisor codes such as "cannot_launch") limits the report to those findings. On a GPU
+    (advisor codes such as "cannot_launch") limits the report to those findings, `lines` to those on
+    these lines of the file (fewer findings, fewer compiles: each finding's candidates are
+    compiled, composed and stepped on their own). On a GPU
     (`target="native"`) with `measure`, the example is also run natively as written and as each
     edit makes it, and the kernel's launches timed (`timing`): time saved ranks a candidate too
     (not with `check=False`, which runs nothing)."""
@@ -189,6 +192,8 @@ def fix(file: str | os.PathLike, kernel: str | None = None, target: str = "sm_90
     accesses = memory_report(rec).accesses
     for f in advise(rec):
         if findings and f.code not in findings:  # only the findings asked for (their codes)
+            continue
+        if lines and f.line not in lines:
             continue
         cands = for_finding(rec, f, accesses)
         report.findings.append(FindingFixes(f, [Tried(c) for c in cands], "" if cands else _no_candidate_note(f)))
