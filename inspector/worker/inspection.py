@@ -32,7 +32,7 @@ from ..record import ErrorInfo, InspectRequest, Inspection, Parameter
 from .reproduce import standalone_file
 from .retyping import Retyping, left_out, next_retyping, say_retyped
 from .stand_in_device import stand_in_device
-from . import helion_front, helper_harness, suggestions
+from . import absent_modules, helion_front, helper_harness, suggestions
 from .package_callers import launch_from_package
 from ..compile.project import locate
 from .wrapper_calls import call_wrappers
@@ -337,6 +337,7 @@ def _run_file(rec: Inspection, request: InspectRequest, path: str, log: io.Strin
         phases.append(("file", 0))
         with _user_code(log, "import"):
             module, stop = kf.execute_file(path, rec.source, request.root)
+        log.write(absent_modules.note())
         stops += [stop] if stop else []
         kernels = kf.kernels_in(module, path)
         module_fns.extend(k.jit for k in kernels)

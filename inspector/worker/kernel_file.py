@@ -47,9 +47,10 @@ import traceback
 import types
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from .. import triton_compat as tc
+from . import absent_modules
 from ..compile.project import ModuleLocation, locate, module_file  # noqa: F401 - re-exported
 
 # Names accepted for dtypes on the command line -> torch dtype attribute names.
@@ -206,7 +207,7 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
         # name (fla's `sinkhorn/tilelang.py` made `find_spec("tilelang")` answer yes without TileLang).
         sys.path.insert(0, folder)
     if loc.package:
-        importlib.import_module(loc.package)
+        _with_stand_ins(lambda: importlib.import_module(loc.package), path)
     # Tracebacks and Triton's inspect.getsource read the file through linecache: give it this text.
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)
     module = types.ModuleType("__main__")
@@ -222,7 +223,18 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
     same_text = imported is not None and os.path.abspath(getattr(imported, "__file__", "") or "") == path \
         and _read(path) == source
     try:
-        exec(code, module.__dict__)
+        while True:
+            try:
+                exec(code, module.__dict__)
+                break
+            except ModuleNotFoundError as e:
+                # a module this machine lacks, imported before anything launched: it stands in
+                # (`absent_modules`) and the file runs again from its first line
+                if tc.launch_count() or not _may_stand_in(e, path):
+                    raise
+                module.__dict__.clear()
+                module.__dict__.update(__name__="__main__", __file__=path, __package__=loc.package or None,
+                                       __spec__=importlib.machinery.ModuleSpec(loc.name, None, origin=path))
     except BaseException as e:  # noqa: BLE001 - user code may raise anything, even SystemExit
         if same_text and not isinstance(e, SyntaxError) and tc.launch_count() == 0:
             return imported, None
@@ -238,6 +250,26 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
             raise
         return module, stop
     return module, None
+
+
+def _may_stand_in(err: ModuleNotFoundError, path: str) -> bool:
+    """Whether the missing module of `err` may import as a stand-in from now on (and now does)."""
+    if not err.name or not _stand_in_limit(err, path):
+        return False
+    frames = traceback.extract_tb(err.__traceback__)
+    user = [f for f in frames if not f.filename.startswith("<frozen")]
+    where = f"{os.path.basename(user[-1].filename)} line {user[-1].lineno}" if user else os.path.basename(path)
+    return absent_modules.stand_in(err.name, where)
+
+
+def _with_stand_ins(load: Callable[[], Any], path: str) -> Any:
+    """`load()`, again after each module it lacks has been given a stand-in (`_may_stand_in`)."""
+    while True:
+        try:
+            return load()
+        except ModuleNotFoundError as e:
+            if not _may_stand_in(e, path):
+                raise
 
 
 def _stand_in_limit(err: BaseException, path: str) -> bool:

@@ -1,0 +1,127 @@
+"""Stand-ins for modules this machine lacks, so a kernel file of a project whose other dependencies
+are not installed still defines its kernels.
+
+A kernel file rarely needs the modules its package imports around it (a logger from `transformers`,
+pytree helpers from `optree`, a compiled extension), but `python file.py` stops at the first one
+missing, often inside the package's `__init__` before the file's own first line. The worker then
+lets each missing module, named by the `ModuleNotFoundError` itself and not a module of the file's
+own project (`kernel_file._stand_in_limit`), import as an `AbsentModule` and runs again: every
+attribute is a stand-in object that can be called, subclassed, indexed, iterated (empty) and used
+as a decorator (it hands the function back). The kernels and the code that launches them are the
+file's own; the record's log names each module stood in for, and where it was imported.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+from typing import Any
+
+MAX_ABSENT = 12  # a file whose imports keep failing after this many stand-ins is not worth running
+
+
+class Absent:
+    """Whatever an absent module's attribute is used as."""
+
+    def __init__(self, name: str) -> None:
+        object.__setattr__(self, "_absent_name", name)
+
+    def __getattr__(self, attr: str) -> Absent:
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
+        return Absent(f"{self._absent_name}.{attr}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # used as a bare decorator (`@absent.register`): the function or class stays the file's own
+        if len(args) == 1 and not kwargs and isinstance(args[0], (types.FunctionType, type)):
+            return args[0]
+        return Absent(f"{self._absent_name}()")
+
+    def __mro_entries__(self, bases: tuple) -> tuple:
+        return (object,)  # `class Tree(absent.PyTree)`: a plain class
+
+    def __getitem__(self, key: Any) -> Absent:
+        return Absent(f"{self._absent_name}[]")
+
+    def __iter__(self):
+        return iter(())
+
+    # A version check against an absent module (`LooseVersion(v) >= "2.1"`) takes the newer path.
+    def __ge__(self, other: Any) -> bool:
+        return True
+
+    def __gt__(self, other: Any) -> bool:
+        return True
+
+    def __le__(self, other: Any) -> bool:
+        return False
+
+    def __lt__(self, other: Any) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return f"<stand-in for {self._absent_name}, a module this machine lacks>"
+
+
+class AbsentModule(types.ModuleType):
+    """A module this machine lacks: its attributes are `Absent`, its submodules absent too."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name, f"stand-in for {name}, which is not installed here")
+        self.__path__: list[str] = []  # a package: `import absent.sub` finds its submodule below
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
+        return Absent(f"{self.__name__}.{attr}")
+
+
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Answers for the absent top-level names (and everything under them), after every real finder."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}  # top-level name -> where it was first imported
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname.split(".")[0] not in self.names:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return AbsentModule(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        pass
+
+
+_finder = _Finder()
+
+
+def stand_in(name: str, where: str) -> bool:
+    """Let top-level module `name` import as absent from now on (`where`: the file and line that
+    imported it, for the note); False when the limit is reached or it already stands in."""
+    top = name.split(".")[0]
+    if top in _finder.names or len(_finder.names) >= MAX_ABSENT:
+        return False
+    _finder.names[top] = where
+    if _finder not in sys.meta_path:
+        sys.meta_path.append(_finder)
+    for loaded in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
+        del sys.modules[loaded]  # a half-imported real one (a package whose submodule is missing)
+    return True
+
+
+def stood_in() -> dict[str, str]:
+    """The modules standing in so far: name -> where it was first imported."""
+    return dict(_finder.names)
+
+
+def note() -> str:
+    """The log's line about the stand-ins, or ""."""
+    if not _finder.names:
+        return ""
+    return ("note: modules this machine lacks stood in as empty stand-ins so the file could define its kernels "
+            "(install them for the file's own behaviour): "
+            + "; ".join(f"{n} (imported at {w})" for n, w in _finder.names.items()) + "\n")

@@ -1,0 +1,83 @@
+"""A kernel file of a project whose other dependencies this machine lacks still opens: each missing
+module (not one of the project's own) imports as a stand-in (`inspector/worker/absent_modules.py`),
+and the record's log says which and where."""
+
+from __future__ import annotations
+
+import textwrap
+
+from inspector.compile.api import inspect_kernel
+
+INIT = '''\
+import not_installed_pytrees as pt  # the package's __init__ needs it; the kernel does not
+from not_installed_pytrees.registry import register_node
+
+
+@register_node
+class Node(pt.PyTreeBase):
+    pass
+
+
+if pt.__name__ and pt.version() < "1.0":
+    raise ImportError("too old")
+'''
+
+UTIL = '''\
+from not_installed_logging_lib import get_logger
+
+logger = get_logger("pkg")
+BLOCK = 256
+'''
+
+KERNEL = '''\
+import torch
+import triton
+import triton.language as tl
+
+from .util import BLOCK, logger
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+def scale(x):
+    logger.info("scaling")
+    out = torch.empty_like(x)
+    scale_kernel[(triton.cdiv(x.numel(), BLOCK),)](x, out, x.numel(), BLOCK=BLOCK)
+    return out
+
+
+if __name__ == "__main__":
+    scale(torch.randn(4096, device="cuda"))
+'''
+
+
+def _package(tmp_path, kernel: str = KERNEL):
+    pkg = tmp_path / "proj" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(INIT)
+    (pkg / "util.py").write_text(UTIL)
+    (pkg / "scale.py").write_text(textwrap.dedent(kernel))
+    return pkg / "scale.py"
+
+
+def test_missing_modules_of_the_package_and_the_file_stand_in_and_the_kernel_compiles(tmp_path, sandbox):
+    rec = inspect_kernel(_package(tmp_path), target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert rec.kernel == "scale_kernel" and "st.global" in rec.stages["ptx"]
+    # launched by the file's own __main__, through the wrapper that uses the stand-in logger
+    assert rec.call_origin == "file" and {p.name: p.value for p in rec.parameters}["BLOCK"] == 256
+    assert "not_installed_pytrees (imported at __init__.py line 1)" in rec.log
+    assert "not_installed_logging_lib (imported at util.py line 1)" in rec.log
+
+
+def test_a_missing_module_of_the_projects_own_is_still_an_error_naming_it(tmp_path, sandbox):
+    # `pkg.helpers` is the project's own code, absent: a stand-in would hide a real mistake
+    path = _package(tmp_path, KERNEL.replace("from .util import BLOCK, logger", "from .util import BLOCK, logger\n"
+                                                                               "from pkg.helpers import twice"))
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is not None and "pkg.helpers" in rec.error.message, rec.error
