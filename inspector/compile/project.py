@@ -8,6 +8,7 @@ package). Never imports the user's code, torch or Triton.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass
 
@@ -60,9 +61,53 @@ def locate(path: str, root: str | None = None) -> ModuleLocation:
         rel = os.path.relpath(path, base)[:-3].split(os.sep)
         if all(p.isidentifier() for p in rel):
             import_root, parts = base, rel
+    if len(parts) == 1 and not project:
+        import_root, parts = _namespace_package(path, import_root, parts)
     if not all(p.isidentifier() for p in parts):
         import_root, parts = folder, [stem]
     return ModuleLocation(import_root, ".".join(parts), project or import_root)
+
+
+_RELATIVE = re.compile(r"^[ \t]*from[ \t]+(\.+)", re.M)
+_ABSOLUTE = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_]\w*)|import[ \t]+([A-Za-z_]\w*))", re.M)
+
+
+def _namespace_package(path: str, import_root: str, parts: list[str]) -> tuple[str, list[str]]:
+    """A file with relative imports in folders without `__init__.py` (copied out of a package, or
+    a namespace package) and no project marker: its folders are the package. As far up as an
+    absolute import of the file names one of them (`from lmdeploy.utils import ...` under a
+    folder `lmdeploy`), else as many levels as its deepest relative import climbs."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return import_root, parts
+    dots = max((len(m) for m in _RELATIVE.findall(text)), default=0)
+    folders = []  # the file's folder, its parent, ... (nearest first)
+    d = os.path.dirname(os.path.abspath(path))
+    while os.path.dirname(d) != d and len(folders) < 8:
+        folders.append(d)
+        d = os.path.dirname(d)
+    named = {a or b for a, b in _ABSOLUTE.findall(text)} - {os.path.basename(folders[0]) if folders else ""}
+    depth = next((i + 1 for i in range(1, len(folders))
+                  if os.path.basename(folders[i]) in named and not _installed_elsewhere(folders[i])), dots)
+    if not depth or depth > len(folders):
+        return import_root, parts
+    chain = [os.path.basename(f) for f in reversed(folders[:depth])]
+    return os.path.dirname(folders[depth - 1]), [*chain, parts[-1]]
+
+
+def _installed_elsewhere(folder: str) -> bool:
+    """Whether a module named like `folder` imports from somewhere else (`import torch` in a
+    folder of that name must stay torch). Finds the spec of a top-level name: imports nothing."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(os.path.basename(folder))
+    except (ImportError, ValueError):
+        return False
+    where = spec and (spec.origin or next(iter(spec.submodule_search_locations or []), ""))
+    return bool(where) and not os.path.abspath(where).startswith(folder + os.sep)
 
 
 def module_file(name: str, search: list[str] | None = None) -> str | None:

@@ -1,0 +1,67 @@
+"""Where a kernel file sits in its project (`inspector/compile/project.py`): folders without
+`__init__.py` and no project marker, whose file imports relatively or names an ancestor folder,
+are the file's package (a kernel copied out of a library keeps its imports)."""
+
+from __future__ import annotations
+
+from inspector.compile.api import inspect_kernel
+from inspector.compile.project import locate
+
+KERNEL = '''\
+import torch
+import triton
+import triton.language as tl
+
+{imports}
+
+
+@triton.jit
+def twice_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+def twice(x):
+    out = torch.empty_like(x)
+    twice_kernel[(triton.cdiv(x.numel(), BLOCK),)](x, out, x.numel(), BLOCK=BLOCK)
+    return out
+'''
+
+
+def _tree(tmp_path, imports: str):
+    ops = tmp_path / "copied" / "libx" / "ops"
+    ops.mkdir(parents=True)
+    (ops / "helpers.py").write_text("BLOCK = 512\n")
+    path = ops / "twice.py"
+    path.write_text(KERNEL.format(imports=imports))
+    return path
+
+
+def test_a_relative_import_makes_the_folder_a_package(tmp_path, sandbox):
+    path = _tree(tmp_path, "from .helpers import BLOCK")
+    loc = locate(str(path))
+    assert (loc.name, loc.import_root) == ("ops.twice", str(tmp_path / "copied" / "libx"))
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert {p.name: p.value for p in rec.parameters}["BLOCK"] == 512  # the wrapper's own, through the import
+
+
+def test_an_absolute_import_naming_an_ancestor_folder_makes_it_the_package(tmp_path, sandbox):
+    path = _tree(tmp_path, "from libx.ops.helpers import BLOCK")
+    loc = locate(str(path))
+    assert (loc.name, loc.import_root) == ("libx.ops.twice", str(tmp_path / "copied"))
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+
+
+def test_a_folder_named_like_an_installed_module_stays_a_folder(tmp_path):
+    # `import triton` in a folder called triton must import Triton, not the folder
+    folder = tmp_path / "triton" / "mine"
+    folder.mkdir(parents=True)
+    path = folder / "k.py"
+    path.write_text("import triton\nfrom .h import X\n")
+    assert locate(str(path)).name == "mine.k"
+    plain = tmp_path / "plain.py"
+    plain.write_text("import triton\n")
+    assert locate(str(plain)).name == "plain"
