@@ -91,6 +91,10 @@ def _namespace_package(path: str, import_root: str, parts: list[str]) -> tuple[s
     named = {a or b for a, b in _ABSOLUTE.findall(text)} - {os.path.basename(folders[0]) if folders else ""}
     depth = next((i + 1 for i in range(1, len(folders))
                   if os.path.basename(folders[i]) in named and not _installed_elsewhere(folders[i])), dots)
+    # the package's top must not be a name that imports from elsewhere (a folder `kernels` beside
+    # an installed `kernels`): the package then starts a level higher
+    while depth and depth <= len(folders) and _installed_elsewhere(folders[depth - 1]):
+        depth += 1
     if not depth or depth > len(folders):
         return import_root, parts
     chain = [os.path.basename(f) for f in reversed(folders[:depth])]
@@ -98,16 +102,25 @@ def _namespace_package(path: str, import_root: str, parts: list[str]) -> tuple[s
 
 
 def _installed_elsewhere(folder: str) -> bool:
-    """Whether a module named like `folder` imports from somewhere else (`import torch` in a
-    folder of that name must stay torch). Finds the spec of a top-level name: imports nothing."""
+    """Whether a module named like `folder` is installed (the standard library, site-packages):
+    `import torch` in a folder of that name must stay torch. Where the running interpreter finds
+    modules besides (its current folder, PYTHONPATH) does not count, so the caller and the worker,
+    whose paths differ, agree. Finds the spec of a top-level name: imports nothing."""
     import importlib.util
+    import sysconfig
 
     try:
         spec = importlib.util.find_spec(os.path.basename(folder))
     except (ImportError, ValueError):
         return False
-    where = spec and (spec.origin or next(iter(spec.submodule_search_locations or []), ""))
-    return bool(where) and not os.path.abspath(where).startswith(folder + os.sep)
+    if spec is None:
+        return False
+    where = spec.origin or next(iter(spec.submodule_search_locations or []), "")
+    if not where or where in ("built-in", "frozen"):
+        return True
+    where = os.path.abspath(where)
+    installed = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return any(where.startswith(os.path.abspath(d) + os.sep) for d in installed if d)
 
 
 def module_file(name: str, search: list[str] | None = None) -> str | None:

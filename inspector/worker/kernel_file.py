@@ -207,6 +207,7 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
         # name (fla's `sinkhorn/tilelang.py` made `find_spec("tilelang")` answer yes without TileLang).
         sys.path.insert(0, folder)
     if loc.package:
+        _namespace_chain(loc)
         _with_stand_ins(lambda: importlib.import_module(loc.package), path)
     # Tracebacks and Triton's inspect.getsource read the file through linecache: give it this text.
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)
@@ -250,6 +251,25 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
             raise
         return module, stop
     return module, None
+
+
+def _namespace_chain(loc: ModuleLocation) -> None:
+    """The folders of the file's package that have no `__init__.py` (`project.locate` made them a
+    package from the file's imports) registered as namespace packages at those folders, so that
+    another module of the same name elsewhere on the path (a `kernels` package) cannot take them."""
+    folder = loc.import_root
+    names = loc.package.split(".")
+    for i, name in enumerate(names):
+        folder = os.path.join(folder, name)
+        dotted = ".".join(names[:i + 1])
+        if dotted in sys.modules or os.path.isfile(os.path.join(folder, "__init__.py")):
+            continue
+        spec = importlib.machinery.ModuleSpec(dotted, None, is_package=True)
+        spec.submodule_search_locations = [folder]
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[dotted] = package
+        if i:
+            setattr(sys.modules[".".join(names[:i])], name, package)
 
 
 def _may_stand_in(err: ModuleNotFoundError, path: str) -> bool:
