@@ -163,6 +163,8 @@ def _numbers_as_floats(clash: TypeClash, kernel: Any, values: dict[str, Any], st
     message = clash.message.lower()
     if clash.fn is not kernel or not (re.search(r"\bu?int\d+", message) and re.search(r"float|fp\d+|bf16", message)):
         return {}
+    if "pointer<" in message:  # the float is a pointer's element type: `_tensors_as_numbers`' case
+        return {}
     ints = {n for n, v in values.items() if isinstance(v, int) and not isinstance(v, bool) and n not in state.fixed}
     names = _reaching(kernel, clash.node, ints)
     key = (frozenset(names), "float")
@@ -175,6 +177,30 @@ def _numbers_as_floats(clash: TypeClash, kernel: Any, values: dict[str, Any], st
     state.notes.append(f"{', '.join(names)}: a float (an integer, where Triton stopped at line {clash.line}: "
                        f"{textwrap.shorten(clash.message, 120)})")
     return {n: float(values[n]) for n in names}
+
+
+def _tensors_as_numbers(clash: TypeClash, kernel: Any, values: dict[str, Any], state: Retyping) -> dict[str, int]:
+    """Made-up tensors in arithmetic no pointer takes (`32 // bits`: "invalid operands of type
+    pointer<fp32> and int32"; a pointer only moves by + and -) are numbers: 1 each (a count, a
+    width, a mask's bits), named in the notes."""
+    import torch
+
+    node = clash.node
+    if clash.fn is not kernel or "pointer<" not in clash.message or not isinstance(node, ast.BinOp) \
+            or isinstance(node.op, (ast.Add, ast.Sub)):
+        return {}
+    names = [n.id for n in (node.left, node.right) if isinstance(n, ast.Name) and n.id in values
+             and isinstance(values[n.id], torch.Tensor) and n.id not in state.fixed]
+    key = (frozenset(names), "number")
+    if not names or key in state.tried:
+        return {}
+    state.tried.add(key)
+    state.compiles += 1
+    for n in names:
+        state.given[n] = "int"
+    state.notes.append(f"{', '.join(names)}: a number, 1 (a tensor, where Triton stopped at line {clash.line}: "
+                       f"{textwrap.shorten(clash.message, 120)})")
+    return {n: 1 for n in names}
 
 
 def next_retyping(err: BaseException, kernel: Any, fns: list[Any], values: dict[str, Any],
@@ -198,6 +224,9 @@ def next_retyping(err: BaseException, kernel: Any, fns: list[Any], values: dict[
     floats = _numbers_as_floats(clash, kernel, values, state)
     if floats:
         return floats
+    numbers = _tensors_as_numbers(clash, kernel, values, state)
+    if numbers:
+        return numbers
     pointers = {n for n, v in values.items() if isinstance(v, torch.Tensor) and n not in state.fixed}
     if re.search(r"\bptr\b|pointer", clash.message):
         # a number where the kernel loads (a wrapper's `scale` made up as 1.0): a one-element tensor

@@ -215,6 +215,8 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
     axes = axis_parameters(node)
     names = {n for n, v in vars(module).items() if v is kernel} if kernel is not None else set()
     roles = kernel_roles(node, names, kernel) if names else {}
+    if names and not roles:  # `forward` calls the wrapper that launches: its parameters' roles
+        roles = _roles_through_calls(module, node, names, kernel)
     dims, sizes = symbolic_dims(node), {}  # sizes: what each named dimension was given
     args: list[Any] = []
     params = list(inspect.signature(fn).parameters.values())
@@ -280,6 +282,27 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
         else:
             args.append(value)
     return args
+
+
+def _roles_through_calls(module: types.ModuleType, node: ast.FunctionDef, names: set[str],
+                         kernel: Any) -> dict[str, str]:
+    """`kernel_roles` one call away: what `node`'s parameters become where it hands them to another
+    function of the module that launches the kernel (an autograd `forward` calling the wrapper)."""
+    out: dict[str, str] = {}
+    for call in ast.walk(node):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+            continue
+        inner = getattr(module, call.func.id, None)
+        inner_node = source_ast(inner) if inspect.isfunction(inner) else None
+        inner_roles = kernel_roles(inner_node, names, kernel) if inner_node is not None else {}
+        if not inner_roles:
+            continue
+        params = [p.name for p in inspect.signature(inner).parameters.values()]
+        passed = list(zip(params, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg]
+        for name, arg in passed:
+            if isinstance(arg, ast.Name) and name in inner_roles:
+                out.setdefault(arg.id, inner_roles[name])
+    return out
 
 
 def made_up_arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[int]], dtype: Any) -> list[Any] | None:

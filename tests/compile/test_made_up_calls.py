@@ -106,3 +106,33 @@ def test_a_bare_kernels_missing_values_are_offered_checked(tmp_path, sandbox):
     assert "The values offered compile (checked)" in rec.error.message
     again = inspect_kernel(path, target="sm_90", consts=offered, sandbox=sandbox, use_cache=False)
     assert again.error is None, again.error and again.error.short()
+
+
+def test_numbers_and_packed_words_reach_a_kernel_through_forward_and_its_wrapper(sandbox):
+    """`forward` hands its parameters to the wrapper that launches: their roles come through that
+    call (`bits`, `maxq` numbers; `qweight` int32 words), and the kernel compiles as written."""
+    rec = inspect_kernel(FIXTURES / "packed_bits.py", target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    params = {p.name: p for p in rec.parameters}
+    assert params["w_ptr"].type == "*i32" and params["bits"].kind == "scalar" and params["maxq"].kind == "scalar"
+
+
+def test_a_tensor_in_arithmetic_no_pointer_takes_becomes_a_number(tmp_path, sandbox):
+    """A wrapper that launches with `*args` hides each argument's role, so its made-up `bits` and
+    `maxq` are tensors; `32 // bits` on a pointer is refused ("invalid operands of type
+    pointer<fp32> and int32"): each becomes a number, and the packed words int32 after that."""
+    path = tmp_path / "star.py"
+    text = (FIXTURES / "packed_bits.py").read_text()
+    path.write_text(text[:text.index("def dequant_matvec(")] + (
+        "def dequant_star(x, qweight, scales, bits, maxq):\n"
+        "    K, N = x.shape[0], qweight.shape[1]\n"
+        "    out = torch.empty(N, device=x.device, dtype=torch.float32)\n"
+        "    args = (x, qweight, scales, out, K, N, bits, maxq)\n"
+        "    dequant_matvec_kernel[(triton.cdiv(N, 64),)](*args, BLOCK_K=32, BLOCK_N=64)\n"
+        "    return out\n"))
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    note = next((line for line in rec.log.splitlines() if "from Triton's own type errors" in line), "")
+    assert rec.error is None, (rec.error and rec.error.short(), note)
+    assert "bits: a number, 1" in note and "maxq: a number, 1" in note, note
+    params = {p.name: p for p in rec.parameters}
+    assert params["bits"].kind == "scalar" and params["w_ptr"].type == "*i32", params
