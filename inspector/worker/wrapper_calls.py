@@ -246,7 +246,9 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
             else:
                 made = [torch.empty(family[3], dtype=dtype, device="meta") for _ in range(4)]
                 args.append(tuple(made) if "uple[" in str(p.annotation) else made)  # Triton takes tuples, not lists
-        elif p.name in shapes:  # `normalized_shape`, `len(dims)`: the trailing dimension, as torch's ops take it
+        elif p.name in shapes and roles.get(p.name) not in ("pointer", "index", "bits"):
+            # `normalized_shape`, `len(dims)`: the trailing dimension, as torch's ops take it (but
+            # `len(row_indices)` of a tensor the kernel loads from stays a tensor)
             args.append([family[1][0]])
         elif roles.get(p.name) in ("pointer", "index") and p.name not in ranks:
             # the kernel loads from it, whatever its name says (`alpha` as a device scalar)

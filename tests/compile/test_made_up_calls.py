@@ -136,3 +136,24 @@ def test_a_tensor_in_arithmetic_no_pointer_takes_becomes_a_number(tmp_path, sand
     assert "bits: a number, 1" in note and "maxq: a number, 1" in note, note
     params = {p.name: p for p in rec.parameters}
     assert params["bits"].kind == "scalar" and params["w_ptr"].type == "*i32", params
+
+
+def test_a_tensor_the_wrapper_takes_the_len_of_stays_a_tensor_when_the_kernel_loads_from_it(tmp_path, sandbox):
+    """`nnz = len(row_indices)` reads like a shape list (`normalized_shape`), but the kernel loads
+    block rows from it (a block-sparse matmul, as in stanford-stk): an index tensor, not [4096]."""
+    path = tmp_path / "sparse_rows.py"
+    path.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def gather_rows_kernel(x_ptr, out_ptr, row_indices, N, BLOCK: tl.constexpr):\n"
+        "    pid = tl.program_id(0)\n"
+        "    row = tl.load(row_indices + pid)\n"
+        "    cols = tl.arange(0, BLOCK)\n"
+        "    tl.store(out_ptr + pid * N + cols, tl.load(x_ptr + row * N + cols, mask=cols < N), mask=cols < N)\n\n\n"
+        "def gather_rows(x, row_indices):\n"
+        "    nnz = len(row_indices)\n"
+        "    out = torch.empty((nnz, x.shape[1]), device=x.device, dtype=x.dtype)\n"
+        "    gather_rows_kernel[(nnz,)](x, out, row_indices, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))\n"
+        "    return out\n")
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert {p.name: p.type for p in rec.parameters}["row_indices"] == "*i64"
