@@ -28,6 +28,7 @@ Failures are returned, not raised.
 from __future__ import annotations
 
 import ast
+import functools
 import contextlib
 import inspect
 import itertools
@@ -349,11 +350,40 @@ def call_wrappers(module: types.ModuleType, kernel: Any, path: str, module_name:
     # equal to anything, so the path that does the work runs
     torch.equal = lambda a, b: False if getattr(a, "is_meta", False) or getattr(b, "is_meta", False) \
         else real_equal(a, b)  # type: ignore[assignment]
+    # `torch.empty((cu_seqlens[-1], heads))`: a size read from a made-up tensor's values, which
+    # torch's own argument parser asks of the meta tensor (bypassing `.item()` above)
+    factories = {name: getattr(torch, name) for name in SIZED_FACTORIES}
+    for name, real in factories.items():
+        setattr(torch, name, _sizes_from_meta(real))
     try:
         return _call_wrappers(module, kernel, module_name)
     finally:
         torch.Tensor.item, torch.Tensor.__bool__ = _real_item, real_bool  # type: ignore[method-assign]
         torch.equal = real_equal
+        for name, real in factories.items():
+            setattr(torch, name, real)
+
+
+SIZED_FACTORIES = ("empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange")
+
+
+def _sizes_from_meta(factory: Callable) -> Callable:
+    """`factory` with a one-element meta tensor among its size arguments read as `_meta_item`'s
+    value (a made-up count)."""
+    import torch
+
+    def concrete(value: Any) -> Any:
+        if isinstance(value, torch.Tensor) and value.is_meta and value.numel() == 1:
+            return int(_meta_item(value))
+        if isinstance(value, (tuple, list)) and any(isinstance(v, torch.Tensor) for v in value):
+            return type(value)(concrete(v) for v in value)
+        return value
+
+    @functools.wraps(factory)
+    def sized(*args: Any, **kwargs: Any) -> Any:
+        return factory(*(concrete(a) for a in args), **{k: concrete(v) if k == "size" else v for k, v in kwargs.items()})
+
+    return sized
 
 
 def _arange_extents(jit: Any) -> set[str]:

@@ -157,3 +157,25 @@ def test_a_tensor_the_wrapper_takes_the_len_of_stays_a_tensor_when_the_kernel_lo
     rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
     assert rec.error is None, rec.error and rec.error.short()
     assert {p.name: p.type for p in rec.parameters}["row_indices"] == "*i64"
+
+
+def test_a_size_read_from_a_made_up_tensors_values_is_a_made_up_count(tmp_path, sandbox):
+    """`torch.empty((cu_seqlens[-1], heads))` (varlen attention's output, as in SageAttention):
+    torch's own parser asks the meta tensor for its value, which it does not have; the made-up
+    call reads it as a count instead of stopping."""
+    path = tmp_path / "varlen.py"
+    path.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def scale_rows_kernel(x_ptr, out_ptr, cu_seqlens, H: tl.constexpr):\n"
+        "    row = tl.program_id(0)\n"
+        "    start = tl.load(cu_seqlens + row)\n"
+        "    h = tl.arange(0, H)\n"
+        "    tl.store(out_ptr + row * H + h, tl.load(x_ptr + start * H + h) * 2.0)\n\n\n"
+        "def scale_rows(x, cu_seqlens):\n"
+        "    heads = x.shape[-1]\n"
+        "    out = torch.empty((cu_seqlens[-1], heads), device=x.device, dtype=x.dtype)\n"
+        "    scale_rows_kernel[(cu_seqlens.shape[0] - 1,)](x, out, cu_seqlens, H=heads)\n"
+        "    return out\n")
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert rec.call_origin not in ("", "signature"), rec.call_origin  # the wrapper launched it
