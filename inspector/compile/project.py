@@ -2,7 +2,7 @@
 
 Used by the caller (to resolve a module name, fingerprint the package for the cache, and tell the
 sandbox which folder a compile must see) and by the worker (to import the file as part of its
-package). Never imports the user's code, torch or Triton.
+package: `register_namespace_chain`). Never imports the user's code, torch or Triton.
 """
 
 from __future__ import annotations
@@ -174,3 +174,25 @@ def fingerprint(loc: ModuleLocation, limit: int = 5000) -> str:
         if not loc.package:
             break  # a plain folder: its own files only
     return h.hexdigest()
+
+
+def register_namespace_chain(loc: ModuleLocation) -> None:
+    """The folders of the file's package that have no `__init__.py` (`locate` made them a package
+    from the file's imports) registered as namespace packages at those folders, so that
+    another module of the same name elsewhere on the path (a `kernels` package) cannot take them."""
+    import importlib.machinery
+    import importlib.util
+
+    folder = loc.import_root
+    names = loc.package.split(".")
+    for i, name in enumerate(names):
+        folder = os.path.join(folder, name)
+        dotted = ".".join(names[:i + 1])
+        if dotted in sys.modules or os.path.isfile(os.path.join(folder, "__init__.py")):
+            continue
+        spec = importlib.machinery.ModuleSpec(dotted, None, is_package=True)
+        spec.submodule_search_locations = [folder]
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[dotted] = package
+        if i:
+            setattr(sys.modules[".".join(names[:i])], name, package)

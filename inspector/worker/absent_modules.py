@@ -5,7 +5,7 @@ A kernel file rarely needs the modules its package imports around it (a logger f
 pytree helpers from `optree`, a compiled extension), but `python file.py` stops at the first one
 missing, often inside the package's `__init__` before the file's own first line. The worker then
 lets each missing module, named by the `ModuleNotFoundError` itself and not a module of the file's
-own project (`kernel_file._stand_in_limit`), import as an `AbsentModule` and runs again: every
+own project (`machine_limit`), import as an `AbsentModule` and runs again: every
 attribute is a stand-in object that can be called, subclassed, indexed, iterated (empty) and used
 as a decorator (it hands the function back). The kernels and the code that launches them are the
 file's own; the record's log names each module stood in for, and where it was imported.
@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
+import os
+import re
 import sys
+import traceback
 import types
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 MAX_ABSENT = 12  # a file whose imports keep failing after this many stand-ins is not worth running
 
@@ -125,3 +129,38 @@ def note() -> str:
     return ("note: modules this machine lacks stood in as empty stand-ins so the file could define its kernels "
             "(install them for the file's own behaviour): "
             + "; ".join(f"{n} (imported at {w})" for n, w in _finder.names.items()) + "\n")
+
+
+def may_stand_in(err: ModuleNotFoundError, path: str) -> bool:
+    """Whether the missing module of `err` may import as a stand-in from now on (and now does)."""
+    if not err.name or not machine_limit(err, path):
+        return False
+    frames = traceback.extract_tb(err.__traceback__)
+    user = [f for f in frames if not f.filename.startswith("<frozen")]
+    where = f"{os.path.basename(user[-1].filename)} line {user[-1].lineno}" if user else os.path.basename(path)
+    return stand_in(err.name, where)
+
+
+def with_stand_ins(load: Callable[[], Any], path: str) -> Any:
+    """`load()`, again after each module it lacks has been given a stand-in (`may_stand_in`)."""
+    while True:
+        try:
+            return load()
+        except ModuleNotFoundError as e:
+            if not may_stand_in(e, path):
+                raise
+
+
+def machine_limit(err: BaseException, path: str) -> bool:
+    """Whether a module-level failure is the GPU-free run's, not the file's: data the stand-in's
+    tensors do not have ("Cannot copy out of meta tensor; no data!", `.item()`), a module this
+    machine lacks. Only those are run past; the file's own errors (a ValueError it raises, an
+    assert, sys.exit) stay its error, with their line, and so does a module of the file's own
+    project that is not on the path (a folder of that name beside it or above: --root says where)."""
+    if isinstance(err, ModuleNotFoundError) and err.name:
+        top = err.name.split(".")[0]
+        folders = Path(path).resolve().parents
+        if any((d / top).is_dir() or (d / f"{top}.py").is_file() for d in list(folders)[:4]):
+            return False
+    # "meta" as a word ("meta tensor", device 'meta'), not inside a user's own word ("metadata")
+    return isinstance(err, (ImportError, NotImplementedError)) or bool(re.search(r"\bmeta\b|no data", str(err).lower()))

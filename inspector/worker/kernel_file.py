@@ -45,13 +45,12 @@ import sys
 import textwrap
 import traceback
 import types
-from pathlib import Path
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .. import triton_compat as tc
 from . import absent_modules
-from ..compile.project import ModuleLocation, locate, module_file  # noqa: F401 - re-exported
+from ..compile.project import ModuleLocation, locate, module_file, register_namespace_chain  # noqa: F401 - re-exported
 
 # Names accepted for dtypes on the command line -> torch dtype attribute names.
 DTYPE_NAMES: dict[str, str] = {
@@ -207,8 +206,8 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
         # name (fla's `sinkhorn/tilelang.py` made `find_spec("tilelang")` answer yes without TileLang).
         sys.path.insert(0, folder)
     if loc.package:
-        _namespace_chain(loc)
-        _with_stand_ins(lambda: importlib.import_module(loc.package), path)
+        register_namespace_chain(loc)
+        absent_modules.with_stand_ins(lambda: importlib.import_module(loc.package), path)
     # Tracebacks and Triton's inspect.getsource read the file through linecache: give it this text.
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)
     module = types.ModuleType("__main__")
@@ -231,7 +230,7 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
             except ModuleNotFoundError as e:
                 # a module this machine lacks, imported before anything launched: it stands in
                 # (`absent_modules`) and the file runs again from its first line
-                if tc.launch_count() or not _may_stand_in(e, path):
+                if tc.launch_count() or not absent_modules.may_stand_in(e, path):
                     raise
                 module.__dict__.clear()
                 module.__dict__.update(__name__="__main__", __file__=path, __package__=loc.package or None,
@@ -243,7 +242,7 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
             raise
         stop = stop_from(e, path, "file")
         if not any(a <= (stop.line or 0) <= b for a, b in main_block_lines(source)):
-            if _stand_in_limit(e, path):
+            if absent_modules.machine_limit(e, path):
                 _resume_after(source, path, _module_level_line(e, path), module)
             elif tc.launch_count() == 0:
                 raise  # the file's own error at module level, before it launched anything
@@ -251,60 +250,6 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
             raise
         return module, stop
     return module, None
-
-
-def _namespace_chain(loc: ModuleLocation) -> None:
-    """The folders of the file's package that have no `__init__.py` (`project.locate` made them a
-    package from the file's imports) registered as namespace packages at those folders, so that
-    another module of the same name elsewhere on the path (a `kernels` package) cannot take them."""
-    folder = loc.import_root
-    names = loc.package.split(".")
-    for i, name in enumerate(names):
-        folder = os.path.join(folder, name)
-        dotted = ".".join(names[:i + 1])
-        if dotted in sys.modules or os.path.isfile(os.path.join(folder, "__init__.py")):
-            continue
-        spec = importlib.machinery.ModuleSpec(dotted, None, is_package=True)
-        spec.submodule_search_locations = [folder]
-        package = importlib.util.module_from_spec(spec)
-        sys.modules[dotted] = package
-        if i:
-            setattr(sys.modules[".".join(names[:i])], name, package)
-
-
-def _may_stand_in(err: ModuleNotFoundError, path: str) -> bool:
-    """Whether the missing module of `err` may import as a stand-in from now on (and now does)."""
-    if not err.name or not _stand_in_limit(err, path):
-        return False
-    frames = traceback.extract_tb(err.__traceback__)
-    user = [f for f in frames if not f.filename.startswith("<frozen")]
-    where = f"{os.path.basename(user[-1].filename)} line {user[-1].lineno}" if user else os.path.basename(path)
-    return absent_modules.stand_in(err.name, where)
-
-
-def _with_stand_ins(load: Callable[[], Any], path: str) -> Any:
-    """`load()`, again after each module it lacks has been given a stand-in (`_may_stand_in`)."""
-    while True:
-        try:
-            return load()
-        except ModuleNotFoundError as e:
-            if not _may_stand_in(e, path):
-                raise
-
-
-def _stand_in_limit(err: BaseException, path: str) -> bool:
-    """Whether a module-level failure is the GPU-free run's, not the file's: data the stand-in's
-    tensors do not have ("Cannot copy out of meta tensor; no data!", `.item()`), a module this
-    machine lacks. Only those are run past; the file's own errors (a ValueError it raises, an
-    assert, sys.exit) stay its error, with their line, and so does a module of the file's own
-    project that is not on the path (a folder of that name beside it or above: --root says where)."""
-    if isinstance(err, ModuleNotFoundError) and err.name:
-        top = err.name.split(".")[0]
-        folders = Path(path).resolve().parents
-        if any((d / top).is_dir() or (d / f"{top}.py").is_file() for d in list(folders)[:4]):
-            return False
-    # "meta" as a word ("meta tensor", device 'meta'), not inside a user's own word ("metadata")
-    return isinstance(err, (ImportError, NotImplementedError)) or bool(re.search(r"\bmeta\b|no data", str(err).lower()))
 
 
 def _module_level_line(err: BaseException, path: str) -> int | None:
