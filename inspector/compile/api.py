@@ -10,6 +10,7 @@ import dataclasses
 import functools
 import importlib.util
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -369,7 +370,7 @@ def _finish(rec: Inspection, sandbox: Sandbox | None = None) -> Inspection:
     return rec
 
 
-_native_cache: dict[int, dict[str, Any]] = {}
+_native_cache: dict[Any, dict[str, Any]] = {}  # per sandbox given (its id), or per Python for the default
 
 
 GPU_DEVICE_NODES = ("/dev/nvidiactl", "/dev/kfd")
@@ -384,11 +385,11 @@ def _read(path: str) -> str:
         return ""
 
 
-def _native_key(box: Sandbox) -> str:
+def _native_key(python: str) -> str:
     """What the native GPU's answer depends on: this boot, the driver, the worker's Python and
     Triton, and the pipeline's code. A reboot or a driver update asks again."""
     return cache_key({"native": _read("/proc/sys/kernel/random/boot_id"),
-                      "driver": [_read(p) for p in _DRIVER_VERSIONS], "python": getattr(box, "python", ""),
+                      "driver": [_read(p) for p in _DRIVER_VERSIONS], "python": python,
                       "triton": triton_version(), "code": code_digest(*_RECORD_CODE)})
 
 
@@ -398,29 +399,32 @@ def native_gpu(sandbox: Sandbox | None = None, cache: Cache | None = None) -> di
     Asked of a worker once per boot and driver: the answer is kept in the cache on disk (a CLI
     call with `--target native` then starts no worker on a hit), and in memory per process.
     Without a GPU device node there is nothing to ask."""
-    from ..isolation.sandbox import Limits, SandboxError
-    from ..isolation.selection import default_sandbox
-
-    box = sandbox or default_sandbox()
-    if id(box) in _native_cache:
-        return _native_cache[id(box)]
+    # The default sandbox's worker runs this Python (the pool's client names it so): a stored
+    # answer is found without making the sandbox, whose modules are half a hit's imports.
+    python = getattr(sandbox, "python", "") if sandbox is not None else os.path.abspath(sys.executable)
+    memo = id(sandbox) if sandbox is not None else python
+    if memo in _native_cache:
+        return _native_cache[memo]
     if os.environ.get("TRITON_INSPECTOR_NO_GPU") == "1":
         answer: dict[str, Any] = {"available": False, "reason": "TRITON_INSPECTOR_NO_GPU=1"}
     elif not any(os.path.exists(p) for p in GPU_DEVICE_NODES):
         answer = {"available": False, "reason": "no GPU device on this machine"}
     else:
         store = cache or Cache()
-        key = _native_key(box)
+        key = _native_key(python)
         stored = store.get(key)
         if isinstance(stored, dict) and "available" in stored:
             answer = stored
         else:
+            from ..isolation.sandbox import Limits, SandboxError
+            from ..isolation.selection import default_sandbox
+
             try:
-                answer = box.run({"kind": "native"}, Limits(timeout=120, memory=None))
+                answer = (sandbox or default_sandbox()).run({"kind": "native"}, Limits(timeout=120, memory=None))
                 store.put(key, answer)
             except SandboxError as e:  # not stored: a timeout or a crash may not happen again
                 answer = {"available": False, "reason": e.message}
-    _native_cache[id(box)] = answer
+    _native_cache[memo] = answer
     return answer
 
 
