@@ -665,6 +665,28 @@ def test_the_native_gpu_answer_is_kept_per_boot_and_driver(tmp_path, monkeypatch
     api._native_cache.clear()
 
 
+def test_a_stored_native_answer_is_read_without_making_the_sandbox(tmp_path):
+    """A native cache hit asks which GPU this is from the stored answer, under the Python the
+    default sandbox runs, without importing the sandbox (half of such a hit's imports)."""
+    import subprocess
+
+    from paths import REPO
+
+    node = tmp_path / "nvidiactl"
+    node.write_text("")
+    code = f"""
+import os, sys
+from inspector.compile import api
+from inspector.compile.cache import Cache
+api.GPU_DEVICE_NODES = ({str(node)!r},)
+store = Cache({str(tmp_path / "c")!r})
+store.put(api._native_key(os.path.abspath(sys.executable)), {{"available": True, "target": "sm_90"}})
+print(api.native_gpu(None, store)["target"], sorted(m for m in sys.modules if m.startswith("inspector.isolation")))
+"""
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["sm_90", "[]"], out.stdout + out.stderr[-2000:]
+
+
 def test_sass_deferred_until_asked_then_cached(tmp_path, sandbox):
     """defer=("sass",) leaves nvdisasm out of the compile; complete() makes the same SASS later
     (in the sandbox) and stores it, so the next hit has it; a caller that did not defer gets it."""
