@@ -73,6 +73,7 @@ def test_a_published_kernel_gets_its_reference_fix(sandbox, tmp_path, path):
     access = ["scalar_access", "partial_access", "uncoalesced_access"]  # the findings a reference lifts
     # the lines the reference lifts: the other findings' searches would cost compiles, not checks
     report = fix(mine, findings=access, lines=sorted(lifted), **kw)
+    assert {ff.finding.line for ff in report.findings} <= set(lifted)  # `lines` keeps only those
     for line, want in lifted.items():
         ff = next((ff for ff in report.findings if ff.finding.line == line and ff.finding.code.endswith("_access")),
                   None)
