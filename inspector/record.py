@@ -178,6 +178,8 @@ class Inspection:
     call_origin: str = ""  # what launched it: "file" (module level / __main__), "example", a test or
     # benchmark function's name, or "signature" (no launch: a call built from the kernel's code)
     stopped: dict[str, Any] | None = None  # where the file's own code stopped (file, line, message, phase)
+    # Modules this machine lacks that stood in (`worker.absent_modules`): {"module", "file", "line"}
+    stood_in: list[dict[str, Any]] = field(default_factory=list)
     # The installed release refused the kernel and an older one beside it compiled it (`triton_version`):
     # {"release", "line", "message"} of the refusal (`compile.api.inspect`)
     refused_by: dict[str, Any] | None = None
@@ -222,12 +224,18 @@ class Inspection:
         return None
 
     def stopped_note(self) -> str | None:
-        """Where the file's own code stopped before the compiled launch was made, or None."""
-        st = self.stopped
-        if not st or self.error is not None:
+        """Where the file's own code stopped before the compiled launch was made, and which modules
+        this machine lacks stood in, or None."""
+        if self.error is not None:
             return None
-        return (f"the file's own code stopped at line {st.get('line')} ({st.get('message')}); what it launched "
-                f"before that, or a call made from the kernel's code, was compiled")
+        st = self.stopped
+        notes = [f"the file's own code stopped at line {st.get('line')} ({st.get('message')}); what it launched "
+                 f"before that, or a call made from the kernel's code, was compiled"] if st else []
+        if self.stood_in:
+            notes.append("modules this machine lacks stood in as empty stand-ins (install them for the file's "
+                         "own behaviour): " + ", ".join(f"`{s.get('module')}` (ModuleNotFoundError at "
+                                                        f"{s.get('file')} line {s.get('line')})" for s in self.stood_in))
+        return "; ".join(notes) or None
 
     def refusal_note(self) -> str | None:
         """What the installed release said of a kernel an older one compiled (`refused_by`), or None."""

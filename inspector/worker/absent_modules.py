@@ -86,7 +86,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Answers for the absent top-level names (and everything under them), after every real finder."""
 
     def __init__(self) -> None:
-        self.names: dict[str, str] = {}  # top-level name -> where it was first imported
+        self.names: dict[str, tuple[str, int | None]] = {}  # top-level name -> (file, line) first importing it
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
         if fullname.split(".")[0] not in self.names:
@@ -103,9 +103,9 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 _finder = _Finder()
 
 
-def stand_in(name: str, where: str) -> bool:
-    """Let top-level module `name` import as absent from now on (`where`: the file and line that
-    imported it, for the note); False when the limit is reached or it already stands in."""
+def stand_in(name: str, where: tuple[str, int | None]) -> bool:
+    """Let top-level module `name` import as absent from now on (`where`: the file's name and the
+    line that imported it, for the note); False when the limit is reached or it already stands in."""
     top = name.split(".")[0]
     if top in _finder.names or len(_finder.names) >= MAX_ABSENT:
         return False
@@ -117,9 +117,9 @@ def stand_in(name: str, where: str) -> bool:
     return True
 
 
-def stood_in() -> dict[str, str]:
-    """The modules standing in so far: name -> where it was first imported."""
-    return dict(_finder.names)
+def stood_in() -> list[dict[str, Any]]:
+    """The modules standing in so far, as the record keeps them: {"module", "file", "line"}."""
+    return [{"module": n, "file": f, "line": line} for n, (f, line) in _finder.names.items()]
 
 
 def note() -> str:
@@ -128,7 +128,7 @@ def note() -> str:
         return ""
     return ("note: modules this machine lacks stood in as empty stand-ins so the file could define its kernels "
             "(install them for the file's own behaviour): "
-            + "; ".join(f"{n} (imported at {w})" for n, w in _finder.names.items()) + "\n")
+            + "; ".join(f"{n} (imported at {f} line {line})" for n, (f, line) in _finder.names.items()) + "\n")
 
 
 def may_stand_in(err: ModuleNotFoundError, path: str) -> bool:
@@ -137,7 +137,7 @@ def may_stand_in(err: ModuleNotFoundError, path: str) -> bool:
         return False
     frames = traceback.extract_tb(err.__traceback__)
     user = [f for f in frames if not f.filename.startswith("<frozen")]
-    where = f"{os.path.basename(user[-1].filename)} line {user[-1].lineno}" if user else os.path.basename(path)
+    where = (os.path.basename(user[-1].filename), user[-1].lineno) if user else (os.path.basename(path), None)
     return stand_in(err.name, where)
 
 

@@ -338,6 +338,7 @@ def _run_file(rec: Inspection, request: InspectRequest, path: str, log: io.Strin
         with _user_code(log, "import"):
             module, stop = kf.execute_file(path, rec.source, request.root)
         log.write(absent_modules.note())
+        rec.stood_in = absent_modules.stood_in()
         stops += [stop] if stop else []
         kernels = kf.kernels_in(module, path)
         module_fns.extend(k.jit for k in kernels)

@@ -72,6 +72,9 @@ def test_missing_modules_of_the_package_and_the_file_stand_in_and_the_kernel_com
     # launched by the file's own __main__, through the wrapper that uses the stand-in logger
     assert rec.call_origin == "file" and {p.name: p.value for p in rec.parameters}["BLOCK"] == 256
     assert "not_installed_pytrees (imported at __init__.py line 1)" in rec.log
+    assert {(s["module"], s["file"], s["line"]) for s in rec.stood_in} == {
+        ("not_installed_pytrees", "__init__.py", 1), ("not_installed_logging_lib", "util.py", 1)}
+    assert "`not_installed_pytrees` (ModuleNotFoundError at __init__.py line 1)" in rec.stopped_note()
     assert "not_installed_logging_lib (imported at util.py line 1)" in rec.log
 
 

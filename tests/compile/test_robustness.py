@@ -73,9 +73,10 @@ def test_fuzz_library(case, tmp_path, sandbox):
                          memory=case.memory, sandbox=sandbox, use_cache=False)
     elapsed = time.monotonic() - t0
     OUTCOMES[case.name.split("-")[0]][rec.error.kind if rec.error else "compiled"] += 1
-    if case.kinds == ("stopped",):  # compiled; the file's own code stopped where the case put it
-        assert rec.error is None and rec.stopped["line"] == case.line, (case.name, rec.error, rec.stopped)
-        assert case.message in rec.stopped["message"], rec.stopped
+    if case.kinds == ("stood_in",):  # compiled; the missing module stood in, named with its line
+        assert rec.error is None and [(s["module"], s["line"]) for s in rec.stood_in] == \
+            [("a_module_that_does_not_exist", case.line)], (case.name, rec.error, rec.stood_in)
+        assert case.message in rec.stopped_note() and f"line {case.line}" in rec.stopped_note()
         return
     check_error(case, rec.error, path)
     if case.kinds == ("timeout",):
@@ -144,7 +145,7 @@ def _rss() -> int:
 
 
 def test_caller_memory_stays_flat_across_failed_compiles(tmp_path, sandbox):
-    bad = [c for c in CASES if c.name.startswith(("syntax", "compile", "import")) and c.kinds != ("stopped",)][:80]
+    bad = [c for c in CASES if c.name.startswith(("syntax", "compile", "import")) and c.kinds != ("stood_in",)][:80]
     paths = [write_case(tmp_path, c) for c in bad]
     for p in paths[:10]:  # reach steady state first
         inspect_kernel(p, sandbox=sandbox, use_cache=False)

@@ -96,9 +96,9 @@ def import_cases() -> list[Case]:
             line = insert_at + len(stmt.splitlines())
             if name == "recursion":
                 line = insert_at + 1  # the recursing function's own line is the deepest user frame
-            # A module this machine lacks is the GPU-free run's limit, not the file's error: the run goes
-            # on past it (kernel_file._resume_after) and the record says where it stopped ("stopped").
-            kinds = ("stopped",) if name == "module" else ("import",)
+            # A module this machine lacks is the GPU-free run's limit, not the file's error: it stands
+            # in (worker/absent_modules.py), the file runs on, and the record names it and its line.
+            kinds = ("stood_in",) if name == "module" else ("import",)
             cases.append(Case(f"import-{name}-L{line}", "\n".join(lines) + "\n", kinds, line, message=exc))
     return cases
 
