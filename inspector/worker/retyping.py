@@ -167,15 +167,8 @@ def _numbers_as_floats(clash: TypeClash, kernel: Any, values: dict[str, Any], st
         return {}
     ints = {n for n, v in values.items() if isinstance(v, int) and not isinstance(v, bool) and n not in state.fixed}
     names = _reaching(kernel, clash.node, ints)
-    key = (frozenset(names), "float")
-    if not names or key in state.tried:
+    if not _take(state, clash, names, "float", "a float (an integer"):
         return {}
-    state.tried.add(key)
-    state.compiles += 1
-    for n in names:
-        state.given[n] = "float"
-    state.notes.append(f"{', '.join(names)}: a float (an integer, where Triton stopped at line {clash.line}: "
-                       f"{textwrap.shorten(clash.message, 120)})")
     return {n: float(values[n]) for n in names}
 
 
@@ -191,16 +184,24 @@ def _tensors_as_numbers(clash: TypeClash, kernel: Any, values: dict[str, Any], s
         return {}
     names = [n.id for n in (node.left, node.right) if isinstance(n, ast.Name) and n.id in values
              and isinstance(values[n.id], torch.Tensor) and n.id not in state.fixed]
-    key = (frozenset(names), "number")
-    if not names or key in state.tried:
+    if not _take(state, clash, names, "int", "a number, 1 (a tensor"):
         return {}
+    return {n: 1 for n in names}
+
+
+def _take(state: Retyping, clash: TypeClash, names: list[str], given: str, said: str) -> bool:
+    """Count a change of `names` to `given` against the search (False when there is none, or it
+    was tried already), with its note: "`said`, where Triton stopped at line N: message)"."""
+    key = (frozenset(names), given)
+    if not names or key in state.tried:
+        return False
     state.tried.add(key)
     state.compiles += 1
     for n in names:
-        state.given[n] = "int"
-    state.notes.append(f"{', '.join(names)}: a number, 1 (a tensor, where Triton stopped at line {clash.line}: "
+        state.given[n] = given
+    state.notes.append(f"{', '.join(names)}: {said}, where Triton stopped at line {clash.line}: "
                        f"{textwrap.shorten(clash.message, 120)})")
-    return {n: 1 for n in names}
+    return True
 
 
 def next_retyping(err: BaseException, kernel: Any, fns: list[Any], values: dict[str, Any],
