@@ -13,9 +13,9 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector.compile.api import complete
+from inspector.record import InspectRequest
 from inspector.ui import overrides, state, stopped, target_picker, views
 from inspector.ui.capture_panel import capture_panel
-from inspector.record import InspectRequest
 from inspector.ui.compiling import compile_with_status, start, summary, take_cancelled
 from inspector.ui.downloads import downloads
 from inspector.ui.editor import editor_notes

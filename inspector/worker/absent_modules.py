@@ -8,7 +8,8 @@ lets each missing module, named by the `ModuleNotFoundError` itself and not a mo
 own project (`machine_limit`), import as an `AbsentModule` and runs again: every
 attribute is a stand-in object that can be called, subclassed, indexed, iterated (empty) and used
 as a decorator (it hands the function back). The kernels and the code that launches them are the
-file's own; the record's log names each module stood in for, and where it was imported.
+file's own; the record keeps each module stood in for and where it was imported (`stood_in`), and
+its stopped note, which the CLI, the page and the notebook show, names them.
 """
 
 from __future__ import annotations

@@ -210,11 +210,7 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
         absent_modules.with_stand_ins(lambda: importlib.import_module(loc.package), path)
     # Tracebacks and Triton's inspect.getsource read the file through linecache: give it this text.
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)
-    module = types.ModuleType("__main__")
-    module.__file__ = path
-    module.__package__ = loc.package or None
-    module.__spec__ = importlib.machinery.ModuleSpec(loc.name, None, origin=path)
-    sys.modules["__main__"] = module
+    module = _main_module(path, loc)
     code = compile(source, path, "exec")
     # A package that imports its own module (an `__init__` importing every op) already ran this
     # text under the module's real name; a second run as __main__ can fail on what it registers
@@ -232,9 +228,7 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
                 # (`absent_modules`) and the file runs again from its first line
                 if tc.launch_count() or not absent_modules.may_stand_in(e, path):
                     raise
-                module.__dict__.clear()
-                module.__dict__.update(__name__="__main__", __file__=path, __package__=loc.package or None,
-                                       __spec__=importlib.machinery.ModuleSpec(loc.name, None, origin=path))
+                module = _main_module(path, loc)
     except BaseException as e:  # noqa: BLE001 - user code may raise anything, even SystemExit
         if same_text and not isinstance(e, SyntaxError) and tc.launch_count() == 0:
             return imported, None
@@ -250,6 +244,16 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
             raise
         return module, stop
     return module, None
+
+
+def _main_module(path: str, loc: ModuleLocation) -> types.ModuleType:
+    """A fresh `__main__` for the file (inside its package, when it has one), registered as such."""
+    module = types.ModuleType("__main__")
+    module.__file__ = path
+    module.__package__ = loc.package or None
+    module.__spec__ = importlib.machinery.ModuleSpec(loc.name, None, origin=path)
+    sys.modules["__main__"] = module
+    return module
 
 
 def _module_level_line(err: BaseException, path: str) -> int | None:

@@ -28,8 +28,8 @@ Failures are returned, not raised.
 from __future__ import annotations
 
 import ast
-import functools
 import contextlib
+import functools
 import inspect
 import itertools
 import re
@@ -374,7 +374,8 @@ def _sizes_from_meta(factory: Callable) -> Callable:
 
     def concrete(value: Any) -> Any:
         if isinstance(value, torch.Tensor) and value.is_meta and value.numel() == 1:
-            return int(_meta_item(value))
+            made = _meta_item(value)  # a count stays an int; `torch.full`'s float fill stays a float
+            return made if isinstance(made, float) else int(made)
         if isinstance(value, (tuple, list)) and any(isinstance(v, torch.Tensor) for v in value):
             return type(value)(concrete(v) for v in value)
         return value
