@@ -180,6 +180,9 @@ class Inspection:
     stopped: dict[str, Any] | None = None  # where the file's own code stopped (file, line, message, phase)
     # Modules this machine lacks that stood in (`worker.absent_modules`): {"module", "file", "line"}
     stood_in: list[dict[str, Any]] = field(default_factory=list)
+    # Constexprs nothing launched the kernel with, compiled with made-up values that were checked by
+    # compiling (`worker.suggestions`): {"name", "kind", "suggested"}; empty for a launch's own values
+    made_up: list[dict[str, Any]] = field(default_factory=list)
     # The installed release refused the kernel and an older one beside it compiled it (`triton_version`):
     # {"release", "line", "message"} of the refusal (`compile.api.inspect`)
     refused_by: dict[str, Any] | None = None
@@ -223,14 +226,20 @@ class Inspection:
                     f"one {'CU' if self.backend == 'hip' else 'SM'} (limited by {limiters})")
         return None
 
-    def stopped_note(self) -> str | None:
-        """Where the file's own code stopped before the compiled launch was made, and which modules
-        this machine lacks stood in, or None."""
+    def stopped_note(self, made_up: bool = True) -> str | None:
+        """Where the file's own code stopped before the compiled launch was made, which constexprs
+        were made up (`made_up=False`: left out, for the page's own form) and which modules this
+        machine lacks stood in, or None."""
         if self.error is not None:
             return None
         st = self.stopped
         notes = [f"the file's own code stopped at line {st.get('line')} ({st.get('message')}); what it launched "
                  f"before that, or a call made from the kernel's code, was compiled"] if st else []
+        if self.made_up and made_up:
+            values = ", ".join(f"{m.get('name')}={m.get('suggested')}" for m in self.made_up)
+            notes.append(f"nothing the file ran launched `{self.kernel}`, so its constexprs took made-up values "
+                         f"({values}; checked by compiling): give real ones with --const NAME=VALUE, or launch it "
+                         "in an example(device)")
         if self.stood_in:
             notes.append("modules this machine lacks stood in as empty stand-ins (install them for the file's "
                          "own behaviour): " + ", ".join(f"`{s.get('module')}` (ModuleNotFoundError at "
@@ -333,6 +342,9 @@ class InspectRequest:
     passes: bool = False
     defer: list[str] = field(default_factory=list)
     triton: str | None = None  # the Triton release ("3.6.0"; None: the installed one): picks the worker
+    # A kernel nothing launches: its constexprs without a default get made-up values (checked by
+    # compiling) and it compiles; False: the error asks for them (the guard guards launches only)
+    make_up: bool = True
     kind: str = "inspect"
 
     def __post_init__(self) -> None:
@@ -342,6 +354,7 @@ class InspectRequest:
         self.consts = {str(k): str(v) for k, v in sorted(self.consts.items())}
         self.options = {str(k): _option_value(v) for k, v in sorted(self.options.items())}
         self.passes = bool(self.passes)
+        self.make_up = bool(self.make_up)
         self.defer = list(self.defer)
 
     def key_fields(self) -> dict[str, Any]:

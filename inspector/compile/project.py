@@ -194,5 +194,8 @@ def register_namespace_chain(loc: ModuleLocation) -> None:
         spec.submodule_search_locations = [folder]
         package = importlib.util.module_from_spec(spec)
         sys.modules[dotted] = package
-        if i:
-            setattr(sys.modules[".".join(names[:i])], name, package)
+        # A parent with an `__init__.py` is not imported yet (the import of the file runs it, and
+        # then finds this folder in sys.modules); a registered one gets the attribute now.
+        parent = sys.modules.get(".".join(names[:i])) if i else None
+        if parent is not None:
+            setattr(parent, name, package)

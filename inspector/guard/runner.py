@@ -76,8 +76,9 @@ def run_guard(paths: list[str], targets: list[str], baseline: Baseline, engine: 
 
     def submit(file: str, kernel: str | None, target: str) -> None:
         name, release = split_target(target)
+        # make_up=False: a kernel its file never launches is reported as such, not guarded on made-up values
         request: dict[str, Any] = {"file": file, "kernel": kernel, "target": name, "timeout": timeout,
-                                   "use_cache": use_cache}
+                                   "use_cache": use_cache, "make_up": False}
         if release:
             request["triton"] = release
         pending[engine.submit(request)] = (file, kernel, target)

@@ -66,13 +66,18 @@ def _field_key(m: dict) -> str:
     return f"w.missing.{state.settings().kernel}.{m.get('kind')}.{m['name']}"
 
 
-def missing_form(missing: list[dict], line: int | None, at_launch: bool = False) -> None:
+def missing_form(missing: list[dict], line: int | None, at_launch: bool = False, made_up: bool = False) -> None:
     """One input per value the kernel needs, prefilled with a suggestion; Compile uses them.
 
     `at_launch`: the file launches the kernel (at `line`) without these values, which a real
-    launch refuses too; otherwise nothing in the file launches it (`line` is the kernel's)."""
+    launch refuses too; otherwise nothing in the file launches it (`line` is the kernel's).
+    `made_up`: the kernel was compiled with these values (`Inspection.made_up`), offered to change."""
     names = ", ".join(f"`{m['name']}`" for m in missing)
-    if at_launch:
+    if made_up:
+        st.info(f"Nothing in the file launches this kernel, so it was compiled with made-up values for {names} "
+                "(from how its code uses each, checked by compiling). Change them and compile; they are kept "
+                "as the call's overrides (sidebar, Call).", icon=":material/edit_note:")
+    elif at_launch:
         st.markdown(f"The launch at line {line} does not pass {names}, which have no default: a real launch fails "
                     "the same way. Add them to the call in the file, or give values here to compile it as if it "
                     "did (kept as the call's overrides: sidebar, Call).")
@@ -80,7 +85,9 @@ def missing_form(missing: list[dict], line: int | None, at_launch: bool = False)
         where = f" (the kernel at line {line})" if line else ""
         st.markdown(f"Nothing in the file launches this kernel{where}, so these values are needed to compile it. "
                     "Edit the suggestions and compile; they are kept as the call's overrides (sidebar, Call).")
-    with st.form(f"w.missing.{state.settings().kernel}", border=True):
+    # many made-up values (strides as constexprs) fold away; a few stay in sight
+    box = st.expander(f"The {len(missing)} made-up values", expanded=len(missing) <= 4) if made_up else st.container()
+    with box, st.form(f"w.missing.{state.settings().kernel}", border=True):
         cols = st.columns(min(len(missing), 4))
         for i, m in enumerate(missing):
             kind = "constexpr" if m.get("kind") == "constexpr" else "argument"

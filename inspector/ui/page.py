@@ -19,7 +19,7 @@ from inspector.ui.capture_panel import capture_panel
 from inspector.ui.compiling import compile_with_status, start, summary, take_cancelled
 from inspector.ui.downloads import downloads
 from inspector.ui.editor import editor_notes
-from inspector.ui.error_view import show_error
+from inspector.ui.error_view import missing_form, show_error
 from inspector.ui.resources_panel import resources_line
 from inspector.ui.sandbox_banner import sandbox_banner, sandbox_note
 from inspector.ui.sidebar import call, pick
@@ -99,12 +99,15 @@ if shown is not None:
     resources_line(shown)
     if shown.refusal_note():
         st.warning(shown.refusal_note(), icon=":material/history:")
-    if shown is rec and shown.stopped_note():
-        st.warning(shown.stopped_note()[0].upper() + shown.stopped_note()[1:], icon=":material/front_hand:")
+    note = shown.stopped_note(made_up=False) if shown is rec else None
+    if note:
+        st.warning(note[0].upper() + note[1:], icon=":material/front_hand:")
 overrides.chips(rec)  # the call's overrides, each with what the file passes
 workbench_fragment()
 if rec is not None:
     show_error(rec)
+    if rec.ok and rec.made_up:  # nothing launched it: the values made up, to change and compile with
+        missing_form(rec.made_up, None, made_up=True)
 editor_notes()
 
 with st.sidebar:

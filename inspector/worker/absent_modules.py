@@ -66,6 +66,23 @@ class Absent:
     def __lt__(self, other: Any) -> bool:
         return False
 
+    # A type annotation evaluated at import (`PartialState | None`) is a union with the stand-in.
+    def __or__(self, other: Any) -> Absent:
+        return self
+
+    def __ror__(self, other: Any) -> Absent:
+        return self
+
+    # An enum's value read as a number (`int(tex.DType.kByte)`): 0, a value like any other.
+    def __int__(self) -> int:
+        return 0
+
+    def __index__(self) -> int:
+        return 0
+
+    def __float__(self) -> float:
+        return 0.0
+
     def __repr__(self) -> str:
         return f"<stand-in for {self._absent_name}, a module this machine lacks>"
 
@@ -161,7 +178,11 @@ def machine_limit(err: BaseException, path: str) -> bool:
     if isinstance(err, ModuleNotFoundError) and err.name:
         top = err.name.split(".")[0]
         folders = Path(path).resolve().parents
-        if any((d / top).is_dir() or (d / f"{top}.py").is_file() for d in list(folders)[:4]):
+        # a folder with an `__init__.py` is a package, not an import root: `import spmd_types` in
+        # it means a top-level module, never its own `spmd_types.py` (Python has no implicit
+        # relative imports)
+        roots = [d for d in list(folders)[:4] if not (d / "__init__.py").is_file()]
+        if any((d / top).is_dir() or (d / f"{top}.py").is_file() for d in roots):
             return False
     # "meta" as a word ("meta tensor", device 'meta'), not inside a user's own word ("metadata")
     return isinstance(err, (ImportError, NotImplementedError)) or bool(re.search(r"\bmeta\b|no data", str(err).lower()))

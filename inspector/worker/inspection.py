@@ -450,28 +450,6 @@ def _compile_call(launch: tc.Launch, overrides: dict[str, Any], options: dict[st
             overrides = {**overrides, **new}
 
 
-def _check_suggestions(e: kf.KernelFileError, info: kf.KernelInfo, overrides: dict[str, Any],
-                       options: dict[str, Any], fns: list) -> None:
-    """Compile with the values the error offers for the missing constexprs, changed where Triton
-    points at one (`suggestions.checked`), and say whether they compile."""
-    retyping = Retyping(fixed=set(overrides))
-
-    def compile_with(values: dict[str, str]) -> None:
-        given = {**overrides, **{k: kf.parse_value(v, for_const=True) for k, v in values.items()}}
-        launch = kf.signature_call(info, given)
-        made = dict(zip(info.jit.arg_names, launch.args)) | launch.kwargs
-        _compile_call(launch, given, options, None, retyping, made, fns)
-
-    try:  # a check that cannot run leaves the offer unchecked
-        ok = suggestions.checked(e.details["missing"], info.jit, compile_with)
-        e.details["checked"] = ok
-        if ok:
-            e.message += " The values offered compile (checked)."
-            e.args = (e.message,)
-    except Exception:  # noqa: BLE001
-        e.details["checked"] = False
-
-
 def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, log: io.StringIO, module_fns: list) -> None:
     ran = _run_file(rec, request, path, log, module_fns)
     module, info, launches = ran.module, ran.info, ran.launches
@@ -509,9 +487,14 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
                 rec.call_origin = package_origin
     except kf.KernelFileError as e:
         e.file = e.file or path
-        if e.kind == "missing_constexpr" and e.details.get("missing"):
-            _check_suggestions(e, info, arg_overrides, options, module_fns)
-        raise
+        if e.kind != "missing_constexpr" or not e.details.get("missing"):
+            raise
+        suggestions.check_offer(e, info, arg_overrides, options, module_fns, _compile_call)
+        if not request.make_up or e.details.get("check") not in ("ok", "other"):
+            raise
+        launch, made = suggestions.made_up_call(rec, info, e.details["missing"], arg_overrides, ran, log,
+                                                checked=e.details["check"] == "ok")
+        arg_overrides.update(made)  # constexprs reach the compile as overrides do
     previous = dict(zip(info.jit.arg_names, launch.args))
     previous.update(launch.kwargs)
     given = {} if made_up else dict(previous)  # what the file's own launch passed, before overrides

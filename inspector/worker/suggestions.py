@@ -13,9 +13,14 @@ made-up call. The error then says whether its values compile.
 from __future__ import annotations
 
 import ast
+import io
+import re
 from typing import Any, Callable
 
 from .. import triton_compat as tc
+from ..record import Inspection
+from . import kernel_file as kf
+from .retyping import Retyping
 
 MAX_CHECKS = 8
 # After the first suggestion: integers from the smallest, the flags, the usual dtypes.
@@ -34,27 +39,58 @@ def _alternatives(value: str) -> list[str]:
     return ["", *_NUMBERS]  # a string mode: none of its branches, then numbers
 
 
-def checked(missing: list[dict[str, Any]], fn: Any, compile_with: Callable[[dict[str, str]], None]) -> bool:
+# Triton refusing code it no longer takes (block pointers, removed in 3.9): about the release, not
+# the values; the compile reports it, and an older release beside it may take it (`compile.api`).
+_RELEASE_REFUSAL = re.compile(r"\b(have|has) been removed\b|no longer supported", re.I)
+# Sizes Triton refuses: a block over its element limit, more shared memory than the target has.
+_TOO_LARGE = re.compile(r"numel \(\d+\) exceeds|out of resource", re.I)
+
+
+def _shrunk(values: dict[str, str], tried: set[tuple]) -> dict[str, str] | None:
+    """The values with the largest size (32 or more) an eighth as large, or None if none is."""
+    sizes = [(int(v), n) for n, v in values.items() if v.isdigit() and int(v) >= 32]
+    if not sizes:
+        return None
+    _, name = max(sizes)
+    out = {**values, name: str(max(16, int(values[name]) // 8))}
+    return None if tuple(sorted(out.items())) in tried else out
+
+
+def checked(missing: list[dict[str, Any]], fn: Any, compile_with: Callable[[dict[str, str]], None]) -> str:
     """Compile with the suggested values (`compile_with(values)` raises what Triton raised),
-    changing the one a failure points at; updates each entry's "suggested" in place. Whether the
-    values finally compile."""
+    changing the one a failure points at (the largest size, when Triton says a block is too
+    large); updates each entry's "suggested" in place. Returns "ok" (they compile), "other"
+    (Triton refused something that is not about these values: the code itself, or the release)
+    or "values" (no alternative left, or `MAX_CHECKS` compiles spent)."""
     values = {m["name"]: str(m["suggested"]) for m in missing}
     left = {name: _alternatives(v) for name, v in values.items()}
+    tried: set[tuple] = set()
+    outcome = "values"
     for _ in range(MAX_CHECKS):
+        tried.add(tuple(sorted(values.items())))
         try:
             compile_with(values)
         except Exception as e:  # noqa: BLE001 - Triton's refusal, read below
+            text = str(e)
+            if _RELEASE_REFUSAL.search(text):
+                outcome = "other"
+                break
+            if _TOO_LARGE.search(text) and (smaller := _shrunk(values, tried)):
+                values = smaller
+                continue
             node = tc.compilation_error_node(e, fn)
             named = [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in values] if node else []
             name = next((n for n in named if left[n]), None)
             if name is None:  # not about these values (the pointers' dtypes were tried already)
-                return False
+                outcome = "other" if not named else "values"
+                break
             values[name] = left[name].pop(0)
             continue
-        for m in missing:
-            m["suggested"] = values[m["name"]]
-        return True
-    return False
+        outcome = "ok"
+        break
+    for m in missing:
+        m["suggested"] = values[m["name"]]
+    return outcome
 
 
 def suggested_argument(fn: Any, name: str, passed: dict[str, Any]) -> str:
@@ -78,3 +114,46 @@ def suggested_argument(fn: Any, name: str, passed: dict[str, Any]) -> str:
         return "1"
     sizes = [int(v.numel()) for v in passed.values() if hasattr(v, "numel") and hasattr(v, "shape")]
     return str(max(sizes)) if sizes else str(DEFAULT_INT)
+
+
+def check_offer(e: kf.KernelFileError, info: kf.KernelInfo, overrides: dict[str, Any], options: dict[str, Any],
+                fns: list, compile_call: Callable[..., Any]) -> None:
+    """Compile with the values the error offers for the missing constexprs, changed where Triton
+    points at one (`checked`), and say whether they compile (`details["checked"]`; `details["check"]`
+    is `checked`'s outcome).
+    `compile_call` is the inspection's (`inspection._compile_call`: retypes pointers as it goes)."""
+    retyping = Retyping(fixed=set(overrides))
+    # an autotuned kernel's configs give some constexprs: the first one's, as the compile will
+    config = (tc.autotune_configs(info.obj) or [None])[0]
+
+    def compile_with(values: dict[str, str]) -> None:
+        given = {**overrides, **{k: kf.parse_value(v, for_const=True) for k, v in values.items()}}
+        launch = kf.signature_call(info, given)
+        made = dict(zip(info.jit.arg_names, launch.args)) | launch.kwargs
+        compile_call(launch, given, options, config, retyping, made, fns)
+
+    try:  # a check that cannot run leaves the offer unchecked
+        outcome = checked(e.details["missing"], info.jit, compile_with)
+    except Exception:  # noqa: BLE001
+        outcome = "values"
+    e.details["checked"] = outcome == "ok"
+    e.details["check"] = outcome
+    if outcome == "ok":
+        e.message += " The values offered compile (checked)."
+        e.args = (e.message,)
+
+
+def made_up_call(rec: Inspection, info: kf.KernelInfo, missing: list[dict[str, Any]], overrides: dict[str, Any],
+                 ran: str, log: io.StringIO, checked: bool = True) -> tuple[tc.Launch, dict[str, Any]]:
+    """(the call made from the kernel's code, the made-up constexprs) with the values offered for
+    what nothing gave (`check_offer`), checked or refused for a reason that is not theirs: a bare
+    kernel opens, or fails at the line Triton names, and its record says which values were made
+    up (`made_up`, in its note and the tried call)."""
+    values = {m["name"]: kf.parse_value(str(m["suggested"]), for_const=True) for m in missing}
+    rec.made_up = [dict(m) for m in missing]
+    rec.call_origin = "signature"
+    log.write(f"note: nothing the file ran launched {rec.kernel} ({ran or 'nothing ran'}): compiled with made-up "
+              f"constexprs {', '.join(f'{k}={v}' for k, v in values.items())}, from how its code uses each "
+              f"({'checked by compiling' if checked else 'the compile refused something else first'}); give real "
+              "ones with --const NAME=VALUE\n")
+    return kf.signature_call(info, {**overrides, **values}, ran), values

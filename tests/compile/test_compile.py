@@ -214,18 +214,26 @@ def test_suggestions_for_a_tiled_kernel_fit_the_target(tmp_path, sandbox):
                 acc += tl.dot(tl.dot(q, k).to(v.dtype), v)
             tl.store(Out + offs_m[:, None] * BLOCK_DMODEL + offs_d[None, :], acc)
     """)
+    # nothing launches it: it opens with the values offered, checked by compiling, and says so
     rec = inspect_kernel(path, target="sm_90", sandbox=sandbox)
-    assert rec.error is not None and rec.error.kind == "missing_constexpr"
-    suggested = {m["name"]: m["suggested"] for m in rec.error.details["missing"]}
+    assert rec.error is None, rec.error.short()
+    suggested = {m["name"]: m["suggested"] for m in rec.made_up}
     assert suggested == {"BLOCK_M": "64", "BLOCK_N": "64", "BLOCK_DMODEL": "64"}
+    assert "made-up values (BLOCK_M=64, BLOCK_N=64, BLOCK_DMODEL=64" in rec.stopped_note()
+    assert {p.name: p.value for p in rec.parameters}["BLOCK_M"] == 64
+    # asked not to make them up (the guard), the error offers the same values
+    asked = inspect_kernel(path, target="sm_90", sandbox=sandbox, make_up=False)
+    assert asked.error is not None and asked.error.kind == "missing_constexpr"
+    assert {m["name"]: m["suggested"] for m in asked.error.details["missing"]} == suggested
+    assert not asked.made_up
     done = inspect_kernel(path, target="sm_90", consts=suggested, args={"Q": "fp16", "K": "fp16", "V": "fp16"},
                           sandbox=sandbox)
-    assert done.error is None, done.error and done.error.short()
+    assert done.error is None and not done.made_up, done.error and done.error.short()
 
 
 def test_missing_constexpr_is_named(tmp_path, sandbox):
     path = write(tmp_path, "unseen.py", UNSEEN)
-    rec = inspect_kernel(path, target="sm_90", consts={"BLOCK": "256"}, sandbox=sandbox)
+    rec = inspect_kernel(path, target="sm_90", consts={"BLOCK": "256"}, sandbox=sandbox, make_up=False)
     assert rec.error is not None and rec.error.kind == "missing_constexpr"
     assert "ROWS" in rec.error.message
     assert rec.error.line == 7  # the def line
@@ -288,9 +296,13 @@ def test_a_file_that_stops_before_the_kernel_still_defines_it_and_says_where_it_
     """)
     # the statements after line 15 still run (kernel_file._resume_after): `second` is defined, and
     # with no launch of it, its call is made from its signature, which needs BLOCK
-    rec = inspect_kernel(path, kernel="second", sandbox=sandbox, timeout=300)
+    rec = inspect_kernel(path, kernel="second", sandbox=sandbox, timeout=300, make_up=False)
     assert rec.error is not None and rec.error.kind == "missing_constexpr", rec.error
     assert "BLOCK" in rec.error.message and "stopped at line 15" in rec.error.message, rec.error.message
+    # by default it opens with a made-up BLOCK, and says both where the file stopped and what was made up
+    rec = inspect_kernel(path, kernel="second", sandbox=sandbox, timeout=300)
+    assert rec.error is None and [m["name"] for m in rec.made_up] == ["BLOCK"], rec.error
+    assert "stopped at line 15" in rec.stopped_note() and "made-up values (BLOCK=" in rec.stopped_note()
     rec = inspect_kernel(path, kernel="second", consts={"BLOCK": "64"}, sandbox=sandbox, timeout=300)
     assert rec.error is None and rec.call_origin == "signature", rec.error
     assert rec.stopped["line"] == 15 and "meta tensor" in rec.stopped["message"]

@@ -153,10 +153,12 @@ def test_a_heuristics_wrapper_stands_for_its_kernel_and_a_heuristic_that_reads_i
     from inspector.compile.api import inspect_kernel
 
     path = REPO / "tests" / "fixtures" / "kernel_file_forms" / "heuristics_wrapper.py"
-    asked = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    asked = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False, make_up=False)
     assert asked.error is not None and asked.error.kind == "missing_constexpr", asked.error
     missing = {m["name"] if isinstance(m, dict) else m for m in asked.error.details["missing"]}
     assert missing == {"REQUIRES_GRAD", "BLOCK"} and asked.kernel in ("", "scale_kernel"), missing
     given = inspect_kernel(path, target="sm_90", consts={"REQUIRES_GRAD": "True", "BLOCK": "256"}, sandbox=sandbox,
                            use_cache=False)
     assert given.error is None and given.kernel == "scale_kernel", given.error
+    made = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)  # by default: made up
+    assert made.error is None and {m["name"] for m in made.made_up} == {"REQUIRES_GRAD", "BLOCK"}, made.error

@@ -98,7 +98,7 @@ def test_a_bare_kernels_missing_values_are_offered_checked(tmp_path, sandbox):
         "    if ACTIVATION == 'relu':\n"
         "        acc = tl.maximum(acc, 0.0)\n"
         "    tl.store(out_ptr + offs, acc, mask=offs < n)\n")
-    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False, make_up=False)
     assert rec.error is not None and rec.error.kind == "missing_constexpr"
     offered = {m["name"]: m["suggested"] for m in rec.error.details["missing"]}
     assert offered["ACC_TYPE"] == "float32" and offered["ACTIVATION"] == "relu" and offered["W"] == "4", offered
@@ -106,6 +106,30 @@ def test_a_bare_kernels_missing_values_are_offered_checked(tmp_path, sandbox):
     assert "The values offered compile (checked)" in rec.error.message
     again = inspect_kernel(path, target="sm_90", consts=offered, sandbox=sandbox, use_cache=False)
     assert again.error is None, again.error and again.error.short()
+    # by default the kernel opens with those values, the record naming each as made up
+    opened = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert opened.error is None and {m["name"]: m["suggested"] for m in opened.made_up} == offered
+    assert opened.stages["ptx"] == again.stages["ptx"]
+
+
+def test_a_made_up_size_too_large_for_a_block_is_shrunk_until_it_compiles(tmp_path, sandbox):
+    """Three sizes that multiply into one block (aqlm's codebook gemv): as offered, the block is
+    over Triton's element limit ("numel ... exceeds"), which names no one of them: the largest is
+    made smaller until the block fits (`suggestions._shrunk`)."""
+    path = tmp_path / "codes.py"
+    path.write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(x_ptr, out_ptr, in_group_size: tl.constexpr, out_group_size: tl.constexpr,\n"
+        "      codebook_size: tl.constexpr):\n"
+        "    i = tl.arange(0, in_group_size)[:, None, None]\n"
+        "    o = tl.arange(0, out_group_size)[None, :, None]\n"
+        "    c = tl.arange(0, codebook_size)[None, None, :]\n"
+        "    v = tl.load(x_ptr + (i * out_group_size + o) * codebook_size + c)\n"
+        "    tl.store(out_ptr + tl.arange(0, in_group_size), tl.sum(tl.sum(v, axis=2), axis=1))\n")
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    sizes = {m["name"]: int(m["suggested"]) for m in rec.made_up}
+    assert sizes["in_group_size"] * sizes["out_group_size"] * sizes["codebook_size"] <= 2 ** 20, sizes
 
 
 def test_numbers_and_packed_words_reach_a_kernel_through_forward_and_its_wrapper(sandbox):
