@@ -84,3 +84,26 @@ def test_a_missing_module_of_the_projects_own_is_still_an_error_naming_it(tmp_pa
                                                                                "from pkg.helpers import twice"))
     rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
     assert rec.error is not None and "pkg.helpers" in rec.error.message, rec.error
+
+
+def test_a_stand_in_takes_a_union_annotation_and_an_enum_read_as_a_number(tmp_path, sandbox):
+    # axolotl's `-> PartialState | None`, evaluated at import; transformer-engine's `int(tex.DType.kByte)`
+    path = _package(tmp_path, KERNEL.replace("from .util import BLOCK, logger", "from .util import BLOCK, logger\n"
+                                             "from not_installed_accel import PartialState, DType\n"
+                                             "KBYTE = int(DType.kByte)\n\n\n"
+                                             "def state() -> PartialState | None:\n    return None\n"))
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert "not_installed_accel" in {s["module"] for s in rec.stood_in}
+
+
+def test_a_module_named_like_a_top_level_package_inside_a_package_does_not_hide_it(tmp_path, sandbox):
+    # torchtitan's `distributed/spmd_types.py` beside a module that does `import spmd_types`, a
+    # package this machine lacks: inside a package folder the name can only mean the top-level one
+    path = _package(tmp_path, KERNEL.replace("from .util import BLOCK, logger", "from .util import BLOCK, logger\n"
+                                             "from . import sibling"))
+    (path.parent / "sibling.py").write_text("import not_installed_spmd_types as spmd\n")
+    (path.parent / "not_installed_spmd_types.py").write_text("from not_installed_spmd_types import mesh\n")
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert "not_installed_spmd_types" in {s["module"] for s in rec.stood_in}

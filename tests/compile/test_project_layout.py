@@ -65,3 +65,13 @@ def test_a_folder_named_like_an_installed_module_stays_a_folder(tmp_path):
     plain = tmp_path / "plain.py"
     plain.write_text("import triton\n")
     assert locate(str(plain)).name == "plain"
+
+
+def test_a_folder_without_init_under_a_package_with_one_is_part_of_the_package(tmp_path, sandbox):
+    # lmdeploy's `lmdeploy/` (no __init__) > `pytorch/` (one) > `kernels/` (one) > `cuda/` (none):
+    # the chain registers `cuda` before its parent package is imported
+    path = _tree(tmp_path, "from libx.ops.helpers import BLOCK")
+    (path.parent.parent / "__init__.py").write_text("")  # libx: a package; ops stays a folder
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert {p.name: p.value for p in rec.parameters}["BLOCK"] == 512
