@@ -7,6 +7,8 @@ package: `register_namespace_chain`). Never imports the user's code, torch or Tr
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import os
 import re
 import sys
@@ -174,6 +176,26 @@ def fingerprint(loc: ModuleLocation, limit: int = 5000) -> str:
         if not loc.package:
             break  # a plain folder: its own files only
     return h.hexdigest()
+
+
+def register_plain_chain(loc: ModuleLocation) -> None:
+    """Every folder of the file's package registered as a plain namespace package, its
+    `__init__.py` left unrun: for a package whose `__init__` refuses to import here (a check of
+    the installed distribution, a compiled extension), so that the file's relative imports and
+    its package's other modules still import. What the failed import left half-made goes."""
+    for name in [n for n in sys.modules if n == loc.package.split(".")[0] or n.startswith(loc.package.split(".")[0] + ".")]:
+        del sys.modules[name]
+    folder = loc.import_root
+    names = loc.package.split(".")
+    for i, name in enumerate(names):
+        folder = os.path.join(folder, name)
+        dotted = ".".join(names[:i + 1])
+        spec = importlib.machinery.ModuleSpec(dotted, None, is_package=True)
+        spec.submodule_search_locations = [folder]
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[dotted] = package
+        if i:
+            setattr(sys.modules[".".join(names[:i])], name, package)
 
 
 def register_namespace_chain(loc: ModuleLocation) -> None:

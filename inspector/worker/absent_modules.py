@@ -151,7 +151,9 @@ def note() -> str:
 
 def may_stand_in(err: ModuleNotFoundError, path: str) -> bool:
     """Whether the missing module of `err` may import as a stand-in from now on (and now does)."""
-    if not err.name or not machine_limit(err, path):
+    # importlib.metadata's PackageNotFoundError is a ModuleNotFoundError about a distribution (a
+    # version check), not a module to import
+    if not err.name or type(err).__name__ == "PackageNotFoundError" or not machine_limit(err, path):
         return False
     frames = traceback.extract_tb(err.__traceback__)
     user = [f for f in frames if not f.filename.startswith("<frozen")]

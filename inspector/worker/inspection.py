@@ -337,7 +337,7 @@ def _run_file(rec: Inspection, request: InspectRequest, path: str, log: io.Strin
         phases.append(("file", 0))
         with _user_code(log, "import"):
             module, stop = kf.execute_file(path, rec.source, request.root)
-        log.write(absent_modules.note())
+        log.write(absent_modules.note() + "".join(kf.PACKAGE_NOTES))
         rec.stood_in = absent_modules.stood_in()
         stops += [stop] if stop else []
         kernels = kf.kernels_in(module, path)

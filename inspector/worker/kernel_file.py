@@ -50,7 +50,7 @@ from typing import Any
 
 from .. import triton_compat as tc
 from . import absent_modules
-from ..compile.project import ModuleLocation, locate, module_file, register_namespace_chain  # noqa: F401 - re-exported
+from ..compile.project import ModuleLocation, locate, module_file, register_namespace_chain, register_plain_chain  # noqa: F401 - re-exported
 
 # Names accepted for dtypes on the command line -> torch dtype attribute names.
 DTYPE_NAMES: dict[str, str] = {
@@ -105,6 +105,10 @@ class KernelInfo:
     @property
     def jit(self):
         return tc.innermost_jit(self.obj)
+
+
+# Said in the record's log (`inspection`): packages whose `__init__` did not import, run without it.
+PACKAGE_NOTES: list[str] = []
 
 
 def load_module(path: str) -> types.ModuleType:
@@ -207,7 +211,18 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
         sys.path.insert(0, folder)
     if loc.package:
         register_namespace_chain(loc)
-        absent_modules.with_stand_ins(lambda: importlib.import_module(loc.package), path)
+        try:
+            absent_modules.with_stand_ins(lambda: importlib.import_module(loc.package), path)
+        except Exception as e:  # noqa: BLE001 - the package's own __init__ refused: run without it
+            if os.path.realpath(path) in {os.path.realpath(f.filename) for f in traceback.extract_tb(e.__traceback__)}:
+                raise  # the file's own code, imported by its package: the file's error
+            register_plain_chain(loc)
+            at = [f for f in traceback.extract_tb(e.__traceback__)
+                  if os.path.realpath(f.filename).startswith(os.path.realpath(loc.import_root) + os.sep)][-1:]
+            where = f"{os.path.relpath(at[0].filename, loc.import_root)} line {at[0].lineno}" if at else "?"
+            PACKAGE_NOTES.append(f"note: the package `{loc.package}` did not import here ({type(e).__name__} at "
+                                 f"{where}: {str(e)[:160]}): its folders were used as plain packages, their "
+                                 "`__init__.py` not run\n")
     # Tracebacks and Triton's inspect.getsource read the file through linecache: give it this text.
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)
     module = _main_module(path, loc)
