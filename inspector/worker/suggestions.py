@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 import io
 import re
+import shutil
+import tempfile
 from typing import Any, Callable
 
 from .. import triton_compat as tc
@@ -132,10 +134,17 @@ def check_offer(e: kf.KernelFileError, info: kf.KernelInfo, overrides: dict[str,
         made = dict(zip(info.jit.arg_names, launch.args)) | launch.kwargs
         compile_call(launch, given, options, config, retyping, made, fns)
 
+    # In a cache of its own, and forgotten after: the compile that follows must run ptxas itself,
+    # whose log gives the record its spills (a cached kernel has no log).
+    scratch = tempfile.mkdtemp(prefix="inspector-check-")
     try:  # a check that cannot run leaves the offer unchecked
-        outcome = checked(e.details["missing"], info.jit, compile_with)
+        with tc.use_cache_dir(scratch):
+            outcome = checked(e.details["missing"], info.jit, compile_with)
     except Exception:  # noqa: BLE001
         outcome = "values"
+    finally:
+        tc.clear_jit_caches([f for f in [info.jit, *fns] if hasattr(f, "device_caches")])
+        shutil.rmtree(scratch, ignore_errors=True)
     e.details["checked"] = outcome == "ok"
     e.details["check"] = outcome
     if outcome == "ok":
