@@ -221,7 +221,7 @@ def test_suggestions_for_a_tiled_kernel_fit_the_target(tmp_path, sandbox):
     assert suggested == {"BLOCK_M": "64", "BLOCK_N": "64", "BLOCK_DMODEL": "64"}
     assert "made-up values (BLOCK_M=64, BLOCK_N=64, BLOCK_DMODEL=64" in rec.stopped_note()
     assert {p.name: p.value for p in rec.parameters}["BLOCK_M"] == 64
-    assert rec.resources.spills == 0  # compiled afresh after the check (a cached kernel has no ptxas log)
+    assert rec.resources.spill_store_bytes == 0  # compiled afresh after the check (a cached kernel has no ptxas log)
     # asked not to make them up (the guard), the error offers the same values
     asked = inspect_kernel(path, target="sm_90", sandbox=sandbox, make_up=False)
     assert asked.error is not None and asked.error.kind == "missing_constexpr"
