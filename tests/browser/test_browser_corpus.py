@@ -81,27 +81,32 @@ def test_corpus_file_opened_by_module_or_path_compiles_in_its_package(page, serv
         page.screenshot(path=str(SHOTS / "corpus-rms-norm.png"))
 
 
-def test_bare_kernel_asks_for_missing_values_in_a_form(page, server):
-    """utils.py defines element_mul_kernel and nothing launches it: the page lists the missing
-    constexprs as inputs with suggestions (no --const), and compiling with them shows PTX."""
+def test_bare_kernel_opens_with_made_up_values_offered_in_a_form(page, server):
+    """utils.py defines element_mul_kernel and nothing launches it: it compiles with a made-up
+    BLOCK_SIZE, which the page offers in a form (no --const); compiling with another value
+    recompiles with it as the call's override, the user's text untouched."""
     url, _ = server
     page.goto(f"{url}/?kernel=add&target=sm_90")
     page.get_by_text("Compiled add.py for sm_90").first.wait_for()
     wait_idle(page)
     open_kernel(page, "liger_kernel.ops.utils")
+    page.get_by_text("Compiled utils.py for sm_90").first.wait_for()
     form = page.locator("[data-testid=stForm]")
     form.wait_for()
     wait_idle(page)
-    assert "--const" not in page.locator("[data-testid=stMain]").inner_text()
+    assert ptx_rows(page) >= 1  # opened with the made-up value
+    main = page.locator("[data-testid=stMain]").inner_text()
+    assert "--const" not in main and "made-up values for BLOCK_SIZE" in main.replace("`", "")
     field = form.get_by_label("BLOCK_SIZE (constexpr)")
-    assert field.input_value()  # prefilled with a suggestion
-    field.fill("1024")
+    assert field.input_value()  # prefilled with the value it was compiled with
+    field.fill("512")
     text_before = editor_text(page)
     form.get_by_role("button", name="Compile with these values").click()
+    page.wait_for_function("() => location.href.includes('c.BLOCK_SIZE=512')")
     page.get_by_text("Compiled utils.py for sm_90").first.wait_for()
     wait_idle(page)
     assert ptx_rows(page) >= 1
-    assert "c.BLOCK_SIZE=1024" in page.url
+    assert page.locator("[data-testid=stForm]").count() == 0  # nothing made up any more
     assert editor_text(page) == text_before  # the user's text is never touched
     page.screenshot(path=str(SHOTS / "missing-values-form.png"))
 
