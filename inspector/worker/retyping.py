@@ -57,6 +57,9 @@ class TypeClash:
     node: ast.AST
     message: str
     line: int
+    # the outermost node of the chain in a function of the file (the kernel's call of the helper
+    # that stopped, however deep): where a helper's parameter cannot be followed call by call
+    outer: tuple[Any, ast.AST] | None = None
 
     @property
     def key(self) -> tuple[int, str]:
@@ -84,6 +87,7 @@ def type_clash(err: BaseException, fns: list[Any]) -> TypeClash | None:
 
     by_src = {fn.src: fn for fn in fns if hasattr(fn, "src")}
     found = None
+    outer = None
     e: BaseException | None = err
     seen: set[int] = set()
     while e is not None and id(e) not in seen:
@@ -92,9 +96,11 @@ def type_clash(err: BaseException, fns: list[Any]) -> TypeClash | None:
             fn = by_src[e.src]
             message = str(e.error_message or e.__cause__ or "")
             found = TypeClash(fn, e.node, message, tc.kernel_def_line(fn) + getattr(e.node, "lineno", 1) - 1)
+            outer = outer or (fn, e.node)
         e = e.__cause__ or e.__context__
     if found is None or not _TYPE_ERROR.search(found.message) or _NOT_DTYPE.search(found.message):
         return None
+    found.outer = outer
     return found
 
 
@@ -237,6 +243,10 @@ def next_retyping(err: BaseException, kernel: Any, fns: list[Any], values: dict[
     else:
         inner = parameter_usage(clash.fn).pointers | {p.name for p in getattr(clash.fn, "params", [])}
         names = _through_caller(kernel, clash.fn, _reaching(clash.fn, clash.node, inner), pointers)
+        if not names and clash.outer is not None and clash.outer[0] is kernel:
+            # a helper called by a helper (lmdeploy's `_unpack_weight` -> `_dequant_s4_to_f16x2`):
+            # the pointers whose loads reach the kernel's own call of the chain
+            names = _reaching(kernel, clash.outer[1], pointers)
     if re.search(r"pointer<", clash.message) and clash.fn is kernel:
         # "invalid operands of type pointer<bf16> and fp32": the pointer is fine, its offset is not;
         # the pointers the node names itself are the ones being offset

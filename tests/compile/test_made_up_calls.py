@@ -203,3 +203,27 @@ def test_a_size_read_from_a_made_up_tensors_values_is_a_made_up_count(tmp_path, 
     rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
     assert rec.error is None, rec.error and rec.error.short()
     assert rec.call_origin not in ("", "signature"), rec.call_origin  # the wrapper launched it
+
+
+def test_packed_words_unpacked_two_helpers_down_are_retyped(tmp_path, sandbox):
+    """lmdeploy's AWQ kernel loads packed words and unpacks them in a helper that calls another
+    (`_unpack_weight` -> `_dequant_s4_to_f16x2`: `weight >> 8`): Triton's refusal is two calls
+    down, where no parameter is the kernel's; the pointers whose loads reach the kernel's own call
+    of the chain are retyped (`retyping.TypeClash.outer`)."""
+    path = tmp_path / "packed.py"
+    path.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+        "@triton.jit\ndef _shift(w, by: tl.constexpr):\n    return (w >> by) & 0xF\n\n\n"
+        "@triton.jit\ndef _unpack(w):\n    return _shift(w, 4) + _shift(w, 0)\n\n\n"
+        "@triton.jit\ndef k(qw_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    qw = tl.load(qw_ptr + offs, mask=offs < n)\n"
+        "    tl.store(out_ptr + offs, _unpack(qw).to(tl.float16), mask=offs < n)\n\n\n"
+        "def unpack(qweight):\n"
+        "    out = torch.empty(qweight.shape, dtype=torch.float16, device=qweight.device)\n"
+        "    k[(1,)](qweight, out, qweight.numel(), BLOCK=1024)\n"
+        "    return out\n")
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert {p.name: p.type for p in rec.parameters}["qw_ptr"] in ("*i32", "*i64", "*i16", "*i8"), rec.parameters
+    assert "qw_ptr" in rec.log
