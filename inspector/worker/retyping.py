@@ -163,6 +163,21 @@ def _options(clash: TypeClash, current: set[str]) -> list[str]:
     return [d for d in dict.fromkeys([*named, *families]) if d not in current]
 
 
+def _zeros_as_divisors(clash: TypeClash, kernel: Any, values: dict[str, Any], state: Retyping) -> dict[str, int]:
+    """Made-up zeros Triton divided by (`32 // bits`, where a wrapper's made-up `bits` came out
+    0): each the value offered for its name, or 1."""
+    from .kernel_file import suggested_value
+
+    if clash.fn is not kernel or "by zero" not in clash.message:
+        return {}
+    named = {n.id for n in ast.walk(clash.node) if isinstance(n, ast.Name)}
+    zeros = [n for n in sorted(named) if n in values and n not in state.fixed and values[n] == 0
+             and isinstance(values[n], int) and not isinstance(values[n], bool)]
+    if not _take(state, clash, zeros, "nonzero", "a number other than 0 (Triton divided by it"):
+        return {}
+    return {n: int(v) if (v := suggested_value(n)).isdigit() and int(v) else 1 for n in zeros}
+
+
 def _numbers_as_floats(clash: TypeClash, kernel: Any, values: dict[str, Any], state: Retyping) -> dict[str, float]:
     """Made-up integers that reach a node Triton refused for mixing an integer with a float
     (`pow(theta, powers / -dim)` with `theta` made up as 4096: "(int32, float32)"), as floats."""
@@ -228,6 +243,9 @@ def next_retyping(err: BaseException, kernel: Any, fns: list[Any], values: dict[
     if clash is None:
         return None
     state.last = clash
+    nonzero = _zeros_as_divisors(clash, kernel, values, state)
+    if nonzero:
+        return nonzero
     floats = _numbers_as_floats(clash, kernel, values, state)
     if floats:
         return floats

@@ -227,3 +227,24 @@ def test_packed_words_unpacked_two_helpers_down_are_retyped(tmp_path, sandbox):
     assert rec.error is None, rec.error and rec.error.short()
     assert {p.name: p.type for p in rec.parameters}["qw_ptr"] in ("*i32", "*i64", "*i16", "*i8"), rec.parameters
     assert "qw_ptr" in rec.log
+
+
+def test_a_made_up_zero_triton_divides_by_is_made_nonzero(tmp_path, sandbox):
+    """auto-round's dequant wrapper hands its made-up `bits` to the kernel, where `32 // bits`
+    was a division by zero: a made-up 0 that Triton divides by becomes a number it can."""
+    path = tmp_path / "dequant.py"
+    path.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+        "@triton.jit\ndef k(q_ptr, out_ptr, n, maxq: tl.constexpr, bits: tl.constexpr, BLOCK: tl.constexpr):\n"
+        "    per_word: tl.constexpr = 32 // bits\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    w = tl.load(q_ptr + offs // per_word, mask=offs < n)\n"
+        "    tl.store(out_ptr + offs, ((w >> ((offs % per_word) * bits)) & maxq).to(tl.float16), mask=offs < n)\n\n\n"
+        "def dequant(qweight, bits, maxq=None):\n"
+        "    maxq = 2**bits - 1 if maxq is None else maxq\n"
+        "    out = torch.empty(qweight.numel() * 8, dtype=torch.float16, device=qweight.device)\n"
+        "    k[(1,)](qweight, out, out.numel(), maxq=maxq, bits=bits, BLOCK=1024)\n"
+        "    return out\n")
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert {p.name: p.value for p in rec.parameters}["bits"] != 0
