@@ -18,6 +18,7 @@ capture) is never changed: its dtypes are the user's.
 from __future__ import annotations
 
 import ast
+import math
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -81,6 +82,14 @@ class Retyping:
 
 def type_clash(err: BaseException, fns: list[Any]) -> TypeClash | None:
     """The innermost CompilationError of `err` in one of `fns` whose message is about types."""
+    found = innermost(err, fns)
+    if found is None or not _TYPE_ERROR.search(found.message) or _NOT_DTYPE.search(found.message):
+        return None
+    return found
+
+
+def innermost(err: BaseException, fns: list[Any]) -> TypeClash | None:
+    """The innermost CompilationError of `err` in one of `fns`, whatever its message."""
     from triton.compiler.errors import CompilationError
 
     from .. import triton_compat as tc
@@ -98,9 +107,8 @@ def type_clash(err: BaseException, fns: list[Any]) -> TypeClash | None:
             found = TypeClash(fn, e.node, message, tc.kernel_def_line(fn) + getattr(e.node, "lineno", 1) - 1)
             outer = outer or (fn, e.node)
         e = e.__cause__ or e.__context__
-    if found is None or not _TYPE_ERROR.search(found.message) or _NOT_DTYPE.search(found.message):
-        return None
-    found.outer = outer
+    if found is not None:
+        found.outer = outer
     return found
 
 
@@ -161,6 +169,33 @@ def _options(clash: TypeClash, current: set[str]) -> list[str]:
     low = clash.message.lower()
     families = (_HALVES + _INTEGERS) if ("same" in low or "match" in low) else (_INTEGERS + _HALVES)
     return [d for d in dict.fromkeys([*named, *families]) if d not in current]
+
+
+MADE_UP_BLOCK = 1 << 16  # the elements a made-up block shrinks to (as `wrapper_calls.MAX_MADE_UP_TILE`)
+
+
+def _sizes_too_large(err: BaseException, kernel: Any, fns: list[Any], values: dict[str, Any],
+                     state: Retyping) -> dict[str, int]:
+    """Made-up sizes of a block over Triton's element limit ("numel (16777216) exceeds": a
+    wrapper's `x.shape[-1]` of a made-up 4096 as both sides of a Hadamard matrix): the largest
+    integer the refused node names, an eighth as large."""
+    over = re.search(r"numel \((\d+)\) exceeds", str(err))
+    if not over:
+        return {}
+    clash = innermost(err, fns)
+    if clash is None or clash.fn is not kernel:
+        return {}
+    named = {n.id for n in ast.walk(clash.node) if isinstance(n, ast.Name)}
+    sizes = sorted((values[n], n) for n in named if n in values and n not in state.fixed and isinstance(values[n], int)
+                   and not isinstance(values[n], bool) and values[n] >= 64)
+    if not sizes:
+        return {}
+    value, name = sizes[-1]
+    # as if it spanned both sides of the block: the block shrinks to about MADE_UP_BLOCK elements
+    new = max(16, 1 << int(math.log2(value * math.sqrt(MADE_UP_BLOCK / int(over.group(1))))))
+    if new >= value or not _take(state, clash, [name], f"size {new}", f"{new} (a block over Triton's limit"):
+        return {}
+    return {name: new}
 
 
 def _zeros_as_divisors(clash: TypeClash, kernel: Any, values: dict[str, Any], state: Retyping) -> dict[str, int]:
@@ -233,6 +268,9 @@ def next_retyping(err: BaseException, kernel: Any, fns: list[Any], values: dict[
 
     if state.compiles >= MAX_RETYPES:
         return None
+    smaller = _sizes_too_large(err, kernel, fns, values, state)
+    if smaller:
+        return smaller
     clash = type_clash(err, fns)
     if clash is None and state.last is not None and _VERIFIER.search(str(err)):
         # the change got past the frontend and an MLIR verifier refused it ("'tt.int_to_ptr' op

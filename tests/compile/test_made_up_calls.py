@@ -248,3 +248,26 @@ def test_a_made_up_zero_triton_divides_by_is_made_nonzero(tmp_path, sandbox):
     rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
     assert rec.error is None, rec.error and rec.error.short()
     assert {p.name: p.value for p in rec.parameters}["bits"] != 0
+
+
+def test_a_made_up_size_that_makes_a_block_too_large_shrinks(tmp_path, sandbox):
+    """auto-round's Hadamard kernel: the wrapper passes `x.shape[-1]` (a made-up 4096) as both
+    sides of a matrix block, over Triton's element limit ("numel ... exceeds"): that size shrinks
+    so the block is about 64K elements, and the note says so."""
+    path = tmp_path / "hadamard.py"
+    path.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+        "@triton.jit\ndef k(x_ptr, h_ptr, out_ptr, dim: tl.constexpr):\n"
+        "    offs = tl.arange(0, dim)\n"
+        "    h = tl.load(h_ptr + offs[:, None] * dim + offs[None, :])\n"
+        "    x = tl.load(x_ptr + tl.program_id(0) * dim + offs)\n"
+        "    tl.store(out_ptr + tl.program_id(0) * dim + offs, tl.sum(h * x[None, :], axis=1))\n\n\n"
+        "def rotate(x, hadamard):\n"
+        "    out = torch.empty_like(x)\n"
+        "    k[(x.shape[0],)](x, hadamard, out, dim=x.shape[-1])\n"
+        "    return out\n")
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    dim = {p.name: p.value for p in rec.parameters}["dim"]
+    assert 16 <= dim and dim * dim <= 1 << 16, dim
+    assert "a block over Triton's limit" in rec.log
