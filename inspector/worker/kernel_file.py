@@ -481,6 +481,8 @@ def suggested_value(name: str, tiles_2d: bool = False, use: str = "") -> str:
         return "False"
     if "group" in low:
         return "8"
+    if use == "extent":  # a block side by another name (mLSTM's `siz_b_LQ`): tl.dot needs 16 or more
+        return "64" if tiles_2d else "256"
     return "1"
 
 
