@@ -238,8 +238,9 @@ class Inspection:
         if self.made_up and made_up:
             values = ", ".join(f"{m.get('name')}={m.get('suggested')}" for m in self.made_up)
             notes.append(f"nothing the file ran launched `{self.kernel}`, so its constexprs took made-up values "
-                         f"({values}; checked by compiling): give real ones with --const NAME=VALUE, or launch it "
-                         "in an example(device)")
+                         f"({values}; checked by compiling): give real ones with --const NAME=VALUE, launch it "
+                         "in an example(device), or open it through the code that calls it (--run \"pytest "
+                         "tests/test_x.py::test_y\")")
         if self.stood_in:
             notes.append("modules this machine lacks stood in as empty stand-ins (install them for the file's "
                          "own behaviour): " + ", ".join(f"`{s.get('module')}` (ModuleNotFoundError at "

@@ -494,6 +494,9 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
             raise
         launch, made = suggestions.made_up_call(rec, info, e.details["missing"], arg_overrides, ran, log,
                                                 checked=e.details["check"] == "ok")
+        if rec.stopped is None and wrapper_stops:  # the wrapper that did not get as far as a launch
+            st = wrapper_stops[0]
+            rec.stopped = {"file": st.file, "line": st.line, "message": st.message, "phase": st.phase}
         arg_overrides.update(made)  # constexprs reach the compile as overrides do
     previous = dict(zip(info.jit.arg_names, launch.args))
     previous.update(launch.kwargs)

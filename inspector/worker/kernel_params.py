@@ -14,6 +14,7 @@ the kernel calls are followed (a pointer passed to a helper that loads from it i
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -366,3 +367,35 @@ def constexpr_uses(fn: Any) -> dict[str, str]:
         elif isinstance(n, ast.If):
             say(n.test, "flag")
     return out
+
+
+# a head dimension (attention): real code uses 64 or 128; 1024 overflows shared memory
+HEAD_DIM_NAMES = re.compile(r"(dmodel|head_?dim|headdim|d_?head|block_?d(?:k|v)?$|^hd$|^d$|_d$)", re.I)
+
+
+def suggested_value(name: str, tiles_2d: bool = False, use: str = "") -> str:
+    """A plausible value to offer for a constexpr with no default. `tiles_2d`: the kernel has a
+    `tl.dot` or several block sizes, so a block is one side of a tile (64, not 1024). `use`: what
+    the kernel's code says it is (`kernel_params.constexpr_uses`), which outranks its name."""
+    low = name.lower()
+    if use == "dtype" or "dtype" in low:
+        return "float32"
+    if use.startswith("string:"):
+        return use.split(":", 1)[1]
+    if use == "unrolled":
+        return "4"
+    if use == "flag":
+        return "False"
+    if low in ("eps", "epsilon") or low.endswith("_eps"):
+        return "1e-6"
+    if HEAD_DIM_NAMES.search(low):
+        return "64"
+    if "block" in low or "tile" in low or low.startswith("bs") or low.endswith("_size"):
+        return "1024" if not tiles_2d and not any(c in low for c in ("_m", "_n", "_k")) else "64"
+    if low.startswith(("has_", "is_", "use_", "enable")) or low in ("causal", "training"):
+        return "False"
+    if "group" in low:
+        return "8"
+    if use == "extent":  # a block side by another name (mLSTM's `siz_b_LQ`): tl.dot needs 16 or more
+        return "64" if tiles_2d else "256"
+    return "1"
