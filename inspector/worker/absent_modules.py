@@ -155,6 +155,11 @@ def may_stand_in(err: ModuleNotFoundError, path: str) -> bool:
     # version check), not a module to import
     if not err.name or type(err).__name__ == "PackageNotFoundError" or not machine_limit(err, path):
         return False
+    top = err.name.split(".")[0]
+    if top != err.name and top in sys.modules and not isinstance(sys.modules[top], AbsentModule):
+        # a submodule an installed package lacks (`triton.ops`, which Triton 3.x removed): the
+        # release's refusal, and a stand-in for the package would replace the real one
+        return False
     frames = traceback.extract_tb(err.__traceback__)
     user = [f for f in frames if not f.filename.startswith("<frozen")]
     where = (os.path.basename(user[-1].filename), user[-1].lineno) if user else (os.path.basename(path), None)
