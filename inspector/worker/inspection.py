@@ -509,7 +509,8 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
     want_passes = request.passes
     limit = max_shared_per_block(rec.backend, rec.arch)
     # a made-up call's pointer dtypes follow Triton's type errors; the user's own calls stay as made
-    retyping = Retyping(fixed=set(overrides) | set(consts)) if made_up else None
+    # (made-up constexprs, `rec.made_up`, were checked as they are: they stay too)
+    retyping = Retyping(fixed=set(overrides) | set(consts) | {m["name"] for m in rec.made_up}) if made_up else None
     for attempt, index in enumerate(candidates):
         config_kwargs = configs[index] if index is not None else None
         try:

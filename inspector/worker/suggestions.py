@@ -124,7 +124,7 @@ def check_offer(e: kf.KernelFileError, info: kf.KernelInfo, overrides: dict[str,
     points at one (`checked`), and say whether they compile (`details["checked"]`; `details["check"]`
     is `checked`'s outcome).
     `compile_call` is the inspection's (`inspection._compile_call`: retypes pointers as it goes)."""
-    retyping = Retyping(fixed=set(overrides))
+    retyping = Retyping(fixed=set(overrides) | {m["name"] for m in e.details["missing"]})  # values: `checked`'s
     # an autotuned kernel's configs give some constexprs: the first one's, as the compile will
     config = (tc.autotune_configs(info.obj) or [None])[0]
 
