@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import io
+import math
 import re
 import shutil
 import tempfile
@@ -44,17 +45,23 @@ def _alternatives(value: str) -> list[str]:
 # Triton refusing code it no longer takes (block pointers, removed in 3.9): about the release, not
 # the values; the compile reports it, and an older release beside it may take it (`compile.api`).
 _RELEASE_REFUSAL = re.compile(r"\b(have|has) been removed\b|no longer supported", re.I)
+MADE_UP_BLOCK_LIMIT = 1 << 20  # Triton's most elements in a block (what "numel ... exceeds" names)
 # Sizes Triton refuses: a block over its element limit, more shared memory than the target has.
 _TOO_LARGE = re.compile(r"numel \(\d+\) exceeds|out of resource", re.I)
 
 
-def _shrunk(values: dict[str, str], tried: set[tuple]) -> dict[str, str] | None:
-    """The values with the largest size (32 or more) an eighth as large, or None if none is."""
+def _shrunk(values: dict[str, str], tried: set[tuple], numel: int) -> dict[str, str] | None:
+    """The values with the largest size (32 or more) made smaller, so that a block of `numel`
+    elements would be about MADE_UP_BLOCK as if the size spanned two of its sides (a made-up
+    block far past what real code launches compiles for minutes); None if no size is."""
+    from .retyping import MADE_UP_BLOCK
+
     sizes = [(int(v), n) for n, v in values.items() if v.isdigit() and int(v) >= 32]
     if not sizes:
         return None
-    _, name = max(sizes)
-    out = {**values, name: str(max(16, int(values[name]) // 8))}
+    value, name = max(sizes)
+    new = max(16, 1 << int(math.log2(max(1.0, value * math.sqrt(MADE_UP_BLOCK / max(numel, 1))))))
+    out = {**values, name: str(min(new, value // 2))}
     return None if tuple(sorted(out.items())) in tried else out
 
 
@@ -77,7 +84,9 @@ def checked(missing: list[dict[str, Any]], fn: Any, compile_with: Callable[[dict
             if _RELEASE_REFUSAL.search(text):
                 outcome = "other"
                 break
-            if _TOO_LARGE.search(text) and (smaller := _shrunk(values, tried)):
+            big = _TOO_LARGE.search(text)
+            numel = int(m.group(1)) if (m := re.search(r"numel \((\d+)\)", text)) else 4 * MADE_UP_BLOCK_LIMIT
+            if big and (smaller := _shrunk(values, tried, numel)):
                 values = smaller
                 continue
             node = tc.compilation_error_node(e, fn)
