@@ -7,8 +7,6 @@ package: `register_namespace_chain`). Never imports the user's code, torch or Tr
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import os
 import re
 import sys
@@ -178,30 +176,18 @@ def fingerprint(loc: ModuleLocation, limit: int = 5000) -> str:
     return h.hexdigest()
 
 
-def register_plain_chain(loc: ModuleLocation) -> None:
-    """Every folder of the file's package registered as a plain namespace package, its
-    `__init__.py` left unrun: for a package whose `__init__` refuses to import here (a check of
-    the installed distribution, a compiled extension), so that the file's relative imports and
-    its package's other modules still import. What the failed import left half-made goes."""
-    for name in [n for n in sys.modules if n == loc.package.split(".")[0] or n.startswith(loc.package.split(".")[0] + ".")]:
-        del sys.modules[name]
-    folder = loc.import_root
-    names = loc.package.split(".")
-    for i, name in enumerate(names):
-        folder = os.path.join(folder, name)
-        dotted = ".".join(names[:i + 1])
-        spec = importlib.machinery.ModuleSpec(dotted, None, is_package=True)
-        spec.submodule_search_locations = [folder]
-        package = importlib.util.module_from_spec(spec)
-        sys.modules[dotted] = package
-        if i:
-            setattr(sys.modules[".".join(names[:i])], name, package)
-
-
-def register_namespace_chain(loc: ModuleLocation) -> None:
+def register_namespace_chain(loc: ModuleLocation, plain: bool = False) -> None:
     """The folders of the file's package that have no `__init__.py` (`locate` made them a package
     from the file's imports) registered as namespace packages at those folders, so that
-    another module of the same name elsewhere on the path (a `kernels` package) cannot take them."""
+    another module of the same name elsewhere on the path (a `kernels` package) cannot take them.
+
+    `plain`: every folder of it, its `__init__.py` left unrun, after what a failed import of the
+    package left half-made is dropped: for a package whose `__init__` refuses to import here (a
+    check of the installed distribution, a compiled extension)."""
+    if plain:
+        top = loc.package.split(".")[0]
+        for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+            del sys.modules[name]
     import importlib.machinery
     import importlib.util
 
@@ -210,7 +196,7 @@ def register_namespace_chain(loc: ModuleLocation) -> None:
     for i, name in enumerate(names):
         folder = os.path.join(folder, name)
         dotted = ".".join(names[:i + 1])
-        if dotted in sys.modules or os.path.isfile(os.path.join(folder, "__init__.py")):
+        if not plain and (dotted in sys.modules or os.path.isfile(os.path.join(folder, "__init__.py"))):
             continue
         spec = importlib.machinery.ModuleSpec(dotted, None, is_package=True)
         spec.submodule_search_locations = [folder]

@@ -335,6 +335,7 @@ def _run_file(rec: Inspection, request: InspectRequest, path: str, log: io.Strin
     package_origin = ""  # the package module's wrapper that launched it (`package_callers`)
     with tc.capture_launches() as launches:
         phases.append(("file", 0))
+        kf.PACKAGE_NOTES.clear()  # (this inspection's: the zygote's warm-up inspects in-process too)
         with _user_code(log, "import"):
             module, stop = kf.execute_file(path, rec.source, request.root)
         log.write(absent_modules.note() + "".join(kf.PACKAGE_NOTES))

@@ -51,7 +51,7 @@ from typing import Any
 from .. import triton_compat as tc
 from . import absent_modules
 from .kernel_params import suggested_value  # noqa: F401 - re-exported (errors, retyping)
-from ..compile.project import ModuleLocation, locate, module_file, register_namespace_chain, register_plain_chain  # noqa: F401 - re-exported
+from ..compile.project import ModuleLocation, locate, module_file, register_namespace_chain  # noqa: F401 - re-exported
 
 # Names accepted for dtypes on the command line -> torch dtype attribute names.
 DTYPE_NAMES: dict[str, str] = {
@@ -217,7 +217,7 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
         except Exception as e:  # noqa: BLE001 - the package's own __init__ refused: run without it
             if os.path.realpath(path) in {os.path.realpath(f.filename) for f in traceback.extract_tb(e.__traceback__)}:
                 raise  # the file's own code, imported by its package: the file's error
-            register_plain_chain(loc)
+            register_namespace_chain(loc, plain=True)
             at = [f for f in traceback.extract_tb(e.__traceback__)
                   if os.path.realpath(f.filename).startswith(os.path.realpath(loc.import_root) + os.sep)][-1:]
             where = f"{os.path.relpath(at[0].filename, loc.import_root)} line {at[0].lineno}" if at else "?"

@@ -171,14 +171,20 @@ def _options(clash: TypeClash, current: set[str]) -> list[str]:
     return [d for d in dict.fromkeys([*named, *families]) if d not in current]
 
 
-MADE_UP_BLOCK = 1 << 16  # the elements a made-up block shrinks to (as `wrapper_calls.MAX_MADE_UP_TILE`)
+def smaller_size(value: int, numel: int) -> int:
+    """A made-up size for a block of `numel` elements that Triton refused as too large, as if the
+    size spanned two of its sides: the block comes to about `wrapper_calls.MAX_MADE_UP_TILE`
+    elements (a power of two, 16 at least)."""
+    from .wrapper_calls import MAX_MADE_UP_TILE
+
+    return max(16, 1 << int(math.log2(max(1.0, value * math.sqrt(MAX_MADE_UP_TILE / max(numel, 1))))))
 
 
 def _sizes_too_large(err: BaseException, kernel: Any, fns: list[Any], values: dict[str, Any],
                      state: Retyping) -> dict[str, int]:
     """Made-up sizes of a block over Triton's element limit ("numel (16777216) exceeds": a
     wrapper's `x.shape[-1]` of a made-up 4096 as both sides of a Hadamard matrix): the largest
-    integer the refused node names, an eighth as large."""
+    integer the refused node names, smaller (`smaller_size`)."""
     over = re.search(r"numel \((\d+)\) exceeds", str(err))
     if not over:
         return {}
@@ -191,8 +197,7 @@ def _sizes_too_large(err: BaseException, kernel: Any, fns: list[Any], values: di
     if not sizes:
         return {}
     value, name = sizes[-1]
-    # as if it spanned both sides of the block: the block shrinks to about MADE_UP_BLOCK elements
-    new = max(16, 1 << int(math.log2(value * math.sqrt(MADE_UP_BLOCK / int(over.group(1))))))
+    new = smaller_size(value, int(over.group(1)))
     if new >= value or not _take(state, clash, [name], f"size {new}", f"{new} (a block over Triton's limit"):
         return {}
     return {name: new}

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import io
-import math
 import re
 import shutil
 import tempfile
@@ -23,7 +22,7 @@ from typing import Any, Callable
 from .. import triton_compat as tc
 from ..record import Inspection
 from . import kernel_file as kf
-from .retyping import Retyping
+from .retyping import Retyping, smaller_size
 
 MAX_CHECKS = 8
 # After the first suggestion: integers from the smallest, the flags, the usual dtypes.
@@ -51,17 +50,14 @@ _TOO_LARGE = re.compile(r"numel \(\d+\) exceeds|out of resource", re.I)
 
 
 def _shrunk(values: dict[str, str], tried: set[tuple], numel: int) -> dict[str, str] | None:
-    """The values with the largest size (32 or more) made smaller, so that a block of `numel`
-    elements would be about MADE_UP_BLOCK as if the size spanned two of its sides (a made-up
-    block far past what real code launches compiles for minutes); None if no size is."""
-    from .retyping import MADE_UP_BLOCK
-
+    """The values with the largest size (32 or more) made smaller for a block of `numel` elements
+    (`retyping.smaller_size`: a made-up block far past what real code launches compiles for
+    minutes); None if no size is."""
     sizes = [(int(v), n) for n, v in values.items() if v.isdigit() and int(v) >= 32]
     if not sizes:
         return None
     value, name = max(sizes)
-    new = max(16, 1 << int(math.log2(max(1.0, value * math.sqrt(MADE_UP_BLOCK / max(numel, 1))))))
-    out = {**values, name: str(min(new, value // 2))}
+    out = {**values, name: str(min(smaller_size(value, numel), value // 2))}
     return None if tuple(sorted(out.items())) in tried else out
 
 
