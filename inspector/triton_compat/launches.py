@@ -29,6 +29,9 @@ class Launch:
     grid: Any
     frames: list[tuple[str, int, str]] = field(default_factory=list)  # (file, line, function) of its callers
     warmup: bool = False  # a `kernel.warmup(...)` call; its grid is replaced by the compiled kernel's launch
+    # for a made-up call of a wrapper: the constexprs whose values follow the made-up shapes (the
+    # rest are the wrapper's own choices); None when not known
+    shape_derived: frozenset[str] | None = None
 
     @property
     def stack(self) -> list[tuple[str, int]]:

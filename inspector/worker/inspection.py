@@ -30,7 +30,7 @@ from .errors import error_info
 from .passes import split_pass_dump
 from ..record import ErrorInfo, InspectRequest, Inspection, Parameter
 from .reproduce import standalone_file
-from .retyping import Retyping, left_out, next_retyping, say_retyped
+from .retyping import Retyping, left_out, next_retyping, say_retyped, sizes_for_shared
 from .stand_in_device import stand_in_device
 from . import absent_modules, helion_front, helper_harness, suggestions
 from .package_callers import launch_from_package
@@ -432,12 +432,22 @@ def _configs(rec: Inspection, request: InspectRequest, launch: tc.Launch, info: 
 
 def _compile_call(launch: tc.Launch, overrides: dict[str, Any], options: dict[str, Any],
                   config_kwargs: dict[str, Any] | None, retyping: Retyping | None, values: dict[str, Any],
-                  fns: list) -> tuple[Any, Any, dict[str, Any]]:
+                  fns: list, shared_limit: int | None = None) -> tuple[Any, Any, dict[str, Any]]:
     """Compile the call; for a made-up one (`retyping` given), retype the pointers Triton's type
-    errors point at and compile again (`retyping.py`). Returns (kernel, final call, overrides used)."""
+    errors point at and compile again (`retyping.py`), and make its made-up block extents smaller
+    while the kernel needs more than `shared_limit` bytes of shared memory. Returns (kernel, final
+    call, overrides used)."""
     while True:
         try:
             kernel, final = tc.compile_launch(launch, overrides, options, config_kwargs)
+            shared = int(kernel.metadata.shared)
+            if retyping is not None and shared_limit is not None and shared > shared_limit:
+                own = set(values) - set(launch.shape_derived or ())  # the wrapper's own tiles stay
+                smaller = sizes_for_shared(shared, shared_limit, launch.jit, {**values, **overrides}, retyping,
+                                           set(config_kwargs or {}) | own)
+                if smaller:
+                    overrides = {**overrides, **smaller}
+                    continue
             return kernel, final, overrides
         except Exception as e:  # noqa: BLE001 - retried when the error is about a made-up dtype
             filled = left_out(e, overrides, retyping) if retyping is not None else None
@@ -517,7 +527,7 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
         try:
             with _staged("compile"), tc.ptxas_log() as ptxas_buf, tc.compiler_stderr(dump_path, want_passes):
                 kernel, final, arg_overrides = _compile_call(launch, arg_overrides, options, config_kwargs, retyping,
-                                                             previous, module_fns)
+                                                             previous, module_fns, limit)
         except Exception as e:  # noqa: BLE001 - classified, then re-raised as a record
             say_retyped(retyping, log, compiled=False)
             if tc.is_out_of_resources(e) and attempt + 1 < len(candidates):

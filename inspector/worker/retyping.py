@@ -173,9 +173,9 @@ def _options(clash: TypeClash, current: set[str]) -> list[str]:
 
 def smaller_size(value: int, numel: int) -> int:
     """A made-up size for a block of `numel` elements that Triton refused as too large, as if the
-    size spanned two of its sides: the block comes to about `wrapper_calls.MAX_MADE_UP_TILE`
+    size spanned two of its sides: the block comes to about `made_up_sizes.MAX_MADE_UP_TILE`
     elements (a power of two, 16 at least)."""
-    from .wrapper_calls import MAX_MADE_UP_TILE
+    from .made_up_sizes import MAX_MADE_UP_TILE
 
     return max(16, 1 << int(math.log2(max(1.0, value * math.sqrt(MAX_MADE_UP_TILE / max(numel, 1))))))
 
@@ -201,6 +201,32 @@ def _sizes_too_large(err: BaseException, kernel: Any, fns: list[Any], values: di
     if new >= value or not _take(state, clash, [name], f"size {new}", f"{new} (a block over Triton's limit"):
         return {}
     return {name: new}
+
+
+def sizes_for_shared(shared: int, limit: int, kernel: Any, values: dict[str, Any], state: Retyping,
+                     keep: set[str]) -> dict[str, int]:
+    """A made-up call whose kernel compiled but needs more shared memory than the target has per
+    block (lmdeploy's index kernel: a wrapper's made-up 256 heads and 128-wide head as fp32 `tl.dot`
+    tiles, 263 KB on sm_90): its largest made-up block extent halved, 16 at least, unless the user
+    or an autotune config (`keep`) gave it. {} when none is left."""
+    from .made_up_sizes import arange_extents
+
+    if state.compiles >= MAX_RETYPES:
+        return {}
+    extents = arange_extents(kernel)
+    sizes = sorted((v, n) for n, v in values.items() if n in extents and n not in state.fixed and n not in keep
+                   and isinstance(v, int) and not isinstance(v, bool) and v >= 32)
+    if not sizes:
+        return {}
+    value, name = sizes[-1]
+    key = (frozenset([name]), f"size {value // 2}")
+    if key in state.tried:
+        return {}
+    state.tried.add(key)
+    state.compiles += 1
+    state.notes.append(f"{name}: {value // 2} (made up as {value}, the kernel needed {shared} B of shared memory, "
+                       f"over the {limit} B a block may have)")
+    return {name: value // 2}
 
 
 def _zeros_as_divisors(clash: TypeClash, kernel: Any, values: dict[str, Any], state: Retyping) -> dict[str, int]:

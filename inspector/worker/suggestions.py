@@ -61,13 +61,31 @@ def _shrunk(values: dict[str, str], tried: set[tuple], numel: int) -> dict[str, 
     return None if tuple(sorted(out.items())) in tried else out
 
 
+def fitted(values: dict[str, str], fn: Any) -> dict[str, str]:
+    """The values with the largest made-up block extents halved (16 at least) until the largest
+    block the kernel broadcasts them to is at most `made_up_sizes.MAX_MADE_UP_TILE` elements:
+    three made-up sides of 256 make a 16M-element block that Triton refuses, and the 1M-element
+    one just under its limit compiles for minutes. Real launches of such kernels use a few
+    thousand elements."""
+    from .made_up_sizes import MAX_MADE_UP_TILE, arange_extents, block_elements, block_rank
+
+    extents, rank = arange_extents(fn), block_rank(fn)
+    sizes = {n: int(v) for n, v in values.items() if n in extents and v.isdigit()}
+    while block_elements(sizes, extents, rank) > MAX_MADE_UP_TILE:
+        value, name = max((v, n) for n, v in sizes.items())
+        if value <= 16:
+            break
+        sizes[name] = max(16, value // 2)
+    return {**values, **{n: str(v) for n, v in sizes.items()}}
+
+
 def checked(missing: list[dict[str, Any]], fn: Any, compile_with: Callable[[dict[str, str]], None]) -> str:
     """Compile with the suggested values (`compile_with(values)` raises what Triton raised),
     changing the one a failure points at (the largest size, when Triton says a block is too
     large); updates each entry's "suggested" in place. Returns "ok" (they compile), "other"
     (Triton refused something that is not about these values: the code itself, or the release)
     or "values" (no alternative left, or `MAX_CHECKS` compiles spent)."""
-    values = {m["name"]: str(m["suggested"]) for m in missing}
+    values = fitted({m["name"]: str(m["suggested"]) for m in missing}, fn)
     left = {name: _alternatives(v) for name, v in values.items()}
     tried: set[tuple] = set()
     outcome = "values"

@@ -38,6 +38,8 @@ import typing
 from typing import Any, Callable, NamedTuple
 
 from .. import triton_compat as tc
+from .made_up_sizes import (MAX_MADE_UP_TILE, arange_extents, block_rank, launch_shrunk, mark_derived, tile,
+                            tile_shrunk, unrolled_too_far)
 from .wrapper_repairs import mend
 from .wrapper_source import (AXIS_CHOICES, INDEX_NAMES, MAX_RANK, SIZE_NAMES, axis_parameters, called_names,
                              kernel_roles, launches_kernel, shape_from_dims, shape_parameters, source_ast,
@@ -52,15 +54,6 @@ SHAPE_FAMILIES = (
     {1: [64], 2: [256, 64], 3: [4, 256, 64], 4: [2, 256, 8, 128], 5: [16, 8, 16, 16, 8]},
 )
 MAX_ATTEMPTS = 4
-# The most elements the two largest `tl.arange` extents of a made-up launch may span together (a
-# 256 x 256 matmul tile, 16 rows of 4096): beyond it the launch is kept only if no smaller shape
-# family launches the kernel.
-MAX_MADE_UP_TILE = 1 << 16
-# The longest `static_range` loop a made-up launch may unroll (real top-k, conv widths, head
-# groups are a few to a few dozen); a made-up dimension beyond it is made SMALL_DIM.
-MAX_UNROLLED = 64
-SMALL_DIM = 4
-
 
 class AutogradContext(types.SimpleNamespace):
     """The `ctx` of an autograd Function's forward, when we call it directly."""
@@ -387,78 +380,17 @@ def _sizes_from_meta(factory: Callable) -> Callable:
     return sized
 
 
-def _arange_extents(jit: Any) -> set[str]:
-    """The kernel's constexpr parameters that bound a `tl.arange(0, X)` (its block extents)."""
-    node = source_ast(jit.fn) if hasattr(jit, "fn") else None
-    if node is None:
-        return set()
-    params = {p.name for p in tc.signature_params(jit) if p.is_constexpr}
-    return {a.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-            and n.func.attr == "arange" and len(n.args) == 2 for a in n.args[1:]
-            if isinstance(a, ast.Name) and a.id in params}
-
-
-def _unrolled_too_far(launch: Any, jit: Any) -> int | None:
-    """The largest value a launch gives a constexpr bounding a `static_range` loop (unrolled when
-    compiled) beyond MAX_UNROLLED, or None: a made-up dimension (`topk = x.shape[1]`, 256; a conv
-    width of 4096) that no caller gives and whose unrolled loop compiles for minutes."""
-    node = source_ast(jit.fn) if hasattr(jit, "fn") else None
-    if node is None:
-        return None
-    bounds = {a.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name))
-              and (n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id) == "static_range"
-              for arg in n.args[-2:] for a in ast.walk(arg) if isinstance(a, ast.Name)}
-    params = [p.name for p in tc.signature_params(jit)]
-    given = {**dict(zip(params, launch.args)), **launch.kwargs}
-    values = [v for k, v in given.items() if k in bounds and isinstance(v, int) and not isinstance(v, bool)]
-    big = max(values, default=0)
-    return big if big > MAX_UNROLLED else None
-
-
-def _launch_shrunk(fn: Callable, args: list[Any], size: int, jit: Any, first: Any) -> bool:
-    """Call the wrapper again with every made-up dimension equal to `size` made SMALL_DIM (the
-    tensors keep agreeing with each other); when it launches the kernel with its unrolled loops
-    short, that launch replaces `first`."""
-    import torch
-
-    def shrink(a: Any) -> Any:
-        if isinstance(a, torch.Tensor):
-            return torch.empty([SMALL_DIM if d == size else d for d in a.shape], dtype=a.dtype, device=a.device)
-        if isinstance(a, (list, tuple)):
-            return type(a)(shrink(x) for x in a)
-        return SMALL_DIM if isinstance(a, int) and not isinstance(a, bool) and a == size else a
-
-    start = len(tc.recorded())
-    with contextlib.suppress(Exception):
-        fn(*[shrink(a) for a in args])
-    again = [la for la in tc.recorded()[start:] if la.jit is jit]
-    if again and not _unrolled_too_far(again[0], jit):
-        tc.take_since(tc.recorded().index(first))
-        tc.put_back([again[0]])
-        return True
-    tc.take_since(start)
-    return False
-
-
-def _tile(launch: Any, extents: set[str]) -> int:
-    """Elements spanned by the two largest block extents a launch gives (1 when it gives none)."""
-    params = [p.name for p in tc.signature_params(launch.jit)]
-    given = {**dict(zip(params, launch.args)), **launch.kwargs}
-    sizes = sorted((v for k, v in given.items() if k in extents and isinstance(v, int) and not isinstance(v, bool)),
-                   reverse=True)
-    return sizes[0] * sizes[1] if len(sizes) > 1 else sizes[0] if sizes else 1
-
-
 def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str = "__main__") -> WrapperResult:
     import torch
 
     jit = tc.innermost_jit(kernel)
-    extents = _arange_extents(jit)
+    extents = arange_extents(jit)
+    rank = block_rank(jit)
     launched = lambda: any(la.jit is jit for la in tc.recorded())  # noqa: E731
     last: Exception | None = None
     last_name: str | None = None
     attempts = 0
-    oversized: tuple[str, list[Any]] | None = None  # a launch with a tile too big, set aside
+    oversized: tuple[str, list[Any], Callable, list[Any]] | None = None  # a launch with a tile too big, set aside
     mended: set[tuple[str, bool]] = set()  # (wrapper, first shape family): mended at most twice
     for name, fn, takes_ctx in wrappers_of(module, kernel, module_name):
         node = source_ast(fn)
@@ -490,16 +422,20 @@ def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str = "__
                 last, last_name = refused, name
             if launched():
                 mine = [la for la in tc.recorded() if la.jit is jit]
-                unrolled = _unrolled_too_far(mine[0], jit)
-                if unrolled and _launch_shrunk(fn, args, unrolled, jit, mine[0]):
+                unrolled = unrolled_too_far(mine[0], jit)
+                if unrolled and launch_shrunk(fn, args, unrolled, jit, mine[0]):
                     return WrapperResult(name)
-                if _tile(mine[0], extents) <= MAX_MADE_UP_TILE:
+                if tile(mine[0], extents, rank) <= MAX_MADE_UP_TILE:
+                    mark_derived(fn, args, jit)
                     return WrapperResult(name)
                 if oversized is None:  # kept in case no smaller family launches it
-                    oversized = (name, tc.take_since(tc.recorded().index(mine[0])))
+                    oversized = (name, tc.take_since(tc.recorded().index(mine[0])), fn, args)
                 else:
                     tc.take_since(tc.recorded().index(mine[0]))
     if oversized is not None:
-        tc.put_back(oversized[1])
-        return WrapperResult(oversized[0])
+        name, launches, fn, args = oversized
+        smaller = tile_shrunk(fn, args, jit, extents, rank)
+        tc.put_back(smaller[0] if smaller else launches)
+        mark_derived(fn, smaller[1] if smaller else args, jit)
+        return WrapperResult(name)
     return WrapperResult(None, last, last_name)

@@ -113,9 +113,10 @@ def test_a_bare_kernels_missing_values_are_offered_checked(tmp_path, sandbox):
 
 
 def test_a_made_up_size_too_large_for_a_block_is_shrunk_until_it_compiles(tmp_path, sandbox):
-    """Three sizes that multiply into one block (aqlm's codebook gemv): as offered, the block is
-    over Triton's element limit ("numel ... exceeds"), which names no one of them: the largest is
-    made smaller until the block fits (`suggestions._shrunk`)."""
+    """Three sizes that multiply into one block (aqlm's codebook gemv): as offered (256 each), the
+    block is 16M elements, over Triton's limit, and shrunk only under that limit it compiled for
+    minutes: the largest is halved before any compile until the block is about 64K elements
+    (`suggestions.fitted`)."""
     path = tmp_path / "codes.py"
     path.write_text(
         "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
@@ -129,7 +130,8 @@ def test_a_made_up_size_too_large_for_a_block_is_shrunk_until_it_compiles(tmp_pa
     rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
     assert rec.error is None, rec.error and rec.error.short()
     sizes = {m["name"]: int(m["suggested"]) for m in rec.made_up}
-    assert sizes["in_group_size"] * sizes["out_group_size"] * sizes["codebook_size"] <= 2 ** 20, sizes
+    assert sizes["in_group_size"] * sizes["out_group_size"] * sizes["codebook_size"] <= 2 ** 16, sizes
+    assert min(sizes.values()) >= 16, sizes
 
 
 def test_numbers_and_packed_words_reach_a_kernel_through_forward_and_its_wrapper(sandbox):
@@ -271,3 +273,83 @@ def test_a_made_up_size_that_makes_a_block_too_large_shrinks(tmp_path, sandbox):
     dim = {p.name: p.value for p in rec.parameters}["dim"]
     assert 16 <= dim and dim * dim <= 1 << 16, dim
     assert "a block over Triton's limit" in rec.log
+
+
+def test_a_wrapper_whose_made_up_shapes_broadcast_to_a_huge_block_is_called_smaller(tmp_path, sandbox):
+    """aqlm's gemv: the wrapper derives four block sides from made-up shapes (groups, codebooks,
+    out group, in group) that the kernel broadcasts into one 4-D block, 4096 x 2 x 256 x 128 in the
+    first shape family and no smaller in the others: it compiled for over 5 minutes. The block's
+    four largest sides count (`made_up_sizes.block_rank`), and the wrapper is called again with
+    the largest made-up dimensions smaller until the block is about 64K elements."""
+    path = tmp_path / "gemv.py"
+    path.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+        "@triton.jit\ndef k(x_ptr, codes_ptr, books_ptr, out_ptr, G: tl.constexpr, C: tl.constexpr,\n"
+        "      O: tl.constexpr, I: tl.constexpr):\n"
+        "    g = tl.arange(0, G)[:, None, None, None]\n"
+        "    c = tl.arange(0, C)[None, :, None, None]\n"
+        "    o = tl.arange(0, O)[None, None, :, None]\n"
+        "    i = tl.arange(0, I)[None, None, None, :]\n"
+        "    code = tl.load(codes_ptr + g * C + c)\n"
+        "    w = tl.load(books_ptr + code * O * I + o * I + i)\n"
+        "    x = tl.load(x_ptr + g * I + i)\n"
+        "    tl.store(out_ptr + tl.program_id(0), tl.sum(w * x))\n\n\n"
+        "def gemv(x, codes, codebooks):\n"
+        "    C, size, O, I = codebooks.shape\n"
+        "    out = torch.empty(codes.shape[0], device=x.device, dtype=x.dtype)\n"
+        "    k[(codes.shape[0],)](x, codes, codebooks, out, codes.shape[1], C, O, I)\n"
+        "    return out\n")
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False, timeout=120)
+    assert rec.error is None, rec.error and rec.error.short()
+    sides = {p.name: p.value for p in rec.parameters if p.name in "GCOI"}
+    assert sides["G"] * sides["C"] * sides["O"] * sides["I"] <= 1 << 16, sides
+    assert min(sides.values()) >= 1 and max(sides.values()) >= 16, sides
+
+
+def test_a_made_up_call_over_the_targets_shared_memory_is_made_smaller(tmp_path, sandbox):
+    """lmdeploy's index kernel: the wrapper's made-up shapes give `tl.dot` tiles of 256 heads by a
+    128-wide head by a 256-long block, in fp32 262,144 B of shared memory, over sm_90's 232,448
+    and gfx942's 65,536: a real call never asks that. The made-up extents shrink until the kernel
+    fits the target (`retyping.sizes_for_shared`), and the log names each change."""
+    path = tmp_path / "index.py"
+    path.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+        "@triton.jit\ndef k(q_ptr, k_ptr, out_ptr, BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr,\n"
+        "      BLOCK_D: tl.constexpr):\n"
+        "    h = tl.arange(0, BLOCK_H)\n    n = tl.arange(0, BLOCK_N)\n    d = tl.arange(0, BLOCK_D)\n"
+        "    q = tl.load(q_ptr + h[:, None] * BLOCK_D + d[None, :])\n"
+        "    kk = tl.load(k_ptr + d[:, None] + n[None, :] * BLOCK_D)\n"
+        "    tl.store(out_ptr + h[:, None] * BLOCK_N + n[None, :], tl.dot(q, kk))\n\n\n"
+        "def index(q, k_cache):\n"
+        "    assert q.dim() == 3 and k_cache.dim() == 3\n"
+        "    _, heads, dim = q.shape\n"
+        "    out = q.new_empty((heads, k_cache.size(1)))\n"
+        "    k[(1,)](q, k_cache, out, BLOCK_H=heads, BLOCK_N=k_cache.size(1), BLOCK_D=dim)\n"
+        "    return out\n")
+    for target, limit in (("sm_90", 232448), ("gfx942", 65536)):
+        rec = inspect_kernel(path, target=target, sandbox=sandbox, use_cache=False)
+        assert rec.error is None, rec.error and rec.error.short()
+        assert 0 < rec.resources.shared_bytes <= limit, (target, rec.resources.shared_bytes)
+        assert "over the" in rec.log and "B a block may have" in rec.log, rec.log
+
+
+def test_a_wrappers_own_tile_over_the_targets_shared_memory_is_reported_not_shrunk(tmp_path, sandbox):
+    """The same kernel, its wrapper choosing the tile itself (`BLOCK_H=256`, not a made-up shape):
+    what a real launch would ask, so on gfx942 the error is reported as a launch would raise it
+    (`made_up_sizes.mark_derived` tells the two apart by calling the wrapper with other shapes)."""
+    path = tmp_path / "fixed.py"
+    path.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+        "@triton.jit\ndef k(q_ptr, k_ptr, out_ptr, BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr,\n"
+        "      BLOCK_D: tl.constexpr):\n"
+        "    h = tl.arange(0, BLOCK_H)\n    n = tl.arange(0, BLOCK_N)\n    d = tl.arange(0, BLOCK_D)\n"
+        "    q = tl.load(q_ptr + h[:, None] * BLOCK_D + d[None, :])\n"
+        "    kk = tl.load(k_ptr + d[:, None] + n[None, :] * BLOCK_D)\n"
+        "    tl.store(out_ptr + h[:, None] * BLOCK_N + n[None, :], tl.dot(q, kk))\n\n\n"
+        "def index(q, k_cache):\n"
+        "    out = q.new_empty((256, 128))\n"
+        "    k[(q.shape[0],)](q, k_cache, out, BLOCK_H=256, BLOCK_N=128, BLOCK_D=128)\n"
+        "    return out\n")
+    rec = inspect_kernel(path, target="gfx942", sandbox=sandbox, use_cache=False)
+    assert rec.error is not None and rec.error.kind == "out_of_resources", rec.error and rec.error.short()
+    assert {p.name: p.value for p in rec.parameters}["BLOCK_H"] == 256
