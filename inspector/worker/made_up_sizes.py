@@ -183,4 +183,12 @@ def mark_derived(fn: Callable, args: list[Any], jit: Any) -> None:
         return
     constexprs = {p.name for p in tc.signature_params(jit) if p.is_constexpr}
     before, after = _given(mine), _given(again)
-    mine.shape_derived = frozenset(n for n in constexprs if n in before and before[n] != after.get(n))
+    mine.shape_derived = frozenset(n for n in constexprs if n in before and not _same(before[n], after.get(n)))
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two constexpr values are equal (numbers, strings, dtypes; anything else, such as a
+    tensor a wrapper passes as a constexpr, only when it is the same object)."""
+    if isinstance(a, (bool, int, float, str)) and isinstance(b, (bool, int, float, str)):
+        return a == b
+    return a is b or (type(a) is type(b) and repr(a) == repr(b) and not hasattr(a, "shape"))

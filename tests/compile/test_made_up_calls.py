@@ -353,3 +353,21 @@ def test_a_wrappers_own_tile_over_the_targets_shared_memory_is_reported_not_shru
     rec = inspect_kernel(path, target="gfx942", sandbox=sandbox, use_cache=False)
     assert rec.error is not None and rec.error.kind == "out_of_resources", rec.error and rec.error.short()
     assert {p.name: p.value for p in rec.parameters}["BLOCK_H"] == 256
+
+
+def test_a_tensor_given_to_a_constexpr_does_not_break_the_made_up_call(tmp_path, sandbox):
+    """modelopt's attention `forward` passes made-up tensors where the kernel takes constexprs:
+    telling which constexprs follow the shapes compares values, and a tensor compared with `!=` is
+    an elementwise op that raised ("Attempting to broadcast", reported as the file's own error).
+    The compile is reached and reports what Triton says."""
+    path = tmp_path / "odd.py"
+    path.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+        "@triton.jit\ndef k(x_ptr, MODE: tl.constexpr, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2)\n\n\n"
+        "def double(x, scale):\n"
+        "    k[(1,)](x, scale * x, BLOCK=x.shape[-1])\n"
+        "    return x\n")
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None or rec.error.kind != "example", rec.error.short()
