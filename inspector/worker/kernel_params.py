@@ -333,10 +333,16 @@ def parameter_usage(fn: Any, _depth: int = 0) -> Usage:
     return usage
 
 
+# Triton keywords that take a string, and the value that is valid on every target
+STRING_KEYWORDS = {"input_precision": "ieee", "cache_modifier": "", "eviction_policy": "", "sem": "relaxed",
+                   "scope": "gpu", "padding_option": "zero", "rounding": "rtne"}
+
+
 def constexpr_uses(fn: Any) -> dict[str, str]:
     """What a kernel's code says a constexpr is, for values to offer when none is given: "dtype"
     (`tl.zeros(..., dtype=ACC_TYPE)`, `x.to(OUT_DTYPE)`), "string:relu" (compared with a string:
-    the first), "extent" (`tl.arange(0, BLOCK)`), "unrolled" (`tl.static_range(W)`), "flag"
+    the first; or passed to a Triton keyword that takes one, `STRING_KEYWORDS`), "int:32" (said
+    equal to an integer: `tl.assume(BLOCK_N == 32)`), "extent" (`tl.arange(0, BLOCK)`), "unrolled" (`tl.static_range(W)`), "flag"
     (an `if` test on its own)."""
     node = _function_ast(fn)
     if node is None:
@@ -352,8 +358,10 @@ def constexpr_uses(fn: Any) -> dict[str, str]:
         if isinstance(n, ast.Call):
             name = _call_name(n)
             for k in n.keywords:
-                if k.arg == "dtype":
+                if k.arg in ("dtype", "out_dtype", "acc_dtype"):
                     say(k.value, "dtype")
+                elif k.arg in STRING_KEYWORDS:  # `tl.dot(..., input_precision=precision)`
+                    say(k.value, f"string:{STRING_KEYWORDS[k.arg]}")
             if name == "to" and n.args:
                 say(n.args[0], "dtype")
             elif name == "arange" and len(n.args) == 2:
@@ -364,6 +372,11 @@ def constexpr_uses(fn: Any) -> dict[str, str]:
             other = n.comparators[0]
             if isinstance(other, ast.Constant) and isinstance(other.value, str):
                 say(n.left, f"string:{other.value}")
+            elif isinstance(other, ast.Constant) and type(other.value) is int and isinstance(n.ops[0], ast.Eq) \
+                    and isinstance(n.left, ast.Name) and n.left.id in params:
+                # `tl.assume(stride_xk == 1)`, `tl.static_assert(BLOCK_N == 32)`: what the code says
+                # it is outranks what its name or an arange says
+                out[n.left.id] = f"int:{other.value}"
         elif isinstance(n, ast.If):
             say(n.test, "flag")
     return out
@@ -380,7 +393,7 @@ def suggested_value(name: str, tiles_2d: bool = False, use: str = "") -> str:
     low = name.lower()
     if use == "dtype" or "dtype" in low:
         return "float32"
-    if use.startswith("string:"):
+    if use.startswith(("string:", "int:")):
         return use.split(":", 1)[1]
     if use == "unrolled":
         return "4"

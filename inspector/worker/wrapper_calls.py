@@ -246,7 +246,7 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
             args.append([family[1][0]])
         elif roles.get(p.name) in ("pointer", "index") and p.name not in ranks:
             # the kernel loads from it, whatever its name says (`alpha` as a device scalar)
-            dt = torch.int64 if roles[p.name] == "index" else dtype
+            dt = annotated_dtype(p) or (torch.int64 if roles[p.name] == "index" else dtype)
             args.append(torch.empty([1], dtype=dt, device="meta"))
         elif roles.get(p.name) == "constexpr" and p.name not in ranks:  # off: a flag False, an amount 0
             value = _scalar(p)
@@ -274,10 +274,24 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
                 args.append(torch.zeros(rows, dtype=torch.int64, device="meta"))
             else:
                 shape = shape_from_dims(dims, p.name, family, sizes) or family[rank]
-                args.append(torch.empty(shape, dtype=dtype, device="meta"))
+                args.append(torch.empty(shape, dtype=annotated_dtype(p) or dtype, device="meta"))
         else:
             args.append(value)
     return args
+
+
+# torch's legacy tensor types, as wrappers annotate them (`draft_token_ids: torch.LongTensor`)
+_TYPED_TENSORS = {"LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16", "CharTensor": "int8",
+                  "ByteTensor": "uint8", "BoolTensor": "bool", "HalfTensor": "float16",
+                  "BFloat16Tensor": "bfloat16", "FloatTensor": "float32", "DoubleTensor": "float64"}
+
+
+def annotated_dtype(param: inspect.Parameter) -> Any:
+    """The dtype a parameter's annotation names (`torch.LongTensor`: int64), or None."""
+    import torch
+
+    found = re.search(r"\b(" + "|".join(_TYPED_TENSORS) + r")\b", str(param.annotation))
+    return getattr(torch, _TYPED_TENSORS[found.group(1)]) if found else None
 
 
 def _roles_through_calls(module: types.ModuleType, node: ast.FunctionDef, names: set[str],

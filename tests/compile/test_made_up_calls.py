@@ -371,3 +371,44 @@ def test_a_tensor_given_to_a_constexpr_does_not_break_the_made_up_call(tmp_path,
         "    return x\n")
     rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
     assert rec.error is None or rec.error.kind != "example", rec.error.short()
+
+
+def test_a_bare_kernel_takes_the_values_its_code_says(tmp_path, sandbox):
+    """transformer-engine's mHC projection: nothing in the file launches it, and its code says what
+    some constexprs are. `input_precision=precision` takes a string Triton knows (a flag `True`
+    was offered and refused), `tl.assume(BLOCK_N == 32)` and `tl.assume(stride_k == 1)` give
+    their values, which outrank what a name or an arange suggests."""
+    path = tmp_path / "proj.py"
+    path.write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(x_ptr, w_ptr, out_ptr, stride_k: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,\n"
+        "      precision: tl.constexpr):\n"
+        "    tl.assume(stride_k == 1)\n    tl.assume(BLOCK_N == 32)\n"
+        "    m = tl.arange(0, BLOCK_M)\n    n = tl.arange(0, BLOCK_N)\n    kk = tl.arange(0, 32)\n"
+        "    x = tl.load(x_ptr + m[:, None] * 32 + kk[None, :] * stride_k)\n"
+        "    w = tl.load(w_ptr + kk[:, None] * BLOCK_N + n[None, :])\n"
+        "    tl.store(out_ptr + m[:, None] * BLOCK_N + n[None, :], tl.dot(x, w, input_precision=precision))\n")
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    made = {m["name"]: m["suggested"] for m in rec.made_up}
+    assert made["precision"] == "ieee" and made["BLOCK_N"] == "32" and made["stride_k"] == "1", made
+
+
+def test_a_wrappers_typed_tensor_annotations_give_the_made_up_dtypes(tmp_path, sandbox):
+    """lmdeploy's rejection sampler annotates its token tensors `torch.LongTensor`: the made-up
+    call passes int64 tensors there (fp32 made `draft_ptr + ... ` fail inside a loop, where no
+    retyping reached), and fp16 where `torch.HalfTensor` says so."""
+    path = tmp_path / "typed.py"
+    path.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+        "@triton.jit\ndef k(ids_ptr, scores_ptr, out_ptr, n):\n"
+        "    i = tl.program_id(0)\n"
+        "    tl.store(out_ptr + i, tl.load(scores_ptr + i) + tl.load(ids_ptr + i))\n\n\n"
+        "def gather(ids: torch.LongTensor, scores: torch.HalfTensor) -> torch.Tensor:\n"
+        "    out = torch.empty_like(scores)\n"
+        "    k[(ids.numel(),)](ids, scores, out, ids.numel())\n"
+        "    return out\n")
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    types = {p.name: p.type for p in rec.parameters}
+    assert types["ids_ptr"] == "*i64" and types["scores_ptr"] == "*fp16", types
