@@ -22,6 +22,15 @@ from .wrapper_source import source_ast
 # beyond it the launch is kept only if no smaller shape family launches the kernel, and is
 # called smaller (`tile_shrunk`).
 MAX_MADE_UP_TILE = 1 << 16
+# ... and for a block of three or more sides (gathers and reductions over a 4-D block, aqlm's
+# gemv: 64K elements of 64-bit pointers compiled for over two minutes; real ones span a few
+# hundred to a few thousand)
+MAX_MADE_UP_BLOCK_ND = 1 << 13
+
+
+def max_block(rank: int) -> int:
+    """The most elements a made-up block of `rank` sides may span."""
+    return MAX_MADE_UP_TILE if rank <= 2 else MAX_MADE_UP_BLOCK_ND
 # The longest `static_range` loop a made-up launch may unroll (real top-k, conv widths, head
 # groups are a few to a few dozen); a made-up dimension beyond it is made SMALL_DIM.
 MAX_UNROLLED = 64
@@ -124,7 +133,7 @@ def _largest_extent(launch: Any, extents: set[str]) -> int:
 
 def tile_shrunk(fn: Callable, args: list[Any], jit: Any, extents: set[str],
                  rank: int) -> tuple[list[Any], list[Any]] | None:
-    """A launch whose block is still over MAX_MADE_UP_TILE in every shape family (aqlm's gemv
+    """A launch whose block is still over `max_block` in every shape family (aqlm's gemv
     broadcasts four made-up sides to a 268M-element block that compiles for many minutes): call
     the wrapper again with every made-up dimension at the largest extent (or whose next power of
     2 it is) made SHRINK_BY times smaller, a few times, until the block fits. The recorded
@@ -139,7 +148,7 @@ def tile_shrunk(fn: Callable, args: list[Any], jit: Any, extents: set[str],
             tc.take_since(start)
             return kept
         kept = (tc.take_since(start), args)
-        if tile(mine[0], extents, rank) <= MAX_MADE_UP_TILE:
+        if tile(mine[0], extents, rank) <= max_block(rank):
             return kept
         big = _largest_extent(mine[0], extents)
         if big <= 16:

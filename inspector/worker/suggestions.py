@@ -63,15 +63,15 @@ def _shrunk(values: dict[str, str], tried: set[tuple], numel: int) -> dict[str, 
 
 def fitted(values: dict[str, str], fn: Any) -> dict[str, str]:
     """The values with the largest made-up block extents halved (16 at least) until the largest
-    block the kernel broadcasts them to is at most `made_up_sizes.MAX_MADE_UP_TILE` elements:
+    block the kernel broadcasts them to is at most `made_up_sizes.max_block` elements:
     three made-up sides of 256 make a 16M-element block that Triton refuses, and the 1M-element
     one just under its limit compiles for minutes. Real launches of such kernels use a few
     thousand elements."""
-    from .made_up_sizes import MAX_MADE_UP_TILE, arange_extents, block_elements, block_rank
+    from .made_up_sizes import arange_extents, block_elements, block_rank, max_block
 
     extents, rank = arange_extents(fn), block_rank(fn)
     sizes = {n: int(v) for n, v in values.items() if n in extents and v.isdigit()}
-    while block_elements(sizes, extents, rank) > MAX_MADE_UP_TILE:
+    while block_elements(sizes, extents, rank) > max_block(rank):
         value, name = max((v, n) for n, v in sizes.items())
         if value <= 16:
             break

@@ -38,7 +38,7 @@ import typing
 from typing import Any, Callable, NamedTuple
 
 from .. import triton_compat as tc
-from .made_up_sizes import (MAX_MADE_UP_TILE, arange_extents, block_rank, launch_shrunk, mark_derived, tile,
+from .made_up_sizes import (arange_extents, max_block, block_rank, launch_shrunk, mark_derived, tile,
                             tile_shrunk, unrolled_too_far)
 from .wrapper_repairs import mend
 from .wrapper_source import (AXIS_CHOICES, INDEX_NAMES, MAX_RANK, SIZE_NAMES, axis_parameters, called_names,
@@ -439,7 +439,7 @@ def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str = "__
                 unrolled = unrolled_too_far(mine[0], jit)
                 if unrolled and launch_shrunk(fn, args, unrolled, jit, mine[0]):
                     return WrapperResult(name)
-                if tile(mine[0], extents, rank) <= MAX_MADE_UP_TILE:
+                if tile(mine[0], extents, rank) <= max_block(rank):
                     mark_derived(fn, args, jit)
                     return WrapperResult(name)
                 if oversized is None:  # kept in case no smaller family launches it
