@@ -338,6 +338,9 @@ STRING_KEYWORDS = {"input_precision": "ieee", "cache_modifier": "", "eviction_po
                    "scope": "gpu", "padding_option": "zero", "rounding": "rtne"}
 
 
+ASSERTING = ("assume", "static_assert", "device_assert")
+
+
 def constexpr_uses(fn: Any) -> dict[str, str]:
     """What a kernel's code says a constexpr is, for values to offer when none is given: "dtype"
     (`tl.zeros(..., dtype=ACC_TYPE)`, `x.to(OUT_DTYPE)`), "string:relu" (compared with a string:
@@ -354,6 +357,10 @@ def constexpr_uses(fn: Any) -> dict[str, str]:
         if isinstance(expr, ast.Name) and expr.id in params:
             out.setdefault(expr.id, what)
 
+    # comparisons the code asserts (`tl.assume`, `tl.static_assert`, `assert`), not branches on
+    declared = {id(c) for n in ast.walk(node)
+                if isinstance(n, ast.Assert) or (isinstance(n, ast.Call) and _call_name(n) in ASSERTING)
+                for c in ast.walk(n) if isinstance(c, ast.Compare)}
     for n in ast.walk(node):
         if isinstance(n, ast.Call):
             name = _call_name(n)
@@ -372,10 +379,10 @@ def constexpr_uses(fn: Any) -> dict[str, str]:
             other = n.comparators[0]
             if isinstance(other, ast.Constant) and isinstance(other.value, str):
                 say(n.left, f"string:{other.value}")
-            elif isinstance(other, ast.Constant) and type(other.value) is int and isinstance(n.ops[0], ast.Eq) \
-                    and isinstance(n.left, ast.Name) and n.left.id in params:
+            elif id(n) in declared and isinstance(other, ast.Constant) and type(other.value) is int \
+                    and isinstance(n.ops[0], ast.Eq) and isinstance(n.left, ast.Name) and n.left.id in params:
                 # `tl.assume(stride_xk == 1)`, `tl.static_assert(BLOCK_N == 32)`: what the code says
-                # it is outranks what its name or an arange says
+                # it is outranks what its name or an arange says (an `if bits == 3:` is a branch, not this)
                 out[n.left.id] = f"int:{other.value}"
         elif isinstance(n, ast.If):
             say(n.test, "flag")

@@ -123,6 +123,7 @@ def _given(launch: Any) -> dict[str, Any]:
 
 
 def tile(launch: Any, extents: set[str], rank: int = 2) -> int:
+    """`block_elements` of the values a recorded launch gives."""
     return block_elements(_given(launch), extents, rank)
 
 

@@ -377,13 +377,15 @@ def test_a_bare_kernel_takes_the_values_its_code_says(tmp_path, sandbox):
     """transformer-engine's mHC projection: nothing in the file launches it, and its code says what
     some constexprs are. `input_precision=precision` takes a string Triton knows (a flag `True`
     was offered and refused), `tl.assume(BLOCK_N == 32)` and `tl.assume(stride_k == 1)` give
-    their values, which outrank what a name or an arange suggests."""
+    their values, which outrank what a name or an arange suggests; `if bits == 3:` is a branch,
+    and taking it made gptqmodel's dequant kernel refuse the made-up sizes."""
     path = tmp_path / "proj.py"
     path.write_text(
         "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
         "def k(x_ptr, w_ptr, out_ptr, stride_k: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,\n"
-        "      precision: tl.constexpr):\n"
+        "      precision: tl.constexpr, bits: tl.constexpr):\n"
         "    tl.assume(stride_k == 1)\n    tl.assume(BLOCK_N == 32)\n"
+        "    if bits == 3:\n        tl.static_assert(BLOCK_M % 3 == 0, 'three-bit words')\n"
         "    m = tl.arange(0, BLOCK_M)\n    n = tl.arange(0, BLOCK_N)\n    kk = tl.arange(0, 32)\n"
         "    x = tl.load(x_ptr + m[:, None] * 32 + kk[None, :] * stride_k)\n"
         "    w = tl.load(w_ptr + kk[:, None] * BLOCK_N + n[None, :])\n"
@@ -392,6 +394,7 @@ def test_a_bare_kernel_takes_the_values_its_code_says(tmp_path, sandbox):
     assert rec.error is None, rec.error and rec.error.short()
     made = {m["name"]: m["suggested"] for m in rec.made_up}
     assert made["precision"] == "ieee" and made["BLOCK_N"] == "32" and made["stride_k"] == "1", made
+    assert made["bits"] != "3", made  # a branch on a value (gptqmodel's `if bits == 3:`) is not what it is
 
 
 def test_a_wrappers_typed_tensor_annotations_give_the_made_up_dtypes(tmp_path, sandbox):
