@@ -15,7 +15,7 @@ from inspector.testing.browser import (REPO, choose, editor_text, kernel_upload,
                                        panes_frame, type_at_line_end, wait_for, wait_idle)
 from browser_support import SHOTS, serve
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.long]
 WAIT_MS = 120_000  # a cold compile on a slow CI machine
 
 

@@ -18,7 +18,7 @@ import pytest
 from inspector.testing.browser import REPO, editor_text, local_page, wait_idle, workbench_frame
 from browser_support import SHOTS, serve
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.long]
 WAIT_MS = 240_000  # a cold compile of a package kernel on a loaded machine
 CORPUS = REPO / "tests" / "fixtures" / "published" / "first_four_projects"
 LIGER_SRC = CORPUS / "liger_kernel" / "src"

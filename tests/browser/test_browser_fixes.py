@@ -12,7 +12,7 @@ from jagged import jagged_source
 
 from inspector.hardware.catalogue import GPUS
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.long]
 WAIT_MS = 240_000
 
 JAGGED = jagged_source("torch.tensor([96, 1008, 32, 512, 1024, 16, 784, 64] * 4)")

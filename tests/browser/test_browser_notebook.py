@@ -12,7 +12,7 @@ from paths import KERNELS, REPO
 
 from inspector.testing.browser import wait_for
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.long]
 nbformat = pytest.importorskip("nbformat", reason="installed by the test command (requirements-test.txt)")
 nbclient = pytest.importorskip("nbclient", reason="installed by the test command (requirements-test.txt)")
 nbconvert = pytest.importorskip("nbconvert", reason="installed by the test command (requirements-test.txt)")

@@ -11,7 +11,7 @@ from inspector.testing.browser import app_server, diagnosed, editor_text, wait_i
 from browser_support import SHOTS
 from rowscale_project import make_project
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.long]
 WAIT_MS = 240_000  # a run under the interpreter, then a cold compile, on a loaded CI machine
 
 

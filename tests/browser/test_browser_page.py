@@ -14,7 +14,7 @@ from inspector.testing.browser import (choose, diagnosed, editor_frame, editor_t
                                        type_at_line_end, wait_for, wait_idle, workbench_frame)
 from browser_support import SHOTS
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.long]
 WAIT_MS = 180_000
 VIEWPORT = {"width": 1600, "height": 1000}
 

@@ -20,7 +20,7 @@ from inspector.testing.browser import (REPO, editor_text, is_local, marker_on_li
                                        wait_idle, workbench_frame)
 from browser_support import SHOTS
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.long]
 WAIT_MS = 180_000  # a cold compile on a loaded CI machine
 VIEWPORT = {"width": 1600, "height": 1000}
 

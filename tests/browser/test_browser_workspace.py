@@ -15,7 +15,7 @@ import pytest
 from inspector.testing.browser import REPO, editor_frame, editor_text, is_local, kernel_upload, wait_idle
 from browser_support import SHOTS
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.long]
 WAIT_MS = 120_000
 BUNDLED_ADD = (REPO / "kernels" / "add.py").read_text()
 

@@ -64,6 +64,7 @@ def test_offsets_that_break_the_promise_sink_the_hint(sandbox, tmp_path):
     assert all(t.score < 0 for t in hinted)
 
 
+@pytest.mark.long
 def test_the_cli_json_and_apply(sandbox, tmp_path):
     path = _jagged(tmp_path, PADDED)
     env_py = [sys.executable, "-m", "inspector", "fix", str(path), "--target", "sm_90"]

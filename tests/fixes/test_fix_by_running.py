@@ -10,6 +10,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from paths import REPO
 
 FIXTURES = REPO / "tests" / "fixtures" / "fix_by_running"
@@ -21,6 +23,7 @@ def _fix(tmp_path, command: str, *extra: str) -> subprocess.CompletedProcess:
                           env={**os.environ, "PYTHONPATH": str(REPO)})
 
 
+@pytest.mark.long
 def test_a_fix_through_a_run_edits_the_users_file_and_keeps_its_promises_on_the_runs_data(tmp_path):
     for name in ("rows.py", "run_rows.py"):
         shutil.copy(FIXTURES / name, tmp_path / name)

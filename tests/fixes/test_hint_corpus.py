@@ -56,6 +56,7 @@ def test_the_corpus_is_what_the_issue_asks():
     assert len(sources) >= 5, sources
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_a_published_kernel_gets_its_reference_fix(sandbox, tmp_path, path):
     text = path.read_text()

@@ -31,6 +31,7 @@ def _release(entry: dict) -> str | None:
     return wanted
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("entry", ENTRIES, ids=[_id(e) for e in ENTRIES])
 def test_the_upstream_fix_is_among_the_first_three(sandbox, entry):
     path = CORPUS / entry["file"]

@@ -128,6 +128,7 @@ def test_thresholds_per_kernel_turn_a_regression_off_or_allow_a_percentage(chang
     assert result.compiles == 0  # every record came from the cache of the runs before
 
 
+@pytest.mark.long
 def test_the_same_run_as_tasks_on_a_local_ray_cluster_gives_the_same_report(changed_repo, tmp_path, monkeypatch):
     ray = pytest.importorskip("ray")
     from inspector.guard.engines import RayEngine
