@@ -149,8 +149,8 @@ def inspect(request: InspectRequest, *, timeout: float | None = None, memory: in
     rec = _inspect_once(request, timeout=timeout, memory=memory, use_cache=use_cache, cache=cache,
                         sandbox=sandbox, cancel=cancel)
     if not (older_release and request.triton in (None, "", "default") and rec.error is not None
-            and rec.error.kind == "compilation"):
-        return rec
+            and rec.error.kind == "compilation" and not (rec.error.details or {}).get("cuda_libdevice")):
+        return rec  # (CUDA's libdevice on an AMD target: every supported release refuses it)
     from ..versions import environments
 
     for version in sorted(environments.available_versions()[1:], key=_release_order, reverse=True):

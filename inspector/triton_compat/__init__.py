@@ -75,7 +75,7 @@ _EXPORTS = {
     "side_channels": ("ptxas_log", "compiler_stderr", "MLIR_DIAGNOSTIC", "mlir_error", "use_cache_dir"),
     "interpreter_checks": ("watching", "Watch", "Broken"),
     "errors": ("compilation_error_location", "compilation_error_node", "compilation_error_text", "out_of_resources_error",
-               "is_out_of_resources", "is_compilation_error", "ptxas_error_type"),
+               "is_out_of_resources", "is_compilation_error", "ptxas_error_type", "cuda_libdevice_refused"),
 }
 _HOME = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_HOME)

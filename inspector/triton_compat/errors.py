@@ -3,6 +3,7 @@ errors."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from triton.runtime.jit import JITFunction
@@ -44,6 +45,18 @@ def compilation_error_text(err: BaseException) -> str:
             message = str(e)
         e = e.__cause__ or e.__context__
     return message
+
+
+# Triton 3.6-3.9's AMD backend (`amd.need_extern_lib` while making LLVM IR) refuses a kernel that
+# calls CUDA's libdevice (`tl.extra.cuda.libdevice.tanh` -> `__nv_tanhf`), which older releases
+# mapped to ROCm's library on their own; the RuntimeError names the function only.
+_CUDA_LIBDEVICE = re.compile(r"Implicit conversion of CUDA (__nv_\w+) device function has been dropped")
+
+
+def cuda_libdevice_refused(err: BaseException) -> str | None:
+    """The CUDA libdevice function (`__nv_tanhf`) an AMD target's compile refused, or None."""
+    found = _CUDA_LIBDEVICE.search(str(err))
+    return found.group(1) if found else None
 
 
 def out_of_resources_error(required: int, limit: int, name: str) -> Exception:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import errno
+import inspect
 import os
+import re
 import traceback
 
 from .. import triton_compat as tc
@@ -58,7 +60,49 @@ def error_info(err: BaseException, path: str, jit_fns: list | None = None, stage
     if isinstance(err, MemoryError):
         return ErrorInfo("memory", "the kernel file ran out of memory (the worker's memory limit)", path,
                          user_frame_line(err, path))
+    cuda_only = tc.cuda_libdevice_refused(err)
+    if cuda_only:
+        return _cuda_libdevice_on_amd(cuda_only, err, path, jit_fns or [])
     kind = {"import": "import", "example": "example"}.get(stage, "compilation")
     message = f"{type(err).__name__}: {err}"
     return ErrorInfo(kind, _clip(message), path, user_frame_line(err, path),
                      {"type": type(err).__name__, "traceback": _clip("".join(traceback.format_exception(err)))})
+
+
+def _cuda_libdevice_on_amd(symbol: str, err: BaseException, path: str, jit_fns: list) -> ErrorInfo:
+    """A kernel that calls CUDA's libdevice, compiled for AMD: the line that names the function (the
+    error itself names only `__nv_tanhf`), and what to write instead. Not the tool's limit: a launch
+    on an AMD GPU fails the same way."""
+    name = symbol.removeprefix("__nv_")
+    names = [name, name[:-1]] if name.endswith("f") else [name]
+    use = re.compile(r"\blibdevice\s*\.\s*(" + "|".join(map(re.escape, names)) + r")\b")
+    imported = re.compile(r"extra\s*\.\s*cuda\b|extra\.cuda\s+import|from\s+triton\.language\.extra\s+import\s+cuda")
+    files = [path] + [f for f in (_source_file(fn) for fn in jit_fns) if f and f != path]
+    where = _first_line(files, use) or _first_line(files, imported)
+    called = next((n for n in names if where and re.search(rf"\b{re.escape(n)}\b", where[2])), names[-1])
+    at = f" ({os.path.basename(where[0])}:{where[1]}: `{where[2]}`)" if where else ""
+    message = (f"the kernel calls CUDA's libdevice `{called}` (`{symbol}`){at}, which AMD targets do not have; "
+               f"a launch on an AMD GPU fails the same way. Call `tl.extra.libdevice.{called}` (Triton picks the "
+               f"target's library) or a `tl`/`tl.math` function instead, or compile for an NVIDIA target.\n"
+               f"Triton: {type(err).__name__}: {err}")
+    return ErrorInfo("compilation", _clip(message), where[0] if where else path, where[1] if where else None,
+                     {"type": type(err).__name__, "cuda_libdevice": symbol})
+
+
+def _source_file(fn) -> str | None:
+    try:
+        return os.path.abspath(inspect.getsourcefile(getattr(fn, "fn", fn)) or "")
+    except (TypeError, OSError):
+        return None
+
+
+def _first_line(files: list[str], pattern: re.Pattern) -> tuple[str, int, str] | None:
+    for file in files:
+        try:
+            with open(file, encoding="utf-8", errors="replace") as f:
+                for n, line in enumerate(f, 1):
+                    if pattern.search(line) and not line.lstrip().startswith("#"):
+                        return file, n, line.strip()
+        except OSError:
+            continue
+    return None

@@ -847,3 +847,38 @@ def test_a_parameter_the_call_leaves_to_its_default_keeps_it(tmp_path, sandbox):
                          use_cache=False)
     assert rec.error is None, rec.error and rec.error.short()
     assert "mul" in rec.stages["ttir"]  # DOUBLE=True compiled in
+
+
+CUDA_LIBDEVICE = '''import torch
+import triton
+import triton.language as tl
+
+tanh = tl.extra.cuda.libdevice.tanh
+
+
+@triton.jit
+def soft_cap(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tanh(tl.load(x_ptr + offs, mask=mask)), mask=mask)
+
+
+def example():
+    x = torch.randn(4096, device="cuda")
+    out = torch.empty_like(x)
+    soft_cap[(4,)](x, out, x.numel(), BLOCK=1024)
+'''
+
+
+def test_cuda_libdevice_on_an_amd_target_names_its_line_and_what_to_call(tmp_path, sandbox):
+    """Triton's AMD backend names only `__nv_tanhf`; the error names the line that calls it, says a
+    launch on AMD fails the same way, and tries no other release (each refuses it)."""
+    path = tmp_path / "soft_cap.py"
+    path.write_text(CUDA_LIBDEVICE)
+    assert inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False).ok
+    rec = inspect_kernel(path, target="gfx942", sandbox=sandbox, use_cache=False)
+    assert not rec.ok and rec.error.kind == "compilation"
+    assert rec.error.line == 5 and rec.error.file == str(path)
+    assert rec.error.details["cuda_libdevice"] == "__nv_tanhf"
+    assert "`tl.extra.libdevice.tanh`" in rec.error.message and "AMD GPU fails the same way" in rec.error.message
+    assert "installed beside it" not in rec.error.message
