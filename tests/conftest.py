@@ -28,8 +28,6 @@ def pytest_xdist_auto_num_workers(config):
 # so it fits 20 minutes there, and CI (.ci/run) sets this to run everything. An explicit `-m`
 # decides for itself (`pytest -m long` runs only them).
 RUN_LONG = os.environ.get("INSPECTOR_LONG") == "1"
-
-
 LEFT_OUT = ("long end-to-end checks (marker `long`) left out: INSPECTOR_LONG=1 or `-m long` runs them; "
             "CI (.ci/run) does")
 

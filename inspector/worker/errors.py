@@ -76,7 +76,7 @@ def _cuda_libdevice_on_amd(symbol: str, err: BaseException, path: str, jit_fns: 
     name = symbol.removeprefix("__nv_")
     names = [name, name[:-1]] if name.endswith("f") else [name]
     use = re.compile(r"\blibdevice\s*\.\s*(" + "|".join(map(re.escape, names)) + r")\b")
-    imported = re.compile(r"extra\s*\.\s*cuda\b|extra\.cuda\s+import|from\s+triton\.language\.extra\s+import\s+cuda")
+    imported = re.compile(r"extra\s*\.\s*cuda\b|extra\s+import\s+cuda\b")  # where no line names the function
     files = [path] + [f for f in (_source_file(fn) for fn in jit_fns) if f and f != path]
     where = _first_line(files, use) or _first_line(files, imported)
     called = next((n for n in names if where and re.search(rf"\b{re.escape(n)}\b", where[2])), names[-1])
