@@ -51,6 +51,29 @@ def arange_extents(jit: Any) -> set[str]:
             if isinstance(a, ast.Name) and a.id in params}
 
 
+_SHAPED = {"zeros", "full", "reshape", "view", "broadcast_to", "empty"}  # first argument (or shape=) a shape
+
+
+def block_sides(jit: Any) -> set[str]:
+    """The constexpr parameters a block's shape names: `tl.arange` bounds, the shapes of
+    `tl.zeros`/`tl.full`/`tl.reshape`/..., and `block_shape=` (block pointers, tensor descriptors)."""
+    node = source_ast(jit.fn) if hasattr(jit, "fn") else None
+    if node is None:
+        return set()
+    params = {p.name for p in tc.signature_params(jit) if p.is_constexpr}
+    shapes: list[ast.AST] = []
+    for n in ast.walk(node):
+        if not isinstance(n, ast.Call):
+            continue
+        name = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+        if name in _SHAPED and n.args:
+            shapes.append(n.args[1] if name in ("reshape", "view", "broadcast_to") and len(n.args) > 1 else n.args[0])
+        shapes += [k.value for k in n.keywords if k.arg in ("shape", "block_shape")]
+    sides = {a.id for s in shapes if isinstance(s, (ast.List, ast.Tuple)) for a in ast.walk(s)
+             if isinstance(a, ast.Name) and a.id in params}
+    return sides | arange_extents(jit)
+
+
 def unrolled_too_far(launch: Any, jit: Any) -> int | None:
     """The largest value a launch gives a constexpr bounding a `static_range` loop (unrolled when
     compiled) beyond MAX_UNROLLED, or None: a made-up dimension (`topk = x.shape[1]`, 256; a conv

@@ -47,6 +47,9 @@ _RELEASE_REFUSAL = re.compile(r"\b(have|has) been removed\b|no longer supported"
 MADE_UP_BLOCK_LIMIT = 1 << 20  # Triton's most elements in a block (what "numel ... exceeds" names)
 # Sizes Triton refuses: a block over its element limit, more shared memory than the target has.
 _TOO_LARGE = re.compile(r"numel \(\d+\) exceeds|out of resource", re.I)
+# `tl.dot` on a block side under Triton's smallest (semantic.py: "Input shapes should have M >= 16,
+# N >= 16 and K >= 16", 3.6-3.9); the node is the dot, whose operands' extents it does not name.
+_DOT_TOO_SMALL = re.compile(r"Input shapes should have M >= (\d+), N >= (\d+) and K >= (\d+)")
 
 
 def _shrunk(values: dict[str, str], tried: set[tuple], numel: int) -> dict[str, str] | None:
@@ -59,6 +62,20 @@ def _shrunk(values: dict[str, str], tried: set[tuple], numel: int) -> dict[str, 
     value, name = max(sizes)
     out = {**values, name: str(min(smaller_size(value, numel), value // 2))}
     return None if tuple(sorted(out.items())) in tried else out
+
+
+def _grown_for_dot(values: dict[str, str], fn: Any, text: str, tried: set[tuple]) -> dict[str, str] | None:
+    """The values with every made-up block extent under the smallest side `tl.dot` takes raised to
+    it (mlstm's `siz_b_DHQK` offered as 1: a 64 x 1 by 1 x 64 dot); None when none is under it."""
+    from .made_up_sizes import block_sides
+
+    least = _DOT_TOO_SMALL.search(text)
+    if not least:
+        return None
+    side = max(int(g) for g in least.groups())
+    extents = block_sides(fn)
+    out = {n: (str(side) if n in extents and v.isdigit() and int(v) < side else v) for n, v in values.items()}
+    return None if out == values or tuple(sorted(out.items())) in tried else out
 
 
 def fitted(values: dict[str, str], fn: Any) -> dict[str, str]:
@@ -102,6 +119,9 @@ def checked(missing: list[dict[str, Any]], fn: Any, compile_with: Callable[[dict
             numel = int(m.group(1)) if (m := re.search(r"numel \((\d+)\)", text)) else 4 * MADE_UP_BLOCK_LIMIT
             if big and (smaller := _shrunk(values, tried, numel)):
                 values = smaller
+                continue
+            if grown := _grown_for_dot(values, fn, text, tried):
+                values = grown
                 continue
             node = tc.compilation_error_node(e, fn)
             named = [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in values] if node else []

@@ -415,3 +415,21 @@ def test_a_wrappers_typed_tensor_annotations_give_the_made_up_dtypes(tmp_path, s
     assert rec.error is None, rec.error and rec.error.short()
     types = {p.name: p.type for p in rec.parameters}
     assert types["ids_ptr"] == "*i64" and types["scores_ptr"] == "*fp16", types
+
+
+def test_a_made_up_side_too_small_for_tl_dot_is_raised_to_what_dot_takes(tmp_path, sandbox):
+    """mlstm's dQ kernel: `siz_b_DHQK` shapes only `tl.zeros` and block pointers, so its name gave
+    1, and Triton refused the dot ("K >= 16") at a node that names no constexpr. Every made-up side
+    of a block under what `tl.dot` takes is raised to it; the others stay."""
+    path = tmp_path / "chunk_dot.py"
+    path.write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def chunk_dot(a_ptr, b_ptr, c_ptr, siz_b_M: tl.constexpr, siz_b_K: tl.constexpr, siz_b_N: tl.constexpr):\n"
+        "    rm = tl.arange(0, siz_b_M)\n    rn = tl.arange(0, siz_b_N)\n"
+        "    a = tl.zeros([siz_b_M, siz_b_K], dtype=tl.float16) + tl.load(a_ptr)\n"
+        "    b = tl.zeros([siz_b_K, siz_b_N], dtype=tl.float16) + tl.load(b_ptr)\n"
+        "    tl.store(c_ptr + rm[:, None] * siz_b_N + rn[None, :], tl.dot(a, b))\n")
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    made = {m["name"]: m["suggested"] for m in rec.made_up}
+    assert made["siz_b_K"] == "16" and made["siz_b_M"] == made["siz_b_N"] == "64", made
