@@ -46,7 +46,7 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.write_line(LEFT_OUT)
 
 
-def _leave_out_long(config, items) -> None:
+def _deselect_long(config, items) -> None:
     if not _leaves_out_long(config):
         return
     kept = [i for i in items if "long" not in i.keywords]
@@ -56,7 +56,7 @@ def _leave_out_long(config, items) -> None:
 
 
 def pytest_collection_modifyitems(config, items):
-    _leave_out_long(config, items)
+    _deselect_long(config, items)
     if has_gpu():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU (run on the device machine)")

@@ -51,7 +51,9 @@ def arange_extents(jit: Any) -> set[str]:
             if isinstance(a, ast.Name) and a.id in params}
 
 
-_SHAPED = {"zeros", "full", "reshape", "view", "broadcast_to", "empty"}  # first argument (or shape=) a shape
+# Triton calls that take a shape: as their first argument (zeros, full) or after the tensor
+# (`tl.reshape(x, shape)`; as a method, `x.reshape(shape)`, it is the first again), or as `shape=`.
+_SHAPED = {"zeros", "full", "reshape", "view", "broadcast_to"}
 
 
 def block_sides(jit: Any) -> set[str]:
