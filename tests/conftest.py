@@ -12,8 +12,11 @@ import pytest
 # (pyproject.toml). Never `from conftest import` (tests/browser has a conftest too).
 from paths import has_gpu
 
-# Tests compile in-process (their own Sandbox), spawning no warm pool daemon; tests/isolation/test_pool.py turns it on.
+# Tests compile in-process (their own Sandbox), spawning no warm pool daemon; tests/isolation/test_pool.py turns it on,
+# and so do the command lines tests run (`paths.cli_environment`: one daemon per session, stopped at its end;
+# a daemon that outlives a killed session stops after 2 idle minutes).
 os.environ.setdefault("TRITON_INSPECTOR_POOL", "0")
+os.environ.setdefault("TRITON_INSPECTOR_POOL_IDLE", "120")
 
 
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: absent where xdist is not installed
@@ -69,8 +72,9 @@ def pytest_collection_modifyitems(config, items):
 def _isolated_cache(tmp_path_factory):
     """Every test session gets its own inspection cache, so results are really compiled."""
     old = os.environ.get("TRITON_INSPECTOR_CACHE")
-    os.environ["TRITON_INSPECTOR_CACHE"] = str(tmp_path_factory.mktemp("inspector-cache"))
+    cache = os.environ["TRITON_INSPECTOR_CACHE"] = str(tmp_path_factory.mktemp("inspector-cache"))
     yield
+    _stop_pools_using(cache)
     if old is None:
         os.environ.pop("TRITON_INSPECTOR_CACHE", None)
     else:
@@ -85,3 +89,19 @@ def sandbox():
     box = Sandbox()
     yield box
     box.close()
+
+
+def _stop_pools_using(cache: str) -> None:
+    """Stop the pool daemons this session's command lines started: those whose environment names
+    its cache folder (a pool's key includes it, so no other session's or user's daemon matches)."""
+    from inspector.isolation.pool import pools, stop_pool
+
+    wanted = f"TRITON_INSPECTOR_CACHE={cache}".encode()
+    for info in pools():
+        try:
+            with open(f"/proc/{info['pid']}/environ", "rb") as f:
+                mine = wanted in f.read().split(b"\0")
+        except (OSError, KeyError):
+            continue
+        if mine:
+            stop_pool(info["key"])

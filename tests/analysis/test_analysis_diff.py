@@ -9,7 +9,7 @@ import sys
 
 import pytest
 from analysis_kernels import write_kernel, compiled
-from paths import KERNELS, REPO
+from paths import KERNELS, REPO, cli_environment
 
 from inspector.analysis import diff_inspections, stage_diff
 from inspector.cli.options import add_compile_options
@@ -128,7 +128,7 @@ def test_vs_options_override_by_name():
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "inspector", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=600, check=False)
+                          timeout=600, check=False, env=cli_environment())
 
 
 def test_explain_command(recs):

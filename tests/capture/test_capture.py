@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from capture_support import PROGRAM, capture_program
-from paths import REPO
+from paths import REPO, cli_environment
 
 from inspector.capture import CaptureFileError, load, loads
 from inspector.capture.reopen import reopen, write_standalone
@@ -31,7 +31,7 @@ STEPS = 25
 
 
 def _run(cmd: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT, timeout: int = 300):
-    full = {**os.environ, **(env or {})}
+    full = cli_environment(**(env or {}))
     full["PYTHONPATH"] = os.pathsep.join([str(ROOT), full.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     return subprocess.run(cmd, cwd=cwd, env=full, capture_output=True, text=True, timeout=timeout)
 

@@ -14,7 +14,7 @@ import pytest
 from inspector.bench import protocol as gallery
 
 import fuzz_cases
-from paths import KERNELS, REPO
+from paths import KERNELS, REPO, cli_environment
 from inspector.compile.api import inspect_kernel
 
 BUNDLED = sorted(p for p in KERNELS.glob("*.py") if not p.name.startswith("_"))
@@ -265,7 +265,7 @@ def test_a_heuristic_sees_the_overrides(tmp_path):
     for n in ("4096", "4000"):
         out = subprocess.run([sys.executable, "-m", "inspector", "compile", str(path), "--target", "sm_90",
                               "--const", "BLOCK=1024", "--arg", f"N={n}", "--stage", "ttir"],
-                             cwd=REPO, capture_output=True, text=True, timeout=300)
+                             cwd=REPO, capture_output=True, text=True, timeout=300, env=cli_environment())
         assert out.returncode == 0, out.stderr[-2000:]
         ptx[n] = out.stdout
     # N = 4096 is a multiple of BLOCK: EVEN_N, no mask; N = 4000 is not: masked loads
@@ -333,7 +333,7 @@ def test_a_failed_compile_keeps_the_call_it_tried(tmp_path, sandbox):
                                                          "out_ptr": "float32 tensor [64]", "n": 64, "BLOCK": 64}
     assert rec.grid == [1]
     out = subprocess.run([sys.executable, "-m", "inspector", "compile", str(path)], cwd=REPO, capture_output=True,
-                         text=True, timeout=300)
+                         text=True, timeout=300, env=cli_environment())
     assert "tried (example): bad[[1]](x_ptr=float32 tensor [64]" in out.stderr
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from inspector.compile.api import inspect_kernel
+from paths import cli_environment
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "fixtures" / "published" / "first_four_projects"
@@ -36,7 +37,7 @@ def _case(entry: dict):
 
 def _cli(*args: str, env: dict | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "inspector", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=REPO, env={**os.environ, **(env or {})})
+                          timeout=timeout, cwd=REPO, env=cli_environment(**(env or {})))
 
 
 def test_corpus_is_kept_as_published():

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import fuzz_cases
-from paths import KERNELS, REPO
+from paths import KERNELS, REPO, cli_environment
 from inspector.compile.api import inspect_kernel
 from inspector.compile.cache import Cache
 from inspector.isolation.sandbox import Limits, SandboxError
@@ -128,7 +128,7 @@ def test_fuzz_cli(case, tmp_path):
     for flag, values in (("--arg", case.args), ("--const", case.consts), ("--option", case.options)):
         for k, v in values.items():
             cmd += [flag, f"{k}={v}"]
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=case.timeout + 120)
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=case.timeout + 120, env=cli_environment())
     assert out.returncode == 1, out.stderr[-2000:]
     assert "Traceback" not in out.stderr
     from inspector.record import ErrorInfo

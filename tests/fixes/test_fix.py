@@ -11,7 +11,7 @@ import sys
 
 import pytest
 from jagged import jagged_source
-from paths import REPO
+from paths import REPO, cli_environment
 
 from inspector.fixes import fix
 
@@ -68,7 +68,8 @@ def test_offsets_that_break_the_promise_sink_the_hint(sandbox, tmp_path):
 def test_the_cli_json_and_apply(sandbox, tmp_path):
     path = _jagged(tmp_path, PADDED)
     env_py = [sys.executable, "-m", "inspector", "fix", str(path), "--target", "sm_90"]
-    out = subprocess.run(env_py + ["--json"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    out = subprocess.run(env_py + ["--json"], cwd=REPO, capture_output=True, text=True, timeout=600,
+                         env=cli_environment())
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     cand = data["findings"][0]["candidates"][0]
@@ -77,12 +78,13 @@ def test_the_cli_json_and_apply(sandbox, tmp_path):
     assert cand["assumptions_hold"] is True and cand["checked"] is True
     fixed = tmp_path / "fixed.py"
     done = subprocess.run(env_py + ["--apply", "1", "--out", str(fixed)], cwd=REPO, capture_output=True, text=True,
-                          timeout=600)
+                          timeout=600, env=cli_environment())
     assert done.returncode == 0, done.stderr
     assert fixed.read_text() == path.read_text().replace(
         "tl.load(offsets + row)\n", "tl.multiple_of(tl.load(offsets + row), 4)\n").replace(
         "tl.load(offsets + row + 1)\n", "tl.multiple_of(tl.load(offsets + row + 1), 4)\n")
-    bad = subprocess.run(env_py + ["--apply", "99"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    bad = subprocess.run(env_py + ["--apply", "99"], cwd=REPO, capture_output=True, text=True, timeout=600,
+                         env=cli_environment())
     assert bad.returncode == 2 and "there are" in bad.stderr
 
 

@@ -16,6 +16,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from inspector.testing import guard_repo
+from paths import cli_environment
 from side_releases import missing, ready
 from inspector.guard import baseline as baseline_file
 from inspector.guard import run_guard
@@ -27,7 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def guard_cli(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    environ = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    environ = cli_environment(PYTHONPATH=str(REPO), **(env or {}))
     return subprocess.run([sys.executable, "-m", "inspector", "guard", *args], cwd=cwd, env=environ,
                           capture_output=True, text=True, timeout=600)
 

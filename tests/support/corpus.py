@@ -5,13 +5,12 @@ portable to (through the command line, or the library call it makes)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from paths import REPO
+from paths import REPO, cli_environment
 from side_releases import missing, ready
 
 PUBLISHED = REPO / "tests" / "fixtures" / "published"
@@ -26,7 +25,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
     # A generous compile limit: whether a file opens must not depend on this machine's speed
     # (a Gluon kernel takes 35 s on a loaded 2-core VM); the default limit is the product's, tested apart.
     return subprocess.run([sys.executable, "-m", "inspector", *args], capture_output=True, text=True, timeout=900,
-                          cwd=REPO, env={**os.environ, "TRITON_INSPECTOR_POOL": "0", "TRITON_INSPECTOR_TIMEOUT": "600"})
+                          cwd=REPO, env=cli_environment(TRITON_INSPECTOR_TIMEOUT="600"))
 
 
 def release(entry: dict) -> list[str]:
