@@ -31,10 +31,11 @@ $PY -m pip install -q -r requirements.txt
 EDITABLE="--no-deps -e . --config-settings editable_mode=compat"
 $PY -m pip install -q --no-build-isolation $EDITABLE 2>/dev/null || $PY -m pip install -q $EDITABLE
 if [ "$1" = "--test" ]; then
-    # The browser tests drive Debian's Chromium (/usr/bin/chromium): Playwright cannot download
-    # its own browser on these machines (inspector/testing/browser.py).
-    if ! command -v chromium >/dev/null 2>&1; then
-        apt_install chromium
+    # The browser tests drive Debian's Chromium: Playwright cannot download its own browser on
+    # these machines (inspector/testing/browser.py). Its headless shell (the same engine without
+    # the desktop browser around it) costs the browser tests about a fifth less CPU.
+    if ! command -v chromium-headless-shell >/dev/null 2>&1; then
+        apt_install chromium-headless-shell
     fi
     $PY -m pip install -q -r requirements-test.txt
     # The tests compile with a second Triton release side by side (python -m inspector versions):
