@@ -158,6 +158,12 @@ def editor_text(page) -> str:
         return ""
 
 
+def wait_for_editor_text(page, text: str, timeout: float = 30) -> None:
+    """Wait until the editor holds `text`: after a rerun the workbench may be redrawing its editor,
+    whose text then reads "" for a moment, so a one-shot look is a race."""
+    wait_for(lambda: text in editor_text(page), f"the editor to hold {text!r}", timeout)
+
+
 def type_at_line_end(page, line_text: str, typed: str) -> None:
     """Click the editor line holding `line_text`, go to its end and type."""
     editor_frame(page).locator(".cm-line", has_text=line_text).first.click()

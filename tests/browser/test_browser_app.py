@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from inspector.testing.browser import (REPO, choose, editor_text, kernel_upload, local_page, marker_on_line, metric,
-                                       panes_frame, type_at_line_end, wait_for, wait_idle)
+                                       panes_frame, type_at_line_end, wait_for, wait_for_editor_text, wait_idle)
 from browser_support import SHOTS, serve
 
 pytestmark = [pytest.mark.browser, pytest.mark.long]
@@ -134,7 +134,7 @@ def test_broken_syntax_shows_the_error_line_and_keeps_the_text(page, server):
     bundled = (REPO / "kernels" / "add.py").read_text()
     n = bundled.split("\n").index("    mask = offs < n") + 1
     assert f"line {n}" in err.inner_text()
-    assert "mask = offs < n)" in editor_text(page)
+    wait_for_editor_text(page, "mask = offs < n)")
     saved = workspace_dir(page, home) / "edits" / "add.py"
     assert "mask = offs < n)" in saved.read_text()
     assert (REPO / "kernels" / "add.py").read_text() == bundled
@@ -193,7 +193,7 @@ def test_upload_a_kernel_file(page, server, tmp_path):
     _upload(page, url, mine)
     assert "kernel=file%3Ascale_kernel.py" in page.url or "kernel=file:scale_kernel.py" in page.url
     assert (workspace_dir(page, home) / "files" / "scale_kernel.py").read_text() == mine.read_text()
-    assert "def scale_kernel" in editor_text(page)
+    wait_for_editor_text(page, "def scale_kernel")
     frame = panes_frame(page)
     assert frame.locator(".pane[data-pane=ptx] .r", has_text="ld.global").count() >= 1
 

@@ -6,7 +6,7 @@ example's offsets keep) is applied; History keeps the previous text; the PTX pan
 from __future__ import annotations
 
 import pytest
-from inspector.testing.browser import add_page, editor_text, kernel_upload, wait_idle, workbench_frame
+from inspector.testing.browser import add_page, kernel_upload, wait_for_editor_text, wait_idle, workbench_frame
 from browser_support import SHOTS
 from jagged import jagged_source
 
@@ -47,7 +47,7 @@ def test_try_and_apply_a_fix(browser, tmp_path):
         page.get_by_text("Applied: promise").first.wait_for()
         page.get_by_text("Compiled jagged.py for sm_90").first.wait_for()
         wait_idle(page)
-        assert "start = tl.multiple_of(tl.load(offsets + row), 4)" in editor_text(page)
+        wait_for_editor_text(page, "start = tl.multiple_of(tl.load(offsets + row), 4)")
         frame = workbench_frame(page)
         assert frame.locator(".pane[data-pane=ptx] .r", has_text="ld.global.v4").count() > 0
         page.locator(".st-key-history-box summary").click()

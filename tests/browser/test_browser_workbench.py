@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from inspector.testing.browser import (REPO, editor_text, is_local, marker_on_line, type_at_line_end, wait_for,
-                                       wait_idle, workbench_frame)
+                                       wait_for_editor_text, wait_idle, workbench_frame)
 from browser_support import SHOTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.long]
@@ -242,7 +242,7 @@ def test_new_kernel_compiles_its_template(new_page, server):
     wait_idle(page)
     frame = workbench_frame(page)
     assert "kernel=file%3Auntitled-1.py" in page.url or "kernel=file:untitled-1.py" in page.url
-    assert "A new kernel" in editor_text(page)
+    wait_for_editor_text(page, "A new kernel")
     assert frame.locator(".pane[data-pane=ptx] .r", has_text="ld.global").count() >= 1
     assert (workspace_dir(page, home) / "files" / "untitled-1.py").is_file()
     assert (REPO / "kernels" / "add.py").read_text().startswith('"""Vector add')
