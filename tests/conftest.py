@@ -70,7 +70,8 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_cache(tmp_path_factory):
-    """Every test session gets its own inspection cache, so results are really compiled."""
+    """Every test session gets its own inspection cache, so results are really compiled; at its end,
+    the pool daemons its command lines started (keyed by that cache) are stopped."""
     old = os.environ.get("TRITON_INSPECTOR_CACHE")
     cache = os.environ["TRITON_INSPECTOR_CACHE"] = str(tmp_path_factory.mktemp("inspector-cache"))
     yield
