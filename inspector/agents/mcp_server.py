@@ -18,10 +18,13 @@ the `mcp` SDK 1.x (`FastMCP`) and 2.x (`MCPServer`) both work.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -56,7 +59,22 @@ class Kernels:
     repeat is a cache hit, and the file's name is the one the agent gave)."""
 
     def __init__(self, folder: Path | None = None) -> None:
-        self.folder = folder or Path(tempfile.mkdtemp(prefix="inspector-mcp-"))
+        self._given = folder
+        self._made: Path | None = None  # made on the first `source`, removed by close()
+
+    @property
+    def folder(self) -> Path:
+        if self._given is not None:
+            return self._given
+        if self._made is None:
+            self._made = Path(tempfile.mkdtemp(prefix="inspector-mcp-"))
+        return self._made
+
+    def close(self) -> None:
+        """Remove the folder this object made (a given one is the caller's)."""
+        if self._made is not None:
+            shutil.rmtree(self._made, ignore_errors=True)
+            self._made = None
 
     def path(self, file: str | None, source: str | None, name: str | None) -> str:
         if source is None:
@@ -183,10 +201,18 @@ def build(kernels: Kernels | None = None):
 
 def serve() -> int:
     """Run the server on stdio until the client closes it."""
+    kernels = Kernels()
     try:
-        server = build()
+        server = build(kernels)
     except ImportError:
         print("error: the MCP server needs the `mcp` package: pip install mcp", file=sys.stderr)
         return 2
-    server.run("stdio")
+    # The agent's texts live only as long as the server: a client that stops it (SIGTERM) or closes
+    # stdin leaves no folder behind.
+    atexit.register(kernels.close)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        server.run("stdio")
+    finally:
+        kernels.close()
     return 0

@@ -43,7 +43,6 @@ import json
 import os
 import re
 import select
-import shutil
 import signal
 import socket
 import struct
@@ -185,7 +184,9 @@ class Sandbox:
         self._ctl: socket.socket | None = None
         self._pending: dict[str, _Pending] = {}
         self._active: dict[str, _Request] = {}
-        self._dir = tempfile.mkdtemp(prefix="inspector-sandbox-")
+        # The worker manager's stderr: an unnamed file (deleted on creation), so a process that is
+        # killed, with no chance to clean up, leaves nothing behind in /tmp.
+        self._log = tempfile.TemporaryFile(prefix="inspector-sandbox-")
         self._ready = threading.Event()
         self._warm = threading.Event()  # the zygote finished its warm-up steps
         atexit.register(self.close)
@@ -211,6 +212,8 @@ class Sandbox:
         status = self.isolation()
         _warn_once(status)
         env = clean_environment(self._env)
+        if self._log.closed:  # started again after close()
+            self._log = tempfile.TemporaryFile(prefix="inspector-sandbox-")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         bwrap = status["mode"] == "bwrap"
         cfg = {"control": theirs.fileno(), "jail": status["isolated"], "bwrap": bwrap, "parent": os.getpid(),
@@ -231,13 +234,13 @@ class Sandbox:
             # The zygote (or bwrap) dies with the thread that started it (PR_SET_PDEATHSIG): this
             # thread lives exactly as long as the zygote does.
             try:
-                with open(os.path.join(self._dir, "zygote.err"), "ab") as err:
-                    proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                            cwd=REPO_ROOT, env=env, pass_fds=[theirs.fileno()],
-                                            start_new_session=True)
+                proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._log,
+                                        cwd=REPO_ROOT, env=env, pass_fds=[theirs.fileno()],
+                                        start_new_session=True)
             except OSError as e:
-                with open(os.path.join(self._dir, "zygote.err"), "a") as f:
-                    f.write(f"cannot start the worker process: {e}\n")
+                self._log.seek(0, os.SEEK_END)
+                self._log.write(f"cannot start the worker process: {e}\n".encode())
+                self._log.flush()
                 self._proc = None
                 launched.set()
                 ready.set()
@@ -254,9 +257,10 @@ class Sandbox:
 
     def _zygote_log(self) -> str:
         try:
-            with open(os.path.join(self._dir, "zygote.err"), errors="replace") as f:
-                return f.read()[-2000:]
-        except OSError:
+            fd = self._log.fileno()
+            size = os.fstat(fd).st_size
+            return os.pread(fd, 2000, max(0, size - 2000)).decode(errors="replace")
+        except (OSError, ValueError):  # ValueError: closed
             return ""
 
     def _read(self, ctl: socket.socket, ready: threading.Event) -> None:
@@ -319,7 +323,7 @@ class Sandbox:
                 proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
-        shutil.rmtree(self._dir, ignore_errors=True)
+        self._log.close()
 
     def warm_up(self, complete: bool = False, timeout: float = 120.0) -> bool:
         """Start the zygote now (a first request would otherwise pay for torch's import). It is

@@ -15,6 +15,8 @@ import anyio
 import pytest
 from paths import KERNELS, REPO
 
+from inspector.testing.browser import wait_for
+
 pytest.importorskip("mcp", reason="the MCP SDK is installed by the test command (requirements-test.txt)")
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
@@ -108,3 +110,6 @@ def test_a_kernel_given_as_text_compiles_and_a_hostile_one_is_contained(tmp_path
     assert attacked["error"] is None, attacked["error"]  # it still compiled, in the jail
     assert "the secret is hidden" in attacked["log"] and "SEES THE SECRET" not in attacked["log"]
     assert [p for p in escaped if p.exists()] == []
+    # the texts lived as long as the server: its folder went with it
+    given = Path(plain["file"]).parent.parent
+    wait_for(lambda: not given.exists(), f"the server's folder of given texts ({given}) to be removed")

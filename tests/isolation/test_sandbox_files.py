@@ -1,0 +1,40 @@
+"""What a worker manager leaves on disk: nothing. Its log (the manager's stderr, which a failure to
+start quotes) is an unnamed file, so a process killed with no chance to clean up (a server, a pool
+daemon) leaves no folder in /tmp."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from inspector.isolation.sandbox import Sandbox, SandboxError
+
+
+def test_a_manager_that_cannot_start_is_reported_with_what_it_printed(tmp_path):
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho 'no Triton in this interpreter' >&2\nexit 3\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    box = Sandbox(mode="off", warm_up_worker=False, python=str(fake))
+    try:
+        with pytest.raises(SandboxError) as failed:
+            box.run({"kind": "inspect"})
+        assert failed.value.kind == "crashed"
+        assert "no Triton in this interpreter" in str(failed.value)
+    finally:
+        box.close()
+
+
+def test_the_managers_log_is_an_unnamed_file():
+    before = set(Path(tempfile.gettempdir()).glob("inspector-sandbox-*"))
+    box = Sandbox(warm_up_worker=False)
+    try:
+        box.warm_up()
+        # the manager (or bubblewrap around it) writes its stderr to a file deleted on creation
+        assert os.readlink(f"/proc/{box._proc.pid}/fd/2").endswith("(deleted)")
+        assert set(Path(tempfile.gettempdir()).glob("inspector-sandbox-*")) <= before
+    finally:
+        box.close()
