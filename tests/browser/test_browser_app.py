@@ -11,8 +11,9 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from inspector.testing.browser import (REPO, choose, editor_text, kernel_upload, local_page, marker_on_line, metric,
-                                       panes_frame, type_at_line_end, wait_for, wait_for_editor_text, wait_idle)
+from inspector.testing.browser import (REPO, choose, editor_text, kernel_upload, local_page, marker_on_line,
+                                       metric, new_context, panes_frame, type_at_line_end, wait_for,
+                                       wait_for_editor_text, wait_idle)
 from browser_support import SHOTS, serve
 
 pytestmark = [pytest.mark.browser, pytest.mark.long]
@@ -230,7 +231,7 @@ def test_eight_sessions_compiling_at_once_get_their_own_results(browser, server)
             ("gelu", "gelu_kernel", "sm_80", 1)]
     contexts, pages = [], []
     for kernel, _, target, warps in jobs:  # open all eight before waiting for any
-        ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+        ctx = new_context(browser, viewport={"width": 1400, "height": 1000})
         pg = ctx.new_page()
         pg.set_default_timeout(WAIT_MS)
         pg.goto(f"{url}/?kernel={kernel}&target={target}&warps={warps}", wait_until="commit")

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 
 import pytest
-from inspector.testing.browser import app_server, diagnosed, editor_text, wait_idle, workbench_frame
+from inspector.testing.browser import (app_server, diagnosed, editor_text, new_context, wait_idle,
+                                       workbench_frame)
 from browser_support import SHOTS
 from rowscale_project import make_project
 
@@ -22,7 +23,7 @@ def test_open_by_running_a_library_kernel_whose_guess_fails(browser, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     with app_server(home, log=tmp_path / "streamlit.log", env_extra={"TRITON_INSPECTOR_OPEN_ROOTS": str(root)}) as url:
-        ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
+        ctx = new_context(browser, viewport={"width": 1600, "height": 1000})
         page = ctx.new_page()
         page.set_default_timeout(WAIT_MS)
         with diagnosed(page, tmp_path / "streamlit.log"):

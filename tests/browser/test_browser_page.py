@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from inspector.testing.browser import (choose, diagnosed, editor_frame, editor_text, kernel_upload,
-                                       type_at_line_end, wait_for, wait_idle, workbench_frame)
+                                       new_context, type_at_line_end, wait_for, wait_idle, workbench_frame)
 from browser_support import SHOTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.long]
@@ -21,7 +21,7 @@ VIEWPORT = {"width": 1600, "height": 1000}
 
 @pytest.fixture
 def context(browser):
-    ctx = browser.new_context(viewport=VIEWPORT)
+    ctx = new_context(browser, viewport=VIEWPORT)
     yield ctx
     ctx.close()
 

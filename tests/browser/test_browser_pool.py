@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from inspector.testing.browser import REPO, app_server, wait_for, wait_idle, workbench_frame
+from inspector.testing.browser import REPO, app_server, new_context, wait_for, wait_idle, workbench_frame
 
 pytestmark = pytest.mark.browser
 WAIT_S = 180  # a cold compile on a loaded CI machine
@@ -43,7 +43,7 @@ def test_app_compiles_through_the_shared_pool_and_makes_sass_when_shown(browser,
 
     try:
         with app_server(home, cache=env["TRITON_INSPECTOR_CACHE"], env_extra={"TRITON_INSPECTOR_POOL": "1"}) as url:
-            ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
+            ctx = new_context(browser, viewport={"width": 1600, "height": 1000})
             page = ctx.new_page()
             page.set_default_timeout(WAIT_S * 1000)
             page.goto(f"{url}/?kernel=add&target=sm_90")

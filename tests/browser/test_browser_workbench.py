@@ -16,8 +16,9 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from inspector.testing.browser import (REPO, editor_text, is_local, marker_on_line, type_at_line_end, wait_for,
-                                       wait_for_editor_text, wait_idle, workbench_frame)
+from inspector.testing.browser import (REPO, editor_text, is_local, marker_on_line, new_context,
+                                       type_at_line_end, wait_for, wait_for_editor_text, wait_idle,
+                                       workbench_frame)
 from browser_support import SHOTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.long]
@@ -31,7 +32,7 @@ def new_page(browser):
     made, requests = [], []
 
     def new():
-        ctx = browser.new_context(viewport=VIEWPORT)
+        ctx = new_context(browser, viewport=VIEWPORT)
         ctx.on("request", lambda r: requests.append(r.url))
         made.append(ctx)
         pg = ctx.new_page()

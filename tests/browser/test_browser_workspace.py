@@ -12,7 +12,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from inspector.testing.browser import REPO, editor_frame, editor_text, is_local, kernel_upload, wait_idle
+from inspector.testing.browser import (REPO, editor_frame, editor_text, is_local, kernel_upload, new_context,
+                                       wait_idle)
 from browser_support import SHOTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.long]
@@ -27,7 +28,7 @@ def contexts(browser):
     made, requests = [], []
 
     def new():
-        ctx = browser.new_context(viewport={"width": 1500, "height": 1100})
+        ctx = new_context(browser, viewport={"width": 1500, "height": 1100})
         ctx.on("request", lambda r: requests.append(r.url))
         made.append(ctx)
         return ctx
