@@ -35,7 +35,7 @@ from .stand_in_device import stand_in_device
 from . import absent_modules, helion_front, helper_harness, suggestions
 from .package_callers import launch_from_package
 from ..compile.project import locate
-from .wrapper_calls import call_wrappers
+from .wrapper_calls import SHAPE_FAMILIES, call_wrappers
 from ..hardware.targets import DEFAULT_TARGET, Target, parse_target
 
 MAX_LOG = 20_000
@@ -324,6 +324,7 @@ class _Ran:
     stops: list[kf.Stop]
     wrapper_stops: list[kf.Stop]
     package_origin: str
+    family: int | None = None  # the shape family of the file's wrapper call that launched it (`wrapper_calls`)
 
 
 def _run_file(rec: Inspection, request: InspectRequest, path: str, log: io.StringIO, module_fns: list) -> _Ran:
@@ -333,6 +334,7 @@ def _run_file(rec: Inspection, request: InspectRequest, path: str, log: io.Strin
     stops: list[kf.Stop] = []
     wrapper_stops: list[kf.Stop] = []  # a made-up wrapper call that failed: named only if nothing launched
     package_origin = ""  # the package module's wrapper that launched it (`package_callers`)
+    family = None
     with tc.capture_launches() as launches:
         phases.append(("file", 0))
         kf.PACKAGE_NOTES.clear()  # (this inspection's: the zygote's warm-up inspects in-process too)
@@ -368,6 +370,7 @@ def _run_file(rec: Inspection, request: InspectRequest, path: str, log: io.Strin
                 for k in [info] if info else kf.entry_kernels(kernels):
                     tried = call_wrappers(module, k.obj, path)
                     if tried.launched_by:
+                        family = tried.family
                         break
                     if tried.error is not None and not wrapper_stops:
                         wrapper_stops.append(kf.stop_from(tried.error, path, tried.failed_wrapper or "wrapper"))
@@ -396,7 +399,7 @@ def _run_file(rec: Inspection, request: InspectRequest, path: str, log: io.Strin
         rec.stopped = {"file": st.file, "line": st.line, "message": st.message, "phase": st.phase}
         log.write(f"note: {st.describe()}; the launches recorded before it are used\n")
 
-    return _Ran(module, kernels, info, launches, phases, stops, wrapper_stops, package_origin)
+    return _Ran(module, kernels, info, launches, phases, stops, wrapper_stops, package_origin, family)
 
 
 def _configs(rec: Inspection, request: InspectRequest, launch: tc.Launch, info: kf.KernelInfo,
@@ -461,10 +464,69 @@ def _compile_call(launch: tc.Launch, overrides: dict[str, Any], options: dict[st
             overrides = {**overrides, **new}
 
 
+def _compile_launch(rec: Inspection, request: InspectRequest, launch: tc.Launch, info: kf.KernelInfo,
+                    arg_overrides: dict[str, Any], made_up: bool, fixed: set[str], options: dict[str, Any],
+                    module_fns: list, limit: int | None, dump_path: str, log: io.StringIO,
+                    path: str) -> tuple[Any, Any, dict[str, Any], dict[str, Any], Retyping | None, str]:
+    """Compile `launch` with the first autotune config that fits the target. Returns (kernel, final
+    call, overrides used, what the file's own launch passed, the retyping, ptxas's log); raises
+    `_Fail` with the call tried left in the record."""
+    previous = dict(zip(info.jit.arg_names, launch.args))
+    previous.update(launch.kwargs)
+    given = {} if made_up else dict(previous)  # what the file's own launch passed, before overrides
+    arg_overrides = {k: kf.as_argument(k, v, previous.get(k)) for k, v in arg_overrides.items()}
+
+    configs, candidates = _configs(rec, request, launch, info, arg_overrides, log, path)
+    want_passes = request.passes
+    # a made-up call's pointer dtypes follow Triton's type errors; the user's own calls stay as made
+    # (made-up constexprs, `rec.made_up`, were checked as they are: they stay too)
+    retyping = Retyping(fixed=set(fixed)) if made_up else None
+    for attempt, index in enumerate(candidates):
+        config_kwargs = configs[index] if index is not None else None
+        try:
+            with _staged("compile"), tc.ptxas_log() as ptxas_buf, tc.compiler_stderr(dump_path, want_passes):
+                kernel, final, arg_overrides = _compile_call(launch, arg_overrides, options, config_kwargs, retyping,
+                                                             previous, module_fns, limit)
+        except Exception as e:  # noqa: BLE001 - classified, then re-raised as a record
+            say_retyped(retyping, log, compiled=False)
+            if tc.is_out_of_resources(e) and attempt + 1 < len(candidates):
+                log.write(f"autotune config {index} does not fit {rec.target} ({e}): skipped, as the "
+                          "autotuner skips it on a real GPU\n")
+                continue
+            # what was tried stays in the record: the call's values and grid, for the user to see
+            rec.parameters = _mark_given(_tried_parameters(info.jit, launch, arg_overrides), given)
+            rec.grid = _grid(launch.grid, None) if not callable(launch.grid) else None
+            raise _Fail(_call_error(e, path, launch, module_fns, _read_head(dump_path))) from e
+        rec.autotune_index = index
+        shared = int(kernel.metadata.shared)
+        if limit is not None and shared > limit and attempt + 1 < len(candidates):
+            log.write(f"autotune config {index} needs {shared} B of shared memory, more than the {limit} B "
+                      f"{rec.target} allows per block: skipped, as the autotuner skips it on a real GPU\n")
+            continue
+        break
+    return kernel, final, arg_overrides, given, retyping, ptxas_buf.getvalue()
+
+
+def _next_family_launch(module: Any, info: kf.KernelInfo, family: int, path: str, log: io.StringIO,
+                        refused: ErrorInfo) -> tuple[tc.Launch, int] | None:
+    """The launch the file's wrappers make with the shape families after `family`, and its family;
+    None when none launches the kernel. Says in the log what the compiler refused."""
+    gist = next((line.strip() for line in reversed((refused.message or "").splitlines()) if line.strip()), "")
+    with tc.capture_launches() as launches, _user_code(log, "example"):
+        tried = call_wrappers(module, info.obj, path, after=family)
+    mine = [la for la in launches if la.jit is info.jit]
+    if not tried.launched_by or not mine:
+        return None
+    log.write(f"note: the wrapper's call with made-up shapes (family {family + 1} of {len(SHAPE_FAMILIES)}) did "
+              f"not compile ({gist}); it is called again with family {tried.family + 1}\n")
+    return mine[0], tried.family
+
+
 def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, log: io.StringIO, module_fns: list) -> None:
     ran = _run_file(rec, request, path, log, module_fns)
     module, info, launches = ran.module, ran.info, ran.launches
     phases, stops, wrapper_stops, package_origin = ran.phases, ran.stops, ran.wrapper_stops, ran.package_origin
+    family = ran.family
     overrides = {k: kf.parse_value(v) if isinstance(v, str) else v for k, v in request.args.items()}
     consts = {k: kf.parse_value(v, for_const=True) if isinstance(v, str) else v
               for k, v in request.consts.items()}
@@ -509,44 +571,30 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
             st = wrapper_stops[0]
             rec.stopped = {"file": st.file, "line": st.line, "message": st.message, "phase": st.phase}
         arg_overrides.update(made)  # constexprs reach the compile as overrides do
-    previous = dict(zip(info.jit.arg_names, launch.args))
-    previous.update(launch.kwargs)
-    given = {} if made_up else dict(previous)  # what the file's own launch passed, before overrides
-    arg_overrides = {k: kf.as_argument(k, v, previous.get(k)) for k, v in arg_overrides.items()}
-
-    configs, candidates = _configs(rec, request, launch, info, arg_overrides, log, path)
-
-    dump_path = os.path.join(workdir, "passes.txt")
-    want_passes = request.passes
     limit = max_shared_per_block(rec.backend, rec.arch)
-    # a made-up call's pointer dtypes follow Triton's type errors; the user's own calls stay as made
-    # (made-up constexprs, `rec.made_up`, were checked as they are: they stay too)
-    retyping = Retyping(fixed=set(overrides) | set(consts) | {m["name"] for m in rec.made_up}) if made_up else None
-    for attempt, index in enumerate(candidates):
-        config_kwargs = configs[index] if index is not None else None
+    dump_path = os.path.join(workdir, "passes.txt")
+    fixed = set(overrides) | set(consts) | {m["name"] for m in rec.made_up}
+    first: tuple[_Fail, Any, Any] | None = None  # the first family's refusal, and the call it tried
+    while True:
         try:
-            with _staged("compile"), tc.ptxas_log() as ptxas_buf, tc.compiler_stderr(dump_path, want_passes):
-                kernel, final, arg_overrides = _compile_call(launch, arg_overrides, options, config_kwargs, retyping,
-                                                             previous, module_fns, limit)
-        except Exception as e:  # noqa: BLE001 - classified, then re-raised as a record
-            say_retyped(retyping, log, compiled=False)
-            if tc.is_out_of_resources(e) and attempt + 1 < len(candidates):
-                log.write(f"autotune config {index} does not fit {rec.target} ({e}): skipped, as the "
-                          "autotuner skips it on a real GPU\n")
-                continue
-            # what was tried stays in the record: the call's values and grid, for the user to see
-            rec.parameters = _mark_given(_tried_parameters(info.jit, launch, arg_overrides), given)
-            rec.grid = _grid(launch.grid, None) if not callable(launch.grid) else None
-            raise _Fail(_call_error(e, path, launch, module_fns, _read_head(dump_path))) from e
-        rec.autotune_index = index
-        shared = int(kernel.metadata.shared)
-        if limit is not None and shared > limit and attempt + 1 < len(candidates):
-            log.write(f"autotune config {index} needs {shared} B of shared memory, more than the {limit} B "
-                      f"{rec.target} allows per block: skipped, as the autotuner skips it on a real GPU\n")
-            continue
-        break
+            kernel, final, arg_overrides, given, retyping, ptxas_text = _compile_launch(
+                rec, request, launch, info, arg_overrides, made_up, fixed, options, module_fns, limit, dump_path,
+                log, path)
+            break
+        except _Fail as failed:
+            # a wrapper's call made of made-up shapes that the compiler refuses (a size the wrapper
+            # derives from one tensor and checks against another's: `BLOCK = next_power_of_2(D - ROPE)`
+            # of 0): the same wrapper, called with the next shape family
+            if not (made_up and family is not None and failed.info.kind == "compilation"):
+                raise
+            first = first or (failed, rec.parameters, rec.grid)
+            other = _next_family_launch(module, info, family, path, log, failed.info)
+            if other is None:  # none compiles: the first call's refusal is the one to read
+                rec.parameters, rec.grid = first[1], first[2]
+                raise first[0] from None
+            launch, family = other
+            arg_overrides = {**overrides, **consts}
     say_retyped(retyping, log, compiled=True)
-    ptxas_text = ptxas_buf.getvalue()
     user_out = "\n".join(l for l in ptxas_text.splitlines() if "ptxas" not in l and not l.startswith("    ")).strip()
     if user_out:
         log.write(user_out + "\n")
@@ -571,7 +619,7 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
         rec.reproducer = standalone_file(info.jit, final, rec.grid, path, rec.call_origin)
     except Exception as e:  # noqa: BLE001 - a reproducer we cannot write never fails the compile
         log.write(f"note: no standalone reproducer ({type(e).__name__}: {e})\n")
-    if want_passes and os.path.exists(dump_path):
+    if request.passes and os.path.exists(dump_path):
         with open(dump_path, encoding="utf-8", errors="replace") as f:
             rec.passes = split_pass_dump(f.read(MAX_PASS_DUMP_BYTES))
 

@@ -52,7 +52,13 @@ SHAPE_FAMILIES = (
     {1: [128], 2: [256, 128], 3: [4, 256, 128], 4: [2, 8, 256, 128], 5: [16, 8, 16, 16, 8]},
     # Rotary tables: (seqlen, head_dim / 2) beside (batch, seqlen, heads, head_dim).
     {1: [64], 2: [256, 64], 3: [4, 256, 64], 4: [2, 256, 8, 128], 5: [16, 8, 16, 16, 8]},
+    # Tried only after the compiler refused a call of the families above (`call_wrappers(after=)`),
+    # so a file's first call stays theirs. Partial rotary tables (rope_dim < head_dim, the rest
+    # passed through: DeepSeek's MLA, GPT-NeoX): (batch, seqlen, rope_dim / 2) beside (batch, heads,
+    # seqlen, head_dim).
+    {1: [32], 2: [256, 32], 3: [4, 256, 32], 4: [2, 8, 256, 128], 5: [16, 8, 16, 16, 8]},
 )
+FIRST_FAMILIES = 3  # the families a wrapper is called with before any compile
 MAX_ATTEMPTS = 4
 
 class AutogradContext(types.SimpleNamespace):
@@ -341,11 +347,18 @@ class WrapperResult(NamedTuple):
     launched_by: str | None
     error: Exception | None = None
     failed_wrapper: str | None = None
+    family: int | None = None  # the index in SHAPE_FAMILIES of the made-up shapes that launched it
 
 
-def call_wrappers(module: types.ModuleType, kernel: Any, path: str, module_name: str = "__main__") -> WrapperResult:
+def call_wrappers(module: types.ModuleType, kernel: Any, path: str, module_name: str = "__main__",
+                  after: int | None = None) -> WrapperResult:
     """Call the wrappers of `kernel` defined in `module` (the file itself, run as `__main__`, or
-    another module of its package: `package_callers`) until one launches it."""
+    another module of its package: `package_callers`) until one launches it, with the first
+    FIRST_FAMILIES shape families; `after`: with the families after that one instead (a launch
+    in it made a call the compiler refused)."""
+    families = SHAPE_FAMILIES[after + 1:] if after is not None else SHAPE_FAMILIES[:FIRST_FAMILIES]
+    if not families:
+        return WrapperResult(None)
     import torch
 
     global _real_item
@@ -363,7 +376,7 @@ def call_wrappers(module: types.ModuleType, kernel: Any, path: str, module_name:
     for name, real in factories.items():
         setattr(torch, name, _sizes_from_meta(real))
     try:
-        return _call_wrappers(module, kernel, module_name)
+        return _call_wrappers(module, kernel, module_name, families)
     finally:
         torch.Tensor.item, torch.Tensor.__bool__ = _real_item, real_bool  # type: ignore[method-assign]
         torch.equal = real_equal
@@ -394,7 +407,8 @@ def _sizes_from_meta(factory: Callable) -> Callable:
     return sized
 
 
-def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str = "__main__") -> WrapperResult:
+def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str = "__main__",
+                   families: tuple[dict[int, list[int]], ...] = SHAPE_FAMILIES) -> WrapperResult:
     import torch
 
     jit = tc.innermost_jit(kernel)
@@ -404,12 +418,12 @@ def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str = "__
     last: Exception | None = None
     last_name: str | None = None
     attempts = 0
-    oversized: tuple[str, list[Any], Callable, list[Any]] | None = None  # a launch with a tile too big, set aside
+    oversized: tuple[str, list[Any], Callable, list[Any], int] | None = None  # a launch with a tile too big, set aside
     mended: set[tuple[str, bool]] = set()  # (wrapper, first shape family): mended at most twice
     for name, fn, takes_ctx in wrappers_of(module, kernel, module_name):
         node = source_ast(fn)
         axes = AXIS_CHOICES if node is not None and axis_parameters(node) else AXIS_CHOICES[:1]
-        for axis, family, dtype in itertools.product(axes, SHAPE_FAMILIES, (torch.float32, torch.bfloat16)):
+        for axis, family, dtype in itertools.product(axes, families, (torch.float32, torch.bfloat16)):
             if attempts >= MAX_ATTEMPTS * 4:
                 return WrapperResult(None, last, last_name)
             attempts += 1
@@ -426,10 +440,10 @@ def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str = "__
                     fn(*_arguments(module, fn, family, dtype, takes_ctx, kernel, axis, fill_optional=True))
             except Exception as e:  # noqa: BLE001 - a made-up call the wrapper refused
                 refused = e
-            if refused is not None and not launched() and (name, family is SHAPE_FAMILIES[0]) not in mended:
+            if refused is not None and not launched() and (name, family is families[0]) not in mended:
                 # the wrapper's own checks say what it wants (`wrapper_repairs`): for the first shape
                 # family and once more for another
-                mended.add((name, family is SHAPE_FAMILIES[0]))
+                mended.add((name, family is families[0]))
                 _, still, args = mend(fn, args, refused, family, launched)
                 refused = still if still is not None else None if launched() else refused
             if refused is not None:
@@ -437,19 +451,20 @@ def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str = "__
             if launched():
                 mine = [la for la in tc.recorded() if la.jit is jit]
                 unrolled = unrolled_too_far(mine[0], jit)
+                index = SHAPE_FAMILIES.index(family)
                 if unrolled and launch_shrunk(fn, args, unrolled, jit, mine[0]):
-                    return WrapperResult(name)
+                    return WrapperResult(name, family=index)
                 if tile(mine[0], extents, rank) <= max_block(rank):
                     mark_derived(fn, args, jit)
-                    return WrapperResult(name)
+                    return WrapperResult(name, family=index)
                 if oversized is None:  # kept in case no smaller family launches it
-                    oversized = (name, tc.take_since(tc.recorded().index(mine[0])), fn, args)
+                    oversized = (name, tc.take_since(tc.recorded().index(mine[0])), fn, args, index)
                 else:
                     tc.take_since(tc.recorded().index(mine[0]))
     if oversized is not None:
-        name, launches, fn, args = oversized
+        name, launches, fn, args, index = oversized
         smaller = tile_shrunk(fn, args, jit, extents, rank)
         tc.put_back(smaller[0] if smaller else launches)
         mark_derived(fn, smaller[1] if smaller else args, jit)
-        return WrapperResult(name)
+        return WrapperResult(name, family=index)
     return WrapperResult(None, last, last_name)

@@ -433,3 +433,55 @@ def test_a_made_up_side_too_small_for_tl_dot_is_raised_to_what_dot_takes(tmp_pat
     assert rec.error is None, rec.error and rec.error.short()
     made = {m["name"]: m["suggested"] for m in rec.made_up}
     assert made["siz_b_K"] == "16" and made["siz_b_M"] == made["siz_b_N"] == "64", made
+
+
+PARTIAL_ROTARY = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rope_tail_kernel(x_ptr, cos_ptr, out_ptr, D: tl.constexpr, HALF: tl.constexpr, BLOCK_PASS: tl.constexpr):
+    row = tl.program_id(0)
+    passed = tl.arange(0, BLOCK_PASS)  # the leading channels the rotation leaves alone
+    keep = passed < D - 2 * HALF
+    tl.store(out_ptr + row * D + passed, tl.load(x_ptr + row * D + passed, mask=keep), mask=keep)
+    i = tl.arange(0, HALF)
+    c = tl.load(cos_ptr + i)
+    even = D - 2 * HALF + 2 * i
+    tl.store(out_ptr + row * D + even, tl.load(x_ptr + row * D + even) * c)
+
+
+def rope_tail(x, cos):
+    """x: [batch, heads, seqlen, head_dim]; cos: [batch, seqlen, rotated // 2]."""
+    b, h, s, d = x.shape
+    half = cos.shape[-1]
+    out = torch.empty_like(x)
+    rope_tail_kernel[(b * h * s,)](x, cos, out, D=d, HALF=half, BLOCK_PASS=triton.next_power_of_2(d - 2 * half))
+    return out
+'''
+
+
+def test_a_wrapper_call_the_compiler_refuses_is_made_again_with_the_next_shape_family(tmp_path, sandbox):
+    """The first made-up shapes give the wrapper a rotated part wider than the head (an empty
+    `tl.arange`); the wrapper is called again with other shapes until its call compiles."""
+    path = tmp_path / "rope_tail.py"
+    path.write_text(PARTIAL_ROTARY)
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert rec.call_origin == "rope_tail"  # its own wrapper made the call
+    values = {p.name: p.value for p in rec.parameters}
+    assert values["D"] > 2 * values["HALF"] and values["BLOCK_PASS"] > 0, values
+    notes = [line for line in rec.log.splitlines() if "did not compile" in line]
+    assert notes and "arange" in notes[0] and "called again with family" in notes[-1], rec.log
+
+
+def test_a_wrapper_call_no_shape_family_makes_compile_reports_the_first_refusal(tmp_path, sandbox):
+    path = tmp_path / "never.py"
+    path.write_text(PARTIAL_ROTARY.replace("BLOCK_PASS=triton.next_power_of_2(d - 2 * half)", "BLOCK_PASS=0"))
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is not None and rec.error.kind == "compilation" and "arange" in rec.error.message
+    # the call shown is the first one tried (the first family's head dim and table)
+    values = {p.name: p.value for p in rec.parameters}
+    assert values["HALF"] == 4096, values
