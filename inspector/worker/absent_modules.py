@@ -120,6 +120,41 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 _finder = _Finder()
 
+# Distributions the file's project reads its own version from (`__version__ =
+# importlib.metadata.version("nvidia-modelopt")` in a package `__init__`) while only its source is
+# here: answered with a version newer than any check, as an absent module compares.
+STAND_IN_VERSION = "999.0.0"
+_distributions: dict[str, tuple[str, int | None]] = {}  # distribution -> (file, line) first asking
+_real_version: Callable[[str], str] | None = None
+
+
+def _version(name: str) -> str:
+    try:
+        return _real_version(name)  # type: ignore[misc]
+    except ModuleNotFoundError:  # importlib.metadata.PackageNotFoundError
+        if _normal(name) in _distributions:
+            return STAND_IN_VERSION
+        raise
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def stand_in_distribution(name: str, where: tuple[str, int | None]) -> bool:
+    """Let `importlib.metadata.version(name)` answer STAND_IN_VERSION from now on; False when it
+    already does or the limit is reached."""
+    global _real_version
+    import importlib.metadata
+
+    if _normal(name) in _distributions or len(_distributions) >= MAX_ABSENT:
+        return False
+    _distributions[_normal(name)] = where
+    if _real_version is None:
+        _real_version = importlib.metadata.version
+        importlib.metadata.version = _version  # type: ignore[assignment]
+    return True
+
 
 def stand_in(name: str, where: tuple[str, int | None]) -> bool:
     """Let top-level module `name` import as absent from now on (`where`: the file's name and the
@@ -141,29 +176,42 @@ def stood_in() -> list[dict[str, Any]]:
 
 
 def note() -> str:
-    """The log's line about the stand-ins, or ""."""
-    if not _finder.names:
-        return ""
-    return ("note: modules this machine lacks stood in as empty stand-ins so the file could define its kernels "
-            "(install them for the file's own behaviour): "
-            + "; ".join(f"{n} (imported at {f} line {line})" for n, (f, line) in _finder.names.items()) + "\n")
+    """The log's lines about the stand-ins, or ""."""
+    out = ""
+    if _finder.names:
+        out += ("note: modules this machine lacks stood in as empty stand-ins so the file could define its kernels "
+                "(install them for the file's own behaviour): "
+                + "; ".join(f"{n} (imported at {f} line {line})" for n, (f, line) in _finder.names.items()) + "\n")
+    if _distributions:
+        out += (f"note: distributions not installed here were given version {STAND_IN_VERSION} when the code asked "
+                "for it (their source is here, their metadata is not): "
+                + "; ".join(f"{n} (asked at {f} line {line})" for n, (f, line) in _distributions.items()) + "\n")
+    return out
 
 
 def may_stand_in(err: ModuleNotFoundError, path: str) -> bool:
     """Whether the missing module of `err` may import as a stand-in from now on (and now does)."""
-    # importlib.metadata's PackageNotFoundError is a ModuleNotFoundError about a distribution (a
-    # version check), not a module to import
-    if not err.name or type(err).__name__ == "PackageNotFoundError" or not machine_limit(err, path):
+    if type(err).__name__ == "PackageNotFoundError":
+        # a ModuleNotFoundError about a distribution's metadata (its version read in its own
+        # `__init__`), not a module to import: it gets a version
+        return bool(err.name) and stand_in_distribution(err.name, _where(err, path))
+    if not err.name or not machine_limit(err, path):
         return False
     top = err.name.split(".")[0]
     if top != err.name and top in sys.modules and not isinstance(sys.modules[top], AbsentModule):
         # a submodule an installed package lacks (`triton.ops`, which Triton 3.x removed): the
         # release's refusal, and a stand-in for the package would replace the real one
         return False
+    return stand_in(err.name, _where(err, path))
+
+
+def _where(err: BaseException, path: str) -> tuple[str, int | None]:
+    """The file and line of the user's code that raised `err` (its innermost frame outside the
+    import machinery and importlib.metadata)."""
     frames = traceback.extract_tb(err.__traceback__)
-    user = [f for f in frames if not f.filename.startswith("<frozen")]
-    where = (os.path.basename(user[-1].filename), user[-1].lineno) if user else (os.path.basename(path), None)
-    return stand_in(err.name, where)
+    user = [f for f in frames if not f.filename.startswith("<frozen") and "importlib" not in f.filename
+            and not f.filename.endswith("absent_modules.py")]
+    return (os.path.basename(user[-1].filename), user[-1].lineno) if user else (os.path.basename(path), None)
 
 
 def with_stand_ins(load: Callable[[], Any], path: str) -> Any:

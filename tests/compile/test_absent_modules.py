@@ -107,3 +107,23 @@ def test_a_module_named_like_a_top_level_package_inside_a_package_does_not_hide_
     rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
     assert rec.error is None, rec.error and rec.error.short()
     assert "not_installed_spmd_types" in {s["module"] for s in rec.stood_in}
+
+
+def test_a_package_that_reads_its_own_installed_version_opens_from_its_source(tmp_path, sandbox):
+    # nvidia-modelopt's `__version__ = importlib.metadata.version("nvidia-modelopt")`, with only
+    # the source here: the version asked for is made up, newer than any check
+    path = _package(tmp_path)
+    init = path.parent / "__init__.py"
+    init.write_text("from importlib.metadata import version as _version\n\n"
+                    "__version__ = _version('not-installed-kernel-lib')\n"
+                    "if tuple(int(p) for p in __version__.split('.')[:2]) < (0, 5):\n"
+                    "    raise ImportError('too old')\n" + INIT)
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert rec.kernel == "scale_kernel" and rec.call_origin == "file"
+    assert "not-installed-kernel-lib (asked at __init__.py line 3)" in rec.log, rec.log
+    # an installed distribution still answers with its own version
+    init.write_text("from importlib.metadata import version\n\nassert version('torch') != '999.0.0'\n" + INIT)
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert "distributions not installed" not in rec.log
