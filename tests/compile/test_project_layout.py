@@ -78,16 +78,17 @@ def test_a_folder_without_init_under_a_package_with_one_is_part_of_the_package(t
 
 
 def test_a_package_whose_init_refuses_to_import_here_still_opens_its_kernel(tmp_path, sandbox):
-    # transformer-engine's `__init__` asserts its installed distribution: the kernel file needs none
-    # of it, so the package's folders are used as plain packages, and the log says why
+    # a package `__init__` that checks for its compiled extension (a version read from its installed
+    # metadata gets a stand-in version instead: test_absent_modules): the kernel file needs none of
+    # it, so the package's folders are used as plain packages, and the log says why
     path = _tree(tmp_path, "from .helpers import BLOCK")
     libx = path.parent.parent
-    (libx / "__init__.py").write_text("from importlib.metadata import version\n\nversion('libx-not-installed')\n")
+    (libx / "__init__.py").write_text("import os\n\nraise RuntimeError('libx: build its C++ extension first')\n")
     (path.parent / "__init__.py").write_text("")
     rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
     assert rec.error is None, rec.error and rec.error.short()
     assert {p.name: p.value for p in rec.parameters}["BLOCK"] == 512
-    assert "the package `libx.ops` did not import here (PackageNotFoundError at libx/__init__.py line 3" in rec.log
+    assert "the package `libx.ops` did not import here (RuntimeError at libx/__init__.py line 3" in rec.log
 
 
 def test_a_package_importing_the_files_own_error_is_still_the_files_error(tmp_path, sandbox):
