@@ -13,6 +13,7 @@ import io
 import os
 import re
 import shutil
+import sys
 import tempfile
 import time
 import warnings
@@ -324,7 +325,10 @@ class _Ran:
     stops: list[kf.Stop]
     wrapper_stops: list[kf.Stop]
     package_origin: str
-    family: int | None = None  # the shape family of the file's wrapper call that launched it (`wrapper_calls`)
+    # the made-up wrapper call that launched it: its shape family (`wrapper_calls`) and the module
+    # whose wrappers made it, with its name (the file's, or a package module's: `package_callers`)
+    family: int | None = None
+    caller: tuple[Any, str] | None = None
 
 
 def _run_file(rec: Inspection, request: InspectRequest, path: str, log: io.StringIO, module_fns: list) -> _Ran:
@@ -334,7 +338,7 @@ def _run_file(rec: Inspection, request: InspectRequest, path: str, log: io.Strin
     stops: list[kf.Stop] = []
     wrapper_stops: list[kf.Stop] = []  # a made-up wrapper call that failed: named only if nothing launched
     package_origin = ""  # the package module's wrapper that launched it (`package_callers`)
-    family = None
+    family, caller = None, None
     with tc.capture_launches() as launches:
         phases.append(("file", 0))
         kf.PACKAGE_NOTES.clear()  # (this inspection's: the zygote's warm-up inspects in-process too)
@@ -370,7 +374,7 @@ def _run_file(rec: Inspection, request: InspectRequest, path: str, log: io.Strin
                 for k in [info] if info else kf.entry_kernels(kernels):
                     tried = call_wrappers(module, k.obj, path)
                     if tried.launched_by:
-                        family = tried.family
+                        family, caller = tried.family, (module, "__main__")
                         break
                     if tried.error is not None and not wrapper_stops:
                         wrapper_stops.append(kf.stop_from(tried.error, path, tried.failed_wrapper or "wrapper"))
@@ -386,6 +390,7 @@ def _run_file(rec: Inspection, request: InspectRequest, path: str, log: io.Strin
                         kernels = [k if other.name == k.name else other for other in kernels]
                         module_fns.append(k.jit)
                         info, package_origin = k, f"{found.module}.{found.result.launched_by}"
+                        family, caller = found.result.family, (sys.modules[found.module], found.module)
                         break
                     if found.result.error is not None and not wrapper_stops:
                         wrapper_stops.append(kf.stop_from(found.result.error, path,
@@ -399,7 +404,7 @@ def _run_file(rec: Inspection, request: InspectRequest, path: str, log: io.Strin
         rec.stopped = {"file": st.file, "line": st.line, "message": st.message, "phase": st.phase}
         log.write(f"note: {st.describe()}; the launches recorded before it are used\n")
 
-    return _Ran(module, kernels, info, launches, phases, stops, wrapper_stops, package_origin, family)
+    return _Ran(module, kernels, info, launches, phases, stops, wrapper_stops, package_origin, family, caller)
 
 
 def _configs(rec: Inspection, request: InspectRequest, launch: tc.Launch, info: kf.KernelInfo,
@@ -507,13 +512,14 @@ def _compile_launch(rec: Inspection, request: InspectRequest, launch: tc.Launch,
     return kernel, final, arg_overrides, given, retyping, ptxas_buf.getvalue()
 
 
-def _next_family_launch(module: Any, info: kf.KernelInfo, family: int, path: str, log: io.StringIO,
+def _next_family_launch(caller: tuple[Any, str], info: kf.KernelInfo, family: int, path: str, log: io.StringIO,
                         refused: ErrorInfo) -> tuple[tc.Launch, int] | None:
-    """The launch the file's wrappers make with the shape families after `family`, and its family;
-    None when none launches the kernel. Says in the log what the compiler refused."""
+    """The launch the wrappers of `caller` (module, its name) make with the shape families after
+    `family`, and its family; None when none launches the kernel. Says in the log what the
+    compiler refused."""
     gist = next((line.strip() for line in reversed((refused.message or "").splitlines()) if line.strip()), "")
     with tc.capture_launches() as launches, _user_code(log, "example"):
-        tried = call_wrappers(module, info.obj, path, after=family)
+        tried = call_wrappers(caller[0], info.obj, path, module_name=caller[1], after=family)
     mine = [la for la in launches if la.jit is info.jit]
     if not tried.launched_by or not mine:
         return None
@@ -526,7 +532,7 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
     ran = _run_file(rec, request, path, log, module_fns)
     module, info, launches = ran.module, ran.info, ran.launches
     phases, stops, wrapper_stops, package_origin = ran.phases, ran.stops, ran.wrapper_stops, ran.package_origin
-    family = ran.family
+    family, caller = ran.family, ran.caller
     overrides = {k: kf.parse_value(v) if isinstance(v, str) else v for k, v in request.args.items()}
     consts = {k: kf.parse_value(v, for_const=True) if isinstance(v, str) else v
               for k, v in request.consts.items()}
@@ -585,10 +591,10 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
             # a wrapper's call made of made-up shapes that the compiler refuses (a size the wrapper
             # derives from one tensor and checks against another's: `BLOCK = next_power_of_2(D - ROPE)`
             # of 0): the same wrapper, called with the next shape family
-            if not (made_up and family is not None and failed.info.kind == "compilation"):
+            if not (made_up and family is not None and caller is not None and failed.info.kind == "compilation"):
                 raise
             first = first or (failed, rec.parameters, rec.grid)
-            other = _next_family_launch(module, info, family, path, log, failed.info)
+            other = _next_family_launch(caller, info, family, path, log, failed.info)
             if other is None:  # none compiles: the first call's refusal is the one to read
                 rec.parameters, rec.grid = first[1], first[2]
                 raise first[0] from None

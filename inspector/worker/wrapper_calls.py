@@ -407,8 +407,8 @@ def _sizes_from_meta(factory: Callable) -> Callable:
     return sized
 
 
-def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str = "__main__",
-                   families: tuple[dict[int, list[int]], ...] = SHAPE_FAMILIES) -> WrapperResult:
+def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str,
+                   families: tuple[dict[int, list[int]], ...]) -> WrapperResult:
     import torch
 
     jit = tc.innermost_jit(kernel)

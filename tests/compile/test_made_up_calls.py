@@ -485,3 +485,20 @@ def test_a_wrapper_call_no_shape_family_makes_compile_reports_the_first_refusal(
     # the call shown is the first one tried (the first family's head dim and table)
     values = {p.name: p.value for p in rec.parameters}
     assert values["HALF"] == 4096, values
+
+
+def test_a_package_modules_wrapper_call_is_made_again_too(tmp_path, sandbox):
+    """The kernel in one module, its wrapper in another module of the package that imports it."""
+    kernel, _, wrapper = PARTIAL_ROTARY.partition("\n\ndef rope_tail(")
+    pkg = tmp_path / "proj" / "ropes"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "kern.py").write_text(kernel)
+    (pkg / "ops.py").write_text("import torch\nimport triton\n\nfrom .kern import rope_tail_kernel\n\n\n"
+                                "def rope_tail(" + wrapper)
+    rec = inspect_kernel(pkg / "kern.py", target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert rec.call_origin == "ropes.ops.rope_tail"
+    values = {p.name: p.value for p in rec.parameters}
+    assert values["D"] > 2 * values["HALF"] and values["BLOCK_PASS"] > 0, values
+    assert "called again with family" in rec.log
