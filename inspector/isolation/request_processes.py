@@ -59,6 +59,11 @@ from inspector.isolation.own_pages import own_shared_pages
 # Where the request's descriptors sit in C, G and W.
 FD_REQUEST, FD_RESULT, FD_PROGRESS, FD_LOG, FD_INFO, FD_ALIVE = 3, 4, 5, 6, 7, 8
 EXIT_MEMORY, EXIT_OUTPUT, EXIT_CRASH = 86, 87, 3
+# Named in W's environment: the file W's compiler output goes to (fd 2 while Triton compiles, the
+# handler's choice; `triton_compat.compiler_stderr`). W's parent (G in the jail, C without it) reads
+# its end after W dies of a signal and puts it on the log: an LLVM assertion prints its message,
+# then aborts, and without this the message died with W ("killed by SIGABRT", nothing else).
+COMPILER_OUTPUT_ENV = "TRITON_INSPECTOR_COMPILER_OUTPUT"
 SPARE_NAME = "inspector-spare"  # a spare's processes, as ps shows them until their request comes
 SPARE_TMP = 1024**3  # a spare's /tmp before its request sizes it
 
@@ -87,6 +92,30 @@ def _pipe_to_alive() -> int:
     return w
 
 
+def _compiler_output(pid: int, jailed: bool) -> str:
+    """W's compiler-output file: in the jail's private /tmp, else beside the other requests' (named by pid)."""
+    return os.path.join("/tmp" if jailed else tempfile.gettempdir(), f".inspector-compiler-output-{pid}")
+
+
+def _report_compiler_output(worker: int, status: int, jailed: bool) -> None:
+    """After W (`worker`) is done: if it died of a signal, the end of its compiler output onto the
+    log (fd 2 here); the file is removed either way. Never raises."""
+    path = _compiler_output(worker, jailed)
+    try:
+        if os.WIFSIGNALED(status) or (os.WIFEXITED(status) and os.WEXITSTATUS(status) > 128):
+            with open(path, "rb") as f:
+                f.seek(max(0, os.fstat(f.fileno()).st_size - 4000))
+                tail = f.read().strip()
+            if tail:
+                os.write(2, b"\nthe compiler's last output before the worker died:\n" + tail + b"\n")
+    except OSError:
+        pass
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 def _exit_like(status: int) -> None:
     """Leave with the same outcome as a child whose wait status is `status`."""
     if os.WIFSIGNALED(status):
@@ -111,7 +140,7 @@ def request(msg: dict, fds: list[int], cfg: dict, zygote: int) -> None:
         for fd in (FD_REQUEST, FD_RESULT, FD_PROGRESS, FD_LOG, FD_INFO):
             os.close(fd)
         os.write(alive_w, b"g")  # the child may go on: the info line is out first
-        _end_like(child)
+        _end_like(child, cfg["jail"])
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
         os._exit(EXIT_CRASH)
@@ -148,9 +177,12 @@ def _write_info(child: int, cfg: dict, ns: int | None = None) -> None:
     os.write(FD_INFO, (json.dumps(info) + "\n").encode())
 
 
-def _end_like(child: int) -> None:
-    """C's last step: wait for its child and exit with its status."""
+def _end_like(child: int, jailed: bool) -> None:
+    """C's last step: wait for its child and exit with its status (without the jail, the child is
+    W: what its compiler printed last goes on the log if it died of a signal)."""
     _, status = os.waitpid(child, 0)
+    if not jailed:
+        _report_compiler_output(child, status, jailed)
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
     if code > 128 and code - 128 in signal.valid_signals():
         # die of the same signal, so the sandbox reports it; SIGKILL and SIGSTOP take no handler
@@ -195,6 +227,7 @@ def _reap_until(worker: int) -> None:
     while True:
         pid, status = os.wait()
         if pid == worker:
+            _report_compiler_output(worker, status, jailed=True)
             _exit_like(status)
 
 
@@ -263,7 +296,7 @@ def _spare_request(cfg: dict, zygote: int, fd: int) -> None:
         _write_info(child, cfg, ns)
         _hand_down(data, FD_ALIVE)
         os.close(FD_INFO)
-        _end_like(child)
+        _end_like(child, cfg["jail"])
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
         os._exit(EXIT_CRASH)
@@ -296,6 +329,7 @@ def _spare_init(cfg: dict, fd: int) -> None:
         jail.cap_processes(limits.get("processes") or 0)
         jail.drop_privileges()
         _place_descriptors([*fds, down.detach()])  # FD_REQUEST..FD_LOG, the worker's socket after them
+        os.dup2(FD_LOG, 2)  # as a fresh G's: where W's last compiler output goes if W dies of a signal
         _hand_down(data, FD_INFO)
         _reap_until(worker)
     except BaseException:  # noqa: BLE001
@@ -400,6 +434,7 @@ def _serve(msg: dict, cfg: dict) -> None:
         if limits.get("memory"):  # new allocations bounded: what this process maps now plus the allowance
             limits["address_space"] = _vm_size() + int(limits["memory"])
         progress._fd = FD_PROGRESS
+        os.environ[COMPILER_OUTPUT_ENV] = _compiler_output(me, cfg["jail"])
         faulthandler.register(signal.SIGUSR1, file=2, all_threads=True)  # where a timeout struck
         size = os.fstat(FD_REQUEST).st_size
         request = json.loads(os.pread(FD_REQUEST, size, 0))

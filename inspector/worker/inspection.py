@@ -578,7 +578,9 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
             rec.stopped = {"file": st.file, "line": st.line, "message": st.message, "phase": st.phase}
         arg_overrides.update(made)  # constexprs reach the compile as overrides do
     limit = max_shared_per_block(rec.backend, rec.arch)
-    dump_path = os.path.join(workdir, "passes.txt")
+    # in a sandboxed worker, the file its parent reads if the compiler kills it (an LLVM assertion's
+    # message; `inspector.isolation.request_processes.COMPILER_OUTPUT_ENV`)
+    dump_path = os.environ.get("TRITON_INSPECTOR_COMPILER_OUTPUT") or os.path.join(workdir, "passes.txt")
     fixed = set(overrides) | set(consts) | {m["name"] for m in rec.made_up}
     first: tuple[_Fail, Any, Any] | None = None  # the first family's refusal, and the call it tried
     while True:

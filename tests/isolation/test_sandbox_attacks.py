@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from aborting_kernel import compiler_death
 from paths import KERNELS, REPO
 from inspector.testing.processes import without_spares
 from inspector.compile.api import inspect_kernel, sandbox_status
@@ -537,6 +538,15 @@ def test_memory_cap_covers_every_process(box, tmp_path):
     rec = inspect_kernel(path, target="sm_90", sandbox=box, use_cache=False, timeout=60, memory=1 << 30)
     assert rec.error is not None and rec.error.kind == "memory", rec.error and rec.error.short()
     wait_until(lambda: not pids_with_cmdline(marker), 5, "the memory hogs to die")
+
+
+def test_a_compiler_that_dies_is_reported_with_its_last_words(box, tmp_path):
+    rec = compiler_death(tmp_path, box)
+    assert rec.error is not None and rec.error.kind == "crashed", rec.error and rec.error.short()
+    assert "SIGABRT" in rec.error.message
+    # what LLVM printed before abort(), which died with the worker before
+    assert "compiler's last output" in rec.error.message
+    assert "number of input constraints does not match" in rec.error.message, rec.error.message
 
 
 def test_keyboard_interrupt_is_the_users_exception(box, tmp_path):

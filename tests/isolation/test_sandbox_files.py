@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from aborting_kernel import compiler_death
 
 from inspector.isolation.sandbox import Sandbox, SandboxError
 
@@ -36,5 +37,19 @@ def test_the_managers_log_is_an_unnamed_file():
         # the manager (or bubblewrap around it) writes its stderr to a file deleted on creation
         assert os.readlink(f"/proc/{box._proc.pid}/fd/2").endswith("(deleted)")
         assert set(Path(tempfile.gettempdir()).glob("inspector-sandbox-*")) <= before
+    finally:
+        box.close()
+
+
+def test_a_dead_compilers_output_file_is_reported_and_removed(tmp_path):
+    # without the jail (no private /tmp to vanish with the request) the file that held the
+    # compiler's output is beside other requests': read after the worker's death, then removed
+    before = set(Path(tempfile.gettempdir()).glob(".inspector-compiler-output-*"))
+    box = Sandbox(mode="off", warm_up_worker=False)
+    try:
+        rec = compiler_death(tmp_path, box)
+        assert rec.error is not None and "number of input constraints does not match" in rec.error.message, \
+            rec.error and rec.error.short()
+        assert set(Path(tempfile.gettempdir()).glob(".inspector-compiler-output-*")) <= before
     finally:
         box.close()
