@@ -422,7 +422,7 @@ def signature_call(info: KernelInfo, overrides: dict[str, Any], ran: str = "") -
         annotated = _POINTER_ANNOTATION.match(ann)
         if annotated or name in usage.pointers or (name not in usage.integers and "ptr" in name.lower()):
             dtype = torch.int64 if name in usage.index_pointers else torch.int32 if name in usage.bits_pointers \
-                else float_dtype
+                else getattr(torch, usage.packed_pointers[name]) if name in usage.packed_pointers else float_dtype
             if annotated and ann.lstrip("*k") in DTYPE_NAMES:
                 dtype = getattr(torch, DTYPE_NAMES[ann.lstrip("*k")])
             value: Any = torch.empty([1], dtype=dtype, device="meta")

@@ -6,7 +6,9 @@ from it by additions only (`X + row * stride + offs`, `X += row * stride`): offs
 pointer, never multiplied, compared or used as a loop bound, which is how strides and sizes show
 themselves. A pointer whose loaded values index another address (`y = tl.load(Y); tl.load(X + y)`)
 holds indices: int64, as torch's index tensors do; so does one whose loaded values bound a loop
-(`cu_seqlens`). A parameter asked for its pointee type
+(`cu_seqlens`). One whose loaded values inline assembly takes several to a 32-bit register
+(`tl.inline_asm_elementwise(..., pack=4)`, fp4 and int4 unpacking) holds values of that width
+(uint8 for 4). A parameter asked for its pointee type
 (`y.to(Y.dtype.element_ty)`) is a pointer, whatever else it meets. Helper `@triton.jit` functions
 the kernel calls are followed (a pointer passed to a helper that loads from it is a pointer).
 """
@@ -33,6 +35,10 @@ MODULE_NAMES = {"tl", "triton", "language", "libdevice", "math", "core", "tle"}
 # Builtins whose result is computed from their arguments (an integer of integers).
 PASS_THROUGH_CALLS = {"int", "float", "abs", "len", "round"}
 BIT_OPS = (ast.RShift, ast.LShift, ast.BitAnd, ast.BitOr, ast.BitXor)
+# `tl.inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack)`: `pack` values go into
+# one 32-bit register, so each is 32 // pack bits wide; a float32 there is an assertion in LLVM
+# that kills the compile ("number of input constraints does not match"), not a type error.
+PACKED_DTYPES = {4: "uint8", 2: "float16"}
 # Calls whose arguments are integers (sizes, bounds).
 INTEGER_CALLS = {"range", "static_range", "cdiv", "min", "max", "minimum", "maximum", "arange", "program_id"}
 
@@ -44,6 +50,10 @@ class Usage:
     integers: set[str] = field(default_factory=set)  # used as sizes/strides
     bits_pointers: set[str] = field(default_factory=set)  # pointers whose values are shifted and masked
     bit_values: set[str] = field(default_factory=set)  # parameters shifted or masked (`b >> shift & mask`)
+    # pointers whose loaded values an inline assembly takes `pack` at a time in 32-bit registers
+    # (fp4/int4 unpacking: `tl.inline_asm_elementwise(..., args=[packed], pack=4)`) -> the torch
+    # dtype of that width (`PACKED_DTYPES`)
+    packed_pointers: dict[str, str] = field(default_factory=dict)
 
 
 def _is_method(node: ast.Call) -> bool:
@@ -69,6 +79,7 @@ class _Flow(ast.NodeVisitor):
         self.calls: list[ast.Call] = []
         self.element_types: set[str] = set()  # names asked for `X.dtype.element_ty`: pointers only have one
         self.bit_uses: list[ast.expr] = []  # operands of >>, <<, &, |, ^ (packed integers)
+        self.packed_uses: list[tuple[ast.expr, str]] = []  # inline assembly's packed arguments, their dtype
 
     def _assign(self, target: ast.expr, value: ast.expr) -> None:
         if isinstance(target, ast.Name):
@@ -113,6 +124,12 @@ class _Flow(ast.NodeVisitor):
                 self.integer_uses.extend(node.args[1:4])
         elif name in INTEGER_CALLS:
             self.integer_uses.extend(node.args)
+        elif name == "inline_asm_elementwise":
+            given = {k.arg: k.value for k in node.keywords if k.arg}
+            given.update(zip(("asm", "constraints", "args", "dtype", "is_pure", "pack"), node.args))
+            pack, args = given.get("pack"), given.get("args")
+            if isinstance(pack, ast.Constant) and pack.value in PACKED_DTYPES and isinstance(args, (ast.List, ast.Tuple)):
+                self.packed_uses.extend((a, PACKED_DTYPES[pack.value]) for a in args.elts)
         self.calls.append(node)
         self.generic_visit(node)
 
@@ -330,6 +347,15 @@ def parameter_usage(fn: Any, _depth: int = 0) -> Usage:
                 usage.bits_pointers.update(pointer_of(a))
     usage.bits_pointers &= usage.pointers
     usage.bits_pointers -= usage.index_pointers
+    for expr, dtype in flow.packed_uses:
+        reached = _mentioned([expr], flow.assigned)
+        for local, load_addresses in flow.loads.items():
+            if local in reached:
+                for a in load_addresses:
+                    for name in pointer_of(a):
+                        if name in usage.pointers and name not in usage.index_pointers:
+                            usage.packed_pointers.setdefault(name, dtype)
+    usage.bits_pointers -= set(usage.packed_pointers)
     return usage
 
 

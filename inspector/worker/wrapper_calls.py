@@ -246,7 +246,8 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
             else:
                 made = [torch.empty(family[3], dtype=dtype, device="meta") for _ in range(4)]
                 args.append(tuple(made) if "uple[" in str(p.annotation) else made)  # Triton takes tuples, not lists
-        elif p.name in shapes and roles.get(p.name) not in ("pointer", "index", "bits"):
+        elif p.name in shapes and roles.get(p.name) not in ("pointer", "index", "bits") \
+                and not _packed(roles.get(p.name)):
             # `normalized_shape`, `len(dims)`: the trailing dimension, as torch's ops take it (but
             # `len(row_indices)` of a tensor the kernel loads from stays a tensor)
             args.append([family[1][0]])
@@ -273,6 +274,9 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
             if roles.get(p.name) == "bits":  # packed integers (quantized weights): int32 words
                 shape = shape_from_dims(dims, p.name, family, sizes) or family[rank]
                 args.append(torch.zeros(shape, dtype=torch.int32, device="meta"))
+            elif _packed(roles.get(p.name)):  # fp4 pairs in bytes, as inline assembly unpacks them
+                shape = shape_from_dims(dims, p.name, family, sizes) or family[rank]
+                args.append(torch.zeros(shape, dtype=_packed(roles.get(p.name)), device="meta"))
             elif roles.get(p.name) == "index" or p.name.lower() in INDEX_NAMES:  # labels, positions: one index per row
                 # One index per row of the data it indexes: the leading dimensions of the next rank up.
                 rows = family[min(rank + 1, MAX_RANK)][:rank] if rank < MAX_RANK else family[MAX_RANK]
@@ -298,6 +302,13 @@ def annotated_dtype(param: inspect.Parameter) -> Any:
 
     found = re.search(r"\b(" + "|".join(_TYPED_TENSORS) + r")\b", str(param.annotation))
     return getattr(torch, _TYPED_TENSORS[found.group(1)]) if found else None
+
+
+def _packed(role: str | None) -> Any:
+    """The torch dtype of a "packed:DTYPE" role (`kernel_roles`), else None."""
+    import torch
+
+    return getattr(torch, role.split(":", 1)[1]) if role and role.startswith("packed:") else None
 
 
 def _roles_through_calls(module: types.ModuleType, node: ast.FunctionDef, names: set[str],

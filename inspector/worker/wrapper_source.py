@@ -171,7 +171,8 @@ INDEX_NAMES = ("target", "targets", "label", "labels", "index", "indices", "idx"
 def kernel_roles(node: ast.FunctionDef, kernel_names: set[str], kernel: Any) -> dict[str, str]:
     """What the wrapper's parameters become in its launch of the kernel: "index" (a pointer whose
     loaded values are indices: int64), "scalar" (a runtime scalar the kernel does not load from)
-    or "constexpr" (a compile-time value: a flag or an amount, never a tensor)."""
+    or "constexpr" (a compile-time value: a flag or an amount, never a tensor); "bits" (packed
+    int32 words, shifted and masked), "packed:DTYPE" (values inline assembly packs into registers)."""
     from .kernel_params import parameter_usage
 
     jit = tc.innermost_jit(kernel)
@@ -192,6 +193,8 @@ def kernel_roles(node: ast.FunctionDef, kernel_names: set[str], kernel: Any) -> 
                         out[arg.id] = "index"
                     elif name in usage.bits_pointers:
                         out[arg.id] = "bits"
+                    elif name in usage.packed_pointers:  # "packed:uint8": the dtype inline assembly takes
+                        out[arg.id] = "packed:" + usage.packed_pointers[name]
                     elif name in scalars:
                         out[arg.id] = "scalar"
                     elif name in constexprs:

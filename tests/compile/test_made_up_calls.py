@@ -502,3 +502,48 @@ def test_a_package_modules_wrapper_call_is_made_again_too(tmp_path, sandbox):
     values = {p.name: p.value for p in rec.parameters}
     assert values["D"] > 2 * values["HALF"] and values["BLOCK_PASS"] > 0, values
     assert "called again with family" in rec.log
+
+
+# fp4/int4 unpacking as quantization kernels write it (modelopt's fp4_dequantize_kernel): four bytes
+# of one 32-bit register per asm call, so its argument must be 8-bit; a float32 one is an LLVM
+# assertion that kills the compile, with no type error for retyping to read
+UNPACK_BYTES = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def unpack_kernel(packed_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    packed = tl.load(packed_ptr + offs, mask=offs < n, other=0)
+    wide = tl.inline_asm_elementwise(
+        asm="""
+        {
+            .reg .b8 a, b, c, d;
+            mov.b32 {a, b, c, d}, $4;
+            cvt.u32.u8 $0, a;
+            cvt.u32.u8 $1, b;
+            cvt.u32.u8 $2, c;
+            cvt.u32.u8 $3, d;
+        }
+        """,
+        constraints="=r,=r,=r,=r,r", args=[packed], dtype=tl.int32, is_pure=True, pack=4)
+    tl.store(out_ptr + offs, wide.to(tl.float32), mask=offs < n)
+'''
+
+
+@pytest.mark.parametrize("through", ["signature", "wrapper"])
+def test_data_inline_assembly_packs_four_to_a_register_is_made_up_as_bytes(tmp_path, sandbox, through):
+    text = UNPACK_BYTES
+    if through == "wrapper":
+        text += ("\n\ndef unpack(packed: torch.Tensor) -> torch.Tensor:\n"
+                 "    out = torch.empty(packed.shape, dtype=torch.float32, device=packed.device)\n"
+                 "    unpack_kernel[(triton.cdiv(packed.numel(), 1024),)](packed, out, packed.numel(), BLOCK=1024)\n"
+                 "    return out\n")
+    path = tmp_path / "unpack_bytes.py"
+    path.write_text(text)
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False,
+                         consts={} if through == "wrapper" else {"BLOCK": "1024"})
+    assert rec.error is None, rec.error and rec.error.short()
+    types = {p.name: p.type for p in rec.parameters}
+    assert types["packed_ptr"] == "*u8" and types["out_ptr"] == "*fp32", types
