@@ -162,7 +162,9 @@ class Sandbox:
         processes made and warmed ahead (`inspector.isolation.zygote`), so a request costs no fork;
         only with `warm_up_worker`. The next one warms between requests; "beside": while a request
         runs, for scripts that call back to back (`inspector.isolation.zygote.SPARE_BESIDE` says
-        what it costs). Default: $TRITON_INSPECTOR_SPARE ("0", "1" or "beside"; default "1")."""
+        what it costs); "idle": as True, but each spare only when the machine had a core to spare
+        while the last request ran (`zygote.IDLE_CORES_FOR_SPARE`). Default: $TRITON_INSPECTOR_SPARE
+        ("0", "1", "beside" or "idle"; default "idle")."""
         self._env = env
         self.handler = handler
         self.python = python or sys.executable
@@ -171,12 +173,13 @@ class Sandbox:
             warm_up_worker = os.environ.get("TRITON_INSPECTOR_PREWARM", "1") != "0"
         self._warm_up_worker = warm_up_worker
         if spare is None:
-            choice = os.environ.get("TRITON_INSPECTOR_SPARE", "1")
-            spare = False if choice == "0" else "beside" if choice == "beside" else True
+            choice = os.environ.get("TRITON_INSPECTOR_SPARE", "idle")
+            spare = False if choice == "0" else "beside" if choice == "beside" else True if choice == "1" else "idle"
         self._spare = spare if warm_up_worker else False
         self._spares = threading.Condition()
         self._spare_ready = False  # the zygote holds a ready spare (as far as its messages have told)
         self.served_by_spare = 0  # requests a spare served
+        self.spares_left_unmade = 0  # spares due when the machine's cores were busy (spare "idle")
         self._sent = self._started = 0  # requests sent to the zygote, and those it started
         self._lock = threading.Lock()  # the zygote and the table of pending requests
         self._send_lock = threading.Lock()
@@ -218,7 +221,8 @@ class Sandbox:
         bwrap = status["mode"] == "bwrap"
         cfg = {"control": theirs.fileno(), "jail": status["isolated"], "bwrap": bwrap, "parent": os.getpid(),
                "warm_up": self._warm_up_worker, "handler": self.handler, "uncover": bwrap and os.geteuid() == 0,
-               "spare": bool(self._spare), **({"spare_beside": True} if self._spare == "beside" else {})}
+               "spare": bool(self._spare), **({"spare_beside": True} if self._spare == "beside" else {}),
+               **({"spare_when_idle": True} if self._spare == "idle" else {})}
         command = [self.python, "-m", "inspector.isolation.zygote", "--config", json.dumps(cfg)]
         if bwrap:
             env["TMPDIR"] = "/dev/shm"  # the manager's own scratch space (its warm-up compile)
@@ -280,6 +284,11 @@ class Sandbox:
                 continue
             if msg.get("event") == "warm":
                 self._warm.set()
+                continue
+            if msg.get("event") == "busy":
+                with self._spares:
+                    self.spares_left_unmade += 1
+                    self._spares.notify_all()
                 continue
             if msg.get("event") in ("spare", "retired", "started"):
                 with self._spares:

@@ -13,6 +13,8 @@ bubblewrap when it is installed). It talks to the server over one AF_UNIX SOCK_S
     out: {"event": "ready"}                     torch and Triton imported: requests are served
          {"event": "warm"}                      every warm-up step done (with warm_up in the config)
          {"event": "spare"}                     a spare is ready for the next request
+         {"event": "busy"}                      a spare was due but the machine's cores were busy
+                                                (spares "when idle"; asked again each second)
          {"event": "retired"}                   a ready spare went unused (it died, or was of
                                                 the other kind than the request: `_Spare`)
          {"id": "...", "event": "started", "spare": bool}
@@ -60,6 +62,40 @@ SPARE_BESIDE = False
 # what the fresh fork costs more, far more natively, where the fork initialises CUDA afresh
 # (vector add's figures: docs/performance.md#spares).
 HOLD_FOR_SPARE = {"gpu-free": 0.035, "native": 0.6}
+# With spares "when idle" (the default; `Sandbox`), the next spare is made only if the machine had
+# at least this many cores' worth of idle time since the last request started (/proc/stat): a
+# spare's warm-up is a compile the next request would otherwise pay, which an idle core does for
+# free, but on a machine whose cores are all busy (a test run, a build, other users' compiles) it
+# only takes CPU from that work. Measured on the 2-vCPU VM (docs/performance.md#spares).
+IDLE_CORES_FOR_SPARE = 0.5
+
+
+class _IdleCores:
+    """The whole machine's idle cores between `mark()` and now, from /proc/stat."""
+
+    def __init__(self) -> None:
+        self._mark = self._read()
+
+    @staticmethod
+    def _read() -> tuple[int, int] | None:
+        """(idle + iowait, total) jiffies summed over every CPU; None where /proc/stat is unreadable."""
+        try:
+            with open("/proc/stat") as f:
+                fields = [int(x) for x in f.readline().split()[1:9]]
+            return fields[3] + fields[4], sum(fields)
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def mark(self) -> None:
+        self._mark = self._read()
+
+    def enough(self) -> bool:
+        """Whether a spare may warm now: IDLE_CORES_FOR_SPARE idle since the mark (True where unknown)."""
+        now = self._read()
+        if now is None or self._mark is None or now[1] <= self._mark[1]:
+            return True
+        idle = (now[0] - self._mark[0]) / (now[1] - self._mark[1]) * (os.cpu_count() or 1)
+        return idle >= IDLE_CORES_FOR_SPARE
 
 
 def _drain(fd: int) -> None:
@@ -135,6 +171,8 @@ def main() -> None:
     # back-to-back calls find one), at a cost to the request it runs beside (SPARE_BESIDE).
     spare_beside = bool(cfg.get("spare_beside", SPARE_BESIDE))
     held: tuple[dict, list[int], float] | None = None  # a request waiting for the spare that warms for it
+    idle_cores = _IdleCores() if cfg.get("spare_when_idle") else None
+    told_busy = False  # "busy" is said once per spare left unmade
 
     def dispatch(msg: dict, fds: list[int]) -> None:
         """Hand the request to the spare, or fork its processes afresh; report it started."""
@@ -146,6 +184,8 @@ def main() -> None:
                 processes.request(msg, fds, cfg, zygote)
         children[pid] = msg["id"]
         by_id[msg["id"]] = pid
+        if idle_cores is not None:
+            idle_cores.mark()  # the next spare's question: was a core idle while this one ran?
         send({"id": msg["id"], "event": "started", "spare": from_spare})
         for fd in fds:
             os.close(fd)
@@ -154,10 +194,20 @@ def main() -> None:
         idle = bool(steps) and not children and (served or not getattr(steps[0], "after_first_request", False))
         # A native spare never warms beside a request: its CUDA start (the larger part of its
         # warm-up) would share the GPU's driver with the request's own native work.
-        if cfg.get("spare") and not steps and (not children or spare_beside and not spare.native_next):
-            spare.make(cfg, zygote)  # warm: the next request's processes now
+        busy = False  # a spare is due but the machine's cores are busy: ask again in a second
+        if cfg.get("spare") and not steps and (not children or spare_beside and not spare.native_next) \
+                and spare.pid is None:
+            busy = idle_cores is not None and not idle_cores.enough()
+            if busy:
+                idle_cores.mark()  # the next question is about the second to come
+                if not told_busy:
+                    send({"event": "busy"})
+                told_busy = True
+            else:
+                spare.make(cfg, zygote)  # warm: the next request's processes now
+                told_busy = False
         if not idle:
-            wait = 1.0 if children else None
+            wait = 1.0 if children or busy else None
         elif served:
             wait = max(0.0, last_request + WARM_AFTER_REQUEST - time.monotonic())
         else:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -322,3 +324,36 @@ def test_a_gpu_free_spare_warms_for_the_last_requests_target(monkeypatch):
     handler.warm_spare(target=None)
     handler.warm_spare(target="no_such_target")
     assert warmed == ["gfx942", DEFAULT_TARGET, DEFAULT_TARGET]
+
+
+def test_idle_cores_are_read_from_the_machines_cpu_times(monkeypatch):
+    from inspector.isolation import zygote
+
+    # (idle + iowait, total) jiffies over every CPU: a second of 4 cores is 400
+    readings = iter([(1000, 5000), (1300, 5400), (1300, 5400), (1310, 5800)])
+    monkeypatch.setattr(zygote._IdleCores, "_read", staticmethod(lambda: next(readings)))
+    monkeypatch.setattr(zygote.os, "cpu_count", lambda: 4)
+    cores = zygote._IdleCores()
+    assert cores.enough()  # 300 of 400 idle: three cores
+    cores.mark()
+    assert not cores.enough()  # 10 of 400: a tenth of a core, under IDLE_CORES_FOR_SPARE
+
+
+def test_no_spare_is_made_while_every_core_is_busy_and_one_is_once_a_core_is_free():
+    # Spares "when idle" (the default): with every core busy (niced loops, as a test run or a build
+    # keeps them), the spare due after warming is left unmade and said so; once the loops stop, it is made.
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=lambda: os.nice(19))
+            for _ in range(os.cpu_count() or 1)]
+    box = Sandbox(mode="off", warm_up_worker=True, spare="idle")
+    try:
+        box.warm_up(complete=True, timeout=300)
+        wait_until(lambda: box.spares_left_unmade >= 1, 60, "the zygote to leave a spare unmade")
+        assert box.served_by_spare == 0
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    try:
+        assert box.wait_for_spare(120), "no spare once the cores were free"
+    finally:
+        box.close()
