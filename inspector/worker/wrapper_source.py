@@ -168,6 +168,44 @@ SIZE_NAMES = re.compile(r"^([A-Z]|[A-Z]_\w+|n|n_\w+|num_\w+|\w*_?size|\w*len\w*|
 INDEX_NAMES = ("target", "targets", "label", "labels", "index", "indices", "idx", "ids", "position_ids")
 
 
+def launch_arguments(node: ast.FunctionDef, call: ast.Call) -> tuple[list[ast.expr], list[tuple[str, ast.expr]]]:
+    """A launch's positional arguments and (name, value) keywords, with `*args` and `**kwargs` the
+    wrapper built as literals opened up (`fwd_args = (q, k, ...)`, `fwd_kwargs = {"N_CTX": n, ...}`
+    or `dict(N_CTX=n)`, assigned once in `node`): modelopt's attention passes 40 arguments that way.
+    What cannot be read stops the positional list there (the later positions are unknown)."""
+    assigned: dict[str, list[ast.expr]] = {}
+    for n in ast.walk(node):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            assigned.setdefault(n.targets[0].id, []).append(n.value)
+
+    def literal(expr: ast.expr) -> ast.expr:
+        if isinstance(expr, ast.Name) and len(assigned.get(expr.id, [])) == 1:
+            return assigned[expr.id][0]
+        return expr
+
+    positional: list[ast.expr] = []
+    for a in call.args:
+        if not isinstance(a, ast.Starred):
+            positional.append(a)
+            continue
+        value = literal(a.value)
+        if not isinstance(value, (ast.Tuple, ast.List)) or any(isinstance(e, ast.Starred) for e in value.elts):
+            break
+        positional.extend(value.elts)
+    keywords: list[tuple[str, ast.expr]] = []
+    for k in call.keywords:
+        if k.arg:
+            keywords.append((k.arg, k.value))
+            continue
+        value = literal(k.value)
+        if isinstance(value, ast.Dict):
+            keywords += [(key.value, v) for key, v in zip(value.keys, value.values)
+                         if isinstance(key, ast.Constant) and isinstance(key.value, str)]
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
+            keywords += [(kw.arg, kw.value) for kw in value.keywords if kw.arg]
+    return positional, keywords
+
+
 def kernel_roles(node: ast.FunctionDef, kernel_names: set[str], kernel: Any) -> dict[str, str]:
     """What the wrapper's parameters become in its launch of the kernel: "index" (a pointer whose
     loaded values are indices: int64), "scalar" (a runtime scalar the kernel does not load from)
@@ -186,7 +224,8 @@ def kernel_roles(node: ast.FunctionDef, kernel_names: set[str], kernel: Any) -> 
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and (
                 isinstance(n.func.value, ast.Name) and n.func.value.id in kernel_names
                 or isinstance(n.func.value, ast.Call) and mentions(n.func.value, kernel_names)):
-            passed = list(zip([p.name for p in params], n.args)) + [(k.arg, k.value) for k in n.keywords if k.arg]
+            positional, keywords = launch_arguments(node, n)
+            passed = list(zip([p.name for p in params], positional)) + keywords
             for name, arg in passed:
                 if isinstance(arg, ast.Name):
                     if name in usage.index_pointers:

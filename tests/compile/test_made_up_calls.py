@@ -547,3 +547,28 @@ def test_data_inline_assembly_packs_four_to_a_register_is_made_up_as_bytes(tmp_p
     assert rec.error is None, rec.error and rec.error.short()
     types = {p.name: p.type for p in rec.parameters}
     assert types["packed_ptr"] == "*u8" and types["out_ptr"] == "*fp32", types
+
+
+def test_a_wrappers_arguments_built_as_a_tuple_and_a_dict_keep_their_roles(tmp_path, sandbox):
+    """modelopt's attention forward builds its launch as `_attn_fwd[grid](*fwd_args, **fwd_kwargs)`
+    (40 arguments): read through those literals, a wrapper parameter that becomes a constexpr gets
+    a number, not a made-up tensor, and one whose values the kernel gathers by gets indices."""
+    path = tmp_path / "packed_args.py"
+    path.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+        "@triton.jit\ndef gather_kernel(x_ptr, idx_ptr, out_ptr, n, SHIFT: tl.constexpr, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    rows = tl.load(idx_ptr + offs, mask=offs < n, other=0)\n"
+        "    x = tl.load(x_ptr + rows + SHIFT, mask=offs < n)\n"
+        "    tl.store(out_ptr + offs, x, mask=offs < n)\n\n\n"
+        "def gather(x, idx, shift):\n"
+        "    out = torch.empty(idx.shape, dtype=x.dtype, device=x.device)\n"
+        "    fwd_args = (x, idx, out, idx.numel())\n"
+        "    fwd_kwargs = {\"SHIFT\": shift, \"BLOCK\": 1024}\n"
+        "    gather_kernel[(triton.cdiv(idx.numel(), 1024),)](*fwd_args, **fwd_kwargs)\n"
+        "    return out\n")
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    values = {p.name: (p.type, p.value) for p in rec.parameters}
+    assert values["idx_ptr"][0] == "*i64", values
+    assert isinstance(values["SHIFT"][1], int), values
