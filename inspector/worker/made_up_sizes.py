@@ -143,8 +143,12 @@ def block_elements(given: dict[str, Any], extents: set[str], rank: int = 2) -> i
 
 
 def _given(launch: Any) -> dict[str, Any]:
+    """The launch's values by name; the block sides an autotuner sets (`BLOCK_M` in its configs,
+    not in the call) from its first config, the one compiled first: modelopt's attention gives
+    `BLOCK_D` from the made-up head, 4096, and its autotuner `BLOCK_M` up to 128."""
     params = [p.name for p in tc.signature_params(launch.jit)]
-    return {**dict(zip(params, launch.args)), **launch.kwargs}
+    configs = tc.autotune_configs(launch.obj)
+    return {**(configs[0] if configs else {}), **dict(zip(params, launch.args)), **launch.kwargs}
 
 
 def tile(launch: Any, extents: set[str], rank: int = 2) -> int:

@@ -572,3 +572,29 @@ def test_a_wrappers_arguments_built_as_a_tuple_and_a_dict_keep_their_roles(tmp_p
     values = {p.name: (p.type, p.value) for p in rec.parameters}
     assert values["idx_ptr"][0] == "*i64", values
     assert isinstance(values["SHIFT"][1], int), values
+
+
+def test_the_block_sides_an_autotuner_sets_count_in_a_made_up_tile(tmp_path, sandbox):
+    """modelopt's attention: the wrapper gives `BLOCK_D` from the made-up head (4096 in the first
+    shape family) and the autotuner gives `BLOCK_M`; counted without the autotuner's side, the
+    tile looked small and gfx942's compile ran past its 300 s limit. The first config's sides
+    count, so a smaller family is taken."""
+    path = tmp_path / "rows.py"
+    path.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+        "@triton.autotune(configs=[triton.Config({'BLOCK_M': 128}, num_warps=4)], key=['n'])\n"
+        "@triton.jit\ndef rows_kernel(x_ptr, out_ptr, n, d, BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr):\n"
+        "    r = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]\n"
+        "    c = tl.arange(0, BLOCK_D)[None, :]\n"
+        "    x = tl.load(x_ptr + r * d + c, mask=(r < n) & (c < d), other=0.0)\n"
+        "    tl.store(out_ptr + r * d + c, x * 2, mask=(r < n) & (c < d))\n\n\n"
+        "def double(x):\n"
+        "    out = torch.empty_like(x)\n"
+        "    n, d = x.shape[0] * x.shape[1], x.shape[-1]\n"
+        "    rows_kernel[lambda meta: (triton.cdiv(n, meta['BLOCK_M']),)](x, out, n, d,\n"
+        "                                                                  BLOCK_D=triton.next_power_of_2(d))\n"
+        "    return out\n")
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False, timeout=120)
+    assert rec.error is None, rec.error and rec.error.short()
+    sides = {p.name: p.value for p in rec.parameters if p.name.startswith("BLOCK_")}
+    assert sides["BLOCK_M"] * sides["BLOCK_D"] <= 1 << 16, sides
