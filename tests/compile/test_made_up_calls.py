@@ -144,7 +144,8 @@ def test_numbers_and_packed_words_reach_a_kernel_through_forward_and_its_wrapper
 
 
 def test_a_tensor_in_arithmetic_no_pointer_takes_becomes_a_number(tmp_path, sandbox):
-    """A wrapper that launches with `*args` hides each argument's role, so its made-up `bits` and
+    """A wrapper that launches with `*args` computed (not one literal that
+    `wrapper_source.launch_arguments` opens up) hides each argument's role, so its made-up `bits` and
     `maxq` are tensors; `32 // bits` on a pointer is refused ("invalid operands of type
     pointer<fp32> and int32"): each becomes a number, and the packed words int32 after that."""
     path = tmp_path / "star.py"
@@ -153,7 +154,7 @@ def test_a_tensor_in_arithmetic_no_pointer_takes_becomes_a_number(tmp_path, sand
         "def dequant_star(x, qweight, scales, bits, maxq):\n"
         "    K, N = x.shape[0], qweight.shape[1]\n"
         "    out = torch.empty(N, device=x.device, dtype=torch.float32)\n"
-        "    args = (x, qweight, scales, out, K, N, bits, maxq)\n"
+        "    args = (x, qweight, scales, out) + (K, N, bits, maxq)\n"
         "    dequant_matvec_kernel[(triton.cdiv(N, 64),)](*args, BLOCK_K=32, BLOCK_N=64)\n"
         "    return out\n"))
     rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
