@@ -45,7 +45,9 @@ def locate(path: str, root: str | None = None) -> ModuleLocation:
     """Find the package a file belongs to, so that it imports as part of it (relative imports,
     `from package.utils import ...`). A chain of `__init__.py` folders gives the package; without
     one, a project root (`root`, else the nearest folder with pyproject.toml/setup.py/setup.cfg)
-    makes the file a namespace-package module under it (under `src/` for a src layout)."""
+    makes the file a namespace-package module under it (under `src/` for a src layout). A chain
+    continues above a folder without `__init__.py` up to `root`, or to the folder the file's
+    absolute imports name (`_above_the_chain`)."""
     path = os.path.abspath(path)
     folder = os.path.dirname(path)
     stem = os.path.splitext(os.path.basename(path))[0]
@@ -55,6 +57,8 @@ def locate(path: str, root: str | None = None) -> ModuleLocation:
         parts.insert(0, os.path.basename(d))
         d = os.path.dirname(d)
     import_root = d
+    if len(parts) > 1:
+        import_root, parts = _above_the_chain(path, import_root, parts, root)
     project = os.path.abspath(root) if root else _nearest_project(import_root)
     if len(parts) == 1 and project and folder != project and folder.startswith(project + os.sep):
         base = os.path.join(project, "src") if folder.startswith(os.path.join(project, "src") + os.sep) else project
@@ -66,6 +70,37 @@ def locate(path: str, root: str | None = None) -> ModuleLocation:
     if not all(p.isidentifier() for p in parts):
         import_root, parts = folder, [stem]
     return ModuleLocation(import_root, ".".join(parts), project or import_root)
+
+
+def _above_the_chain(path: str, import_root: str, parts: list[str], root: str | None) -> tuple[str, list[str]]:
+    """Where an `__init__.py` chain stops below the package's top, the rest of the way up: to
+    `root` when it lies above (`--root`), else to the ancestor folder that an absolute import of
+    the file names and that is installed nowhere else. Published layouts do this: megatron-core's
+    wheel has no `megatron/__init__.py` (a PEP 420 namespace package) under `megatron/core/`, and
+    conch's has `conch/__init__.py` but none in `conch/kernels/`; their files import
+    `from megatron.core ...`, `from conch.platforms ...`."""
+    folders = []  # import_root, its parent, ... (nearest first)
+    d = import_root
+    while os.path.dirname(d) != d and len(folders) < 8:
+        folders.append(d)
+        d = os.path.dirname(d)
+    top = None
+    if root and import_root.startswith(os.path.abspath(root) + os.sep):
+        top = next((f for f in folders if os.path.dirname(f) == os.path.abspath(root)), None)
+    else:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                named = {a or b for a, b in _ABSOLUTE.findall(f.read())}
+        except OSError:
+            named = set()
+        named.discard(parts[0])
+        top = next((f for f in folders if os.path.basename(f) in named and not _installed_elsewhere(f)), None)
+    if top is None:
+        return import_root, parts
+    between = os.path.relpath(import_root, os.path.dirname(top)).split(os.sep)
+    if not all(p.isidentifier() for p in between):
+        return import_root, parts
+    return os.path.dirname(top), [*between, *parts]
 
 
 _RELATIVE = re.compile(r"^[ \t]*from[ \t]+(\.+)", re.M)

@@ -97,3 +97,37 @@ def test_a_package_importing_the_files_own_error_is_still_the_files_error(tmp_pa
     (path.parent.parent / "__init__.py").write_text("")
     rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
     assert rec.error is not None and "the file refuses" in rec.error.message, rec.error
+
+
+def test_a_chain_that_stops_below_the_top_continues_to_the_folder_the_file_imports(tmp_path, sandbox):
+    # megatron-core's wheel: `megatron/` has no __init__.py (PEP 420), `megatron/core/` and below do;
+    # conch's: `conch/__init__.py`, none in `conch/kernels/`, then `kernels/attention/__init__.py`
+    for top_init, gap in ((False, "core"), (True, "kernels")):
+        base = tmp_path / ("ns" if not top_init else "gap")
+        top = base / "libz"
+        ops = top / gap / "ops"
+        ops.mkdir(parents=True)
+        (ops / "__init__.py").write_text("")
+        if top_init:
+            (top / "__init__.py").write_text("")
+        else:
+            (top / gap / "__init__.py").write_text("")
+        (top / "settings.py").write_text("BLOCK = 256\n")
+        path = ops / "twice.py"
+        path.write_text(KERNEL.format(imports="from libz.settings import BLOCK"))
+        loc = locate(str(path))
+        assert (loc.name, loc.import_root) == (f"libz.{gap}.ops.twice", str(base)), loc
+        rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+        assert rec.error is None, rec.error and rec.error.short()
+        assert {p.name: p.value for p in rec.parameters}["BLOCK"] == 256
+
+
+def test_root_continues_a_chain_that_stops_below_it(tmp_path):
+    ops = tmp_path / "proj" / "pkg" / "inner" / "ops"
+    ops.mkdir(parents=True)
+    (ops / "__init__.py").write_text("")
+    path = ops / "k.py"
+    path.write_text(KERNEL.format(imports="BLOCK = 128"))
+    assert locate(str(path)).name == "ops.k"
+    loc = locate(str(path), root=str(tmp_path / "proj"))
+    assert (loc.name, loc.import_root) == ("pkg.inner.ops.k", str(tmp_path / "proj"))
