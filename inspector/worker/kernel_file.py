@@ -251,7 +251,10 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
         if isinstance(e, SyntaxError):
             raise
         stop = stop_from(e, path, "file")
-        if not any(a <= (stop.line or 0) <= b for a, b in main_block_lines(source)):
+        # whether it came through the `__main__` block: its module-level line, not the deepest
+        # (a test in the block calling a function of the file that raises at its own line)
+        at = _module_level_line(e, path) or stop.line or 0
+        if not any(a <= at <= b for a, b in main_block_lines(source)):
             if absent_modules.machine_limit(e, path):
                 _resume_after(source, path, _module_level_line(e, path), module)
             elif tc.launch_count() == 0:

@@ -83,6 +83,25 @@ def test_a_failure_after_the_kernels_is_a_stop_with_its_line(tmp_path):
     assert line == text.splitlines().index("    x.tolist()[9]") + 1 and "IndexError" in message
 
 
+def test_a_failure_inside_a_function_the_main_block_calls_is_a_stop(tmp_path):
+    # flash-attn-triton's flash_attn_dao.py: its `__main__` test passes `causal` where the file's own
+    # forward wants a tensor, which raises inside that function, above the block: still the block's
+    text = KERNEL.replace("from .helpers import SCALE", "SCALE = 1.0") + textwrap.dedent("""
+
+        def forward(bias):
+            return bias.dtype
+
+
+        if __name__ == "__main__":
+            forward(True)
+        """)
+    _write(tmp_path / "with_test.py", text)
+    got = _load(tmp_path / "with_test.py")
+    assert [k[0] for k in got["kernels"]] == ["first", "second"]
+    line, message = got["stop"]
+    assert line == text.splitlines().index("    return bias.dtype") + 1 and "AttributeError" in message
+
+
 def test_a_sibling_module_does_not_shadow_an_installed_package(tmp_path):
     # fla's `ops/utils/sinkhorn/gluon.py` sits beside `sinkhorn/tilelang.py`; `import colorsys` here
     # must find the standard library's colorsys, not the sibling `colorsys.py`.
