@@ -188,7 +188,9 @@ def _scalar(param: inspect.Parameter) -> Any:
     if ann == "float" or FLOAT_NAMES.match(param.name) or low in ("offset", "eps"):
         return 1e-6 if "eps" in low else 0.0
     if ann == "int" or low.startswith(("num_", "n_")) or low.endswith(("_size", "_dim")):
-        return 4 if "warps" in low else 1024 if "block" in low else 64
+        # a bit width (`mse_bits`, `nbits`: lmcache's `n_centroids = 2**mse_bits`, quantizers'
+        # `maxq = 2**bits - 1`) is a few bits, as real quantizers use; 64 overflows int32
+        return 4 if "warps" in low or re.search(r"bits?$|^bits?_|_bits?_", low) else 1024 if "block" in low else 64
     if ann == "str":
         return ""
     return None

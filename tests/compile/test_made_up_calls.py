@@ -599,3 +599,22 @@ def test_the_block_sides_an_autotuner_sets_count_in_a_made_up_tile(tmp_path, san
     assert rec.error is None, rec.error and rec.error.short()
     sides = {p.name: p.value for p in rec.parameters if p.name.startswith("BLOCK_")}
     assert sides["BLOCK_M"] * sides["BLOCK_D"] <= 1 << 16, sides
+
+
+def test_a_bit_width_the_wrapper_takes_is_made_up_a_few_bits(tmp_path, sandbox):
+    """lmcache's turboquant store: `n_centroids = 2**mse_bits` from an `int` parameter made up as
+    64 overflowed int32 in every shape family; a bit width is made up as 4."""
+    path = tmp_path / "levels.py"
+    path.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+        "@triton.jit\ndef quantize_kernel(x_ptr, out_ptr, n, levels, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+        "    tl.store(out_ptr + offs, (x * levels).to(tl.int32), mask=offs < n)\n\n\n"
+        "def quantize(x: torch.Tensor, mse_bits: int) -> torch.Tensor:\n"
+        "    out = torch.empty(x.shape, dtype=torch.int32, device=x.device)\n"
+        "    quantize_kernel[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), 2**mse_bits, BLOCK=1024)\n"
+        "    return out\n")
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert {p.name: p.value for p in rec.parameters}["levels"] == 16
