@@ -90,7 +90,7 @@ def _above_the_chain(path: str, import_root: str, parts: list[str], root: str | 
     else:
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
-                named = {a or b for a, b in _ABSOLUTE.findall(f.read())}
+                named = _absolute_names(path, f.read())
         except OSError:
             named = set()
         named.discard(parts[0])
@@ -107,10 +107,35 @@ _RELATIVE = re.compile(r"^[ \t]*from[ \t]+(\.+)", re.M)
 _ABSOLUTE = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_]\w*)|import[ \t]+([A-Za-z_]\w*))", re.M)
 
 
+_RELATIVE_FROM = re.compile(r"^[ \t]*from[ \t]+(\.+)([\w.]*)[ \t]+import[ \t]+\(?([\w, \t]*)", re.M)
+
+
+def _absolute_names(path: str, text: str) -> set[str]:
+    """Top-level names the file imports absolutely, and those the modules it imports relatively
+    import (one hop: unsloth-zoo's patch imports `.common`, which imports `unsloth_zoo.log`)."""
+    named = {a or b for a, b in _ABSOLUTE.findall(text)}
+    folder = os.path.dirname(os.path.abspath(path))
+    for dots, module, names in _RELATIVE_FROM.findall(text):
+        base = folder
+        for _ in range(len(dots) - 1):
+            base = os.path.dirname(base)
+        stems = [module.replace(".", os.sep)] if module else [n.strip() for n in names.split(",") if n.strip()]
+        for stem in stems:
+            for candidate in (os.path.join(base, stem + ".py"), os.path.join(base, stem, "__init__.py")):
+                if os.path.isfile(candidate) and os.path.abspath(candidate) != os.path.abspath(path):
+                    try:
+                        with open(candidate, encoding="utf-8", errors="replace") as f:
+                            named |= {a or b for a, b in _ABSOLUTE.findall(f.read())}
+                    except OSError:
+                        pass
+                    break
+    return named
+
+
 def _namespace_package(path: str, import_root: str, parts: list[str]) -> tuple[str, list[str]]:
     """A file with relative imports in folders without `__init__.py` (copied out of a package, or
     a namespace package) and no project marker: its folders are the package. As far up as an
-    absolute import of the file names one of them (`from lmdeploy.utils import ...` under a
+    absolute import of the file (or of a module it imports relatively) names one of them (`from lmdeploy.utils import ...` under a
     folder `lmdeploy`), else as many levels as its deepest relative import climbs."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -123,7 +148,7 @@ def _namespace_package(path: str, import_root: str, parts: list[str]) -> tuple[s
     while os.path.dirname(d) != d and len(folders) < 8:
         folders.append(d)
         d = os.path.dirname(d)
-    named = {a or b for a, b in _ABSOLUTE.findall(text)} - {os.path.basename(folders[0]) if folders else ""}
+    named = _absolute_names(path, text) - {os.path.basename(folders[0]) if folders else ""}
     depth = next((i + 1 for i in range(1, len(folders))
                   if os.path.basename(folders[i]) in named and not _installed_elsewhere(folders[i])), dots)
     # the package's top must not be a name that imports from elsewhere (a folder `kernels` beside

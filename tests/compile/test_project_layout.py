@@ -131,3 +131,18 @@ def test_root_continues_a_chain_that_stops_below_it(tmp_path):
     assert locate(str(path)).name == "ops.k"
     loc = locate(str(path), root=str(tmp_path / "proj"))
     assert (loc.name, loc.import_root) == ("pkg.inner.ops.k", str(tmp_path / "proj"))
+
+
+def test_a_sibling_modules_absolute_import_names_the_package_too(tmp_path, sandbox):
+    # unsloth-zoo's patches: the file imports only `.common`, and `common` imports `unsloth_zoo.log`
+    patches = tmp_path / "copied" / "libq" / "patches"
+    patches.mkdir(parents=True)
+    (tmp_path / "copied" / "libq" / "log.py").write_text("BLOCK = 256\n")
+    (patches / "common.py").write_text("from libq.log import BLOCK\n")
+    path = patches / "twice.py"
+    path.write_text(KERNEL.format(imports="from .common import (\n    BLOCK,\n)"))
+    loc = locate(str(path))
+    assert (loc.name, loc.import_root) == ("libq.patches.twice", str(tmp_path / "copied"))
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert {p.name: p.value for p in rec.parameters}["BLOCK"] == 256
