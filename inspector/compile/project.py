@@ -135,8 +135,9 @@ def _absolute_names(path: str, text: str) -> set[str]:
 def _namespace_package(path: str, import_root: str, parts: list[str]) -> tuple[str, list[str]]:
     """A file with relative imports in folders without `__init__.py` (copied out of a package, or
     a namespace package) and no project marker: its folders are the package. As far up as an
-    absolute import of the file (or of a module it imports relatively) names one of them (`from lmdeploy.utils import ...` under a
-    folder `lmdeploy`), else as many levels as its deepest relative import climbs."""
+    absolute import of the file (or of a module it imports relatively) names one of them (`from
+    lmdeploy.utils import ...` under a folder `lmdeploy`), else as many levels as its deepest
+    relative import climbs."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             text = f.read()
