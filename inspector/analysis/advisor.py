@@ -22,7 +22,9 @@ What it looks for (`Finding.code`):
 - `bank_conflicts`: shared-memory instructions whose lanes collide in a bank (more wavefronts
   per request than the bytes need: shared_memory.py), with the TTGIR op and layouts behind them;
 - `small_grid` / `tail_wave`: the example launch's grid leaves most of the GPU idle, or its last
-  wave mostly empty.
+  wave mostly empty;
+- `inline_asm_dropped`: (AMD) inline assembly the LLVM IR calls but the AMDGCN leaves out, as
+  LLVM's AMDGPU backend does with NVIDIA's PTX: what it computes is undefined on that GPU.
 Severity ranks them: high, medium, low, info; `score` orders findings within and across.
 """
 
@@ -483,6 +485,26 @@ def _hint_advice(rec: Inspection, a: MemoryAccess) -> str:
     return advice(sites, values, room)
 
 
+def _dropped_asm_findings(rec: Inspection) -> list[Finding]:
+    if rec.backend != "hip" or "llir" not in rec.stages or "amdgcn" not in rec.stages:
+        return []
+    from ..backends.amd import dropped_inline_asm
+
+    out = []
+    for text, constraints, line in dropped_inline_asm(rec.stages["llir"], rec.stages["amdgcn"]):
+        where = f"line {line}: " if line else ""
+        out.append(Finding(
+            "inline_asm_dropped", "high", 98, line,
+            f"{where}inline assembly `{text.strip()[:60]}` is left out of {rec.target}'s code: what it computes "
+            f"is undefined there",
+            [f"the LLVM IR calls it (constraints \"{constraints}\"); the AMDGCN holds no inline-assembly block",
+             "AMD's code generator drops assembly written for NVIDIA (PTX, register classes such as \"f\") "
+             "without an error, and with it the values that feed only it"],
+            "give AMD its own path: assembly for gfx9 (`v_rcp_f32`), or a `tl` / `tl.extra.hip.libdevice` "
+            "function, chosen by a constexpr on the target", [line] if line else []))
+    return out
+
+
 def advise(rec: Inspection) -> list[Finding]:
     """Ranked findings for one inspection (highest severity and score first); empty on error."""
     if rec.error is not None and not rec.stages:
@@ -497,6 +519,7 @@ def advise(rec: Inspection) -> list[Finding]:
     findings += _dot_findings(rec)
     findings += _conversion_findings(rec)
     findings += _bank_conflict_findings(rec)
+    findings += _dropped_asm_findings(rec)
     findings.sort(key=lambda f: (SEVERITIES.index(f.severity), -f.score, f.line or 0))
     if rec.generated is not None:  # a Helion kernel: a title names the Helion line, then the generated one
         for f in findings:

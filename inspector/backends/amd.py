@@ -37,6 +37,29 @@ NUM_VGPRS = re.compile(r"^; NumVgprs: (\d+)", re.MULTILINE)
 OCCUPANCY = re.compile(r"^; Occupancy: (\d+)", re.MULTILINE)
 
 
+# LLVM IR's inline assembly: `call float asm "rcp.rn.f32 $0, $1;", "=f,f"(float %250) #6, !dbg !40`
+LLVM_INLINE_ASM = re.compile(r'\basm (?:sideeffect )?(?:alignstack )?"((?:[^"\\]|\\.)*)", "([^"]*)".*?(?:!dbg !(\d+))?$',
+                             re.MULTILINE)
+DI_LINE = re.compile(r"^!(\d+) = (?:distinct )?!DILocation\(line: (\d+)", re.MULTILINE)
+# The AMDGPU asm printer wraps each inline-assembly block it emits in these comments.
+ASM_BLOCK = ";;#ASMSTART"
+
+
+def dropped_inline_asm(llir: str, amdgcn: str) -> list[tuple[str, str, int | None]]:
+    """Inline assembly the LLVM IR calls that the AMDGCN leaves out: (text, constraints, source
+    line) once each; empty when the AMDGCN holds any inline-assembly block. NVIDIA's (PTX text,
+    constraints such as "=f,f" that AMDGPU has no register class for) is dropped without an error,
+    and with it what its result feeds: a copy through `rcp.rn.f32` compiled, for gfx942, to a
+    store of a value made from the thread index (Triton 3.9, LLVM's AMDGPU backend)."""
+    if ASM_BLOCK in amdgcn:
+        return []
+    lines = {int(n): int(line) for n, line in DI_LINE.findall(llir)}
+    out: dict[tuple[str, str], int | None] = {}
+    for text, constraints, dbg in LLVM_INLINE_ASM.findall(llir):
+        out.setdefault((text, constraints), lines.get(int(dbg)) if dbg else None)
+    return [(text, constraints, line) for (text, constraints), line in out.items()]
+
+
 def parse_amdgcn_metadata(amdgcn: str) -> dict[str, int]:
     """The numeric fields of the first kernel's code-object metadata."""
     out: dict[str, int] = {}

@@ -214,3 +214,35 @@ def test_the_gluon_attention_kernel_s_partitions_and_their_registers(sandbox):
         ("default", 4, None), ("partition0", 4, 160), ("partition1", 4, 160), ("partition2", 1, 24)]
     assert {("dec", 24), ("inc", 160)} <= set(register_moves(rec.stages["ptx"]))
     assert partitions(compiled(sandbox, KERNELS / "add.py", target="sm_90").stages["ttgir"]) == []
+
+
+# One kernel, its inline assembly written for one vendor (unsloth-zoo's `_rcp_rn` is the PTX one)
+INLINE_ASM = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def through_asm(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.inline_asm_elementwise("{asm}", "{constraints}", [x], dtype=tl.float32, is_pure=True, pack=1)
+    tl.store(out_ptr + offs, y)
+'''
+
+
+@pytest.mark.parametrize("asm, constraints, target, dropped", [
+    ("rcp.rn.f32 $0, $1;", "=f,f", "gfx942", True),   # PTX on AMD: LLVM leaves it out, and the load with it
+    ("v_mov_b32 $0, $1", "=v,v", "gfx942", False),    # AMD's own assembly stays
+    ("rcp.rn.f32 $0, $1;", "=f,f", "sm_90", False),   # PTX where it belongs
+])
+def test_inline_assembly_a_target_drops_is_a_finding(sandbox, tmp_path, asm, constraints, target, dropped):
+    path = tmp_path / "through_asm.py"
+    path.write_text(INLINE_ASM.replace("{asm}", asm).replace("{constraints}", constraints))
+    rec = compiled(sandbox, path, target=target, consts={"BLOCK": "256"})
+    found = [f for f in advise(rec) if f.code == "inline_asm_dropped"]
+    line = INLINE_ASM.splitlines().index(next(l for l in INLINE_ASM.splitlines() if "inline_asm" in l)) + 1
+    if dropped:
+        assert [f.line for f in found] == [line] and asm.split()[0] in found[0].title, found
+        assert found[0].severity == "high"
+    else:
+        assert not found, found
