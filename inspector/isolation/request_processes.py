@@ -102,7 +102,7 @@ def _report_compiler_output(worker: int, status: int, jailed: bool) -> None:
     log (fd 2 here); the file is removed either way. Never raises."""
     path = _compiler_output(worker, jailed)
     try:
-        if os.WIFSIGNALED(status) or (os.WIFEXITED(status) and os.WEXITSTATUS(status) > 128):
+        if os.WIFSIGNALED(status):
             with open(path, "rb") as f:
                 f.seek(max(0, os.fstat(f.fileno()).st_size - 4000))
                 tail = f.read().strip()
