@@ -55,6 +55,9 @@ _SYSCALLS = {"x86_64": {"pivot_root": 155, "mount_setattr": 442},
 # System directories every compile may read (ptxas, gcc for Triton's launcher, libc, CA files).
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys")
 SPARE_SCRATCH = "/.spare"  # a spare worker's warm-up writes here, never in the request's /tmp
+# Without the jail, a request's own scratch folder in the machine's temporary folder starts so
+# (`request_processes._new_scratch`; the sandbox removes one whose request it killed).
+SCRATCH_PREFIX = "inspector-request-"
 GPU_DEVICES = ("nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset", "kfd", "dri")
 
 _libc = ctypes.CDLL(None, use_errno=True)

@@ -45,6 +45,7 @@ import json
 import os
 import resource
 import select
+import shutil
 import signal
 import socket
 import struct
@@ -92,15 +93,24 @@ def _pipe_to_alive() -> int:
     return w
 
 
-def _compiler_output(pid: int, jailed: bool) -> str:
-    """W's compiler-output file: in the jail's private /tmp, else beside the other requests' (named by pid)."""
-    return os.path.join("/tmp" if jailed else tempfile.gettempdir(), f".inspector-compiler-output-{pid}")
+def _compiler_output(pid: int, scratch: str | None) -> str:
+    """W's compiler-output file: in the request's scratch folder without the jail, else in the
+    jail's private /tmp (named by W's pid)."""
+    return os.path.join(scratch, "compiler-output") if scratch else f"/tmp/.inspector-compiler-output-{pid}"
 
 
-def _report_compiler_output(worker: int, status: int, jailed: bool) -> None:
+def _new_scratch(cfg: dict) -> str | None:
+    """Without the jail, the request's own scratch folder (W's TMPDIR), made by C and named on the
+    info line: whoever ends the request removes it (C after W, the sandbox after killing them),
+    so a request killed mid-compile leaves nothing in the machine's /tmp. In the jail the private
+    /tmp is that folder."""
+    return None if cfg["jail"] else tempfile.mkdtemp(prefix=jail.SCRATCH_PREFIX)
+
+
+def _report_compiler_output(worker: int, status: int, scratch: str | None) -> None:
     """After W (`worker`) is done: if it died of a signal, the end of its compiler output onto the
     log (fd 2 here); the file is removed either way. Never raises."""
-    path = _compiler_output(worker, jailed)
+    path = _compiler_output(worker, scratch)
     try:
         if os.WIFSIGNALED(status):
             with open(path, "rb") as f:
@@ -131,16 +141,17 @@ def request(msg: dict, fds: list[int], cfg: dict, zygote: int) -> None:
         alive_w = _pipe_to_alive()
         os.dup2(FD_LOG, 2)
         _enter_request(cfg)
+        msg["scratch"] = _new_scratch(cfg)
         child = os.fork()
         if child == 0:
             os.close(alive_w)
             os.close(FD_INFO)
             (_init if cfg["jail"] else _worker)(msg, cfg)
-        _write_info(child, cfg)
+        _write_info(child, cfg, scratch=msg["scratch"])
         for fd in (FD_REQUEST, FD_RESULT, FD_PROGRESS, FD_LOG, FD_INFO):
             os.close(fd)
         os.write(alive_w, b"g")  # the child may go on: the info line is out first
-        _end_like(child, cfg["jail"])
+        _end_like(child, msg["scratch"])
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
         os._exit(EXIT_CRASH)
@@ -168,21 +179,24 @@ def _enter_request(cfg: dict) -> None:
         jail.enter_request_namespaces()
 
 
-def _write_info(child: int, cfg: dict, ns: int | None = None) -> None:
+def _write_info(child: int, cfg: dict, ns: int | None = None, scratch: str | None = None) -> None:
     """The request's identity on FD_INFO, for the sandbox to watch and kill it by (`ns`: the
-    request's PID namespace, where the child's /proc entry is out of sight)."""
+    request's PID namespace, where the child's /proc entry is out of sight), and its scratch
+    folder, for the sandbox to remove if it kills the request."""
     if cfg["jail"] and ns is None:
         ns = jail.pid_namespace(child)
-    info = {"pgid": os.getpid(), "ns": ns, "worker": None if cfg["jail"] else child}
+    info = {"pgid": os.getpid(), "ns": ns, "worker": None if cfg["jail"] else child, "scratch": scratch}
     os.write(FD_INFO, (json.dumps(info) + "\n").encode())
 
 
-def _end_like(child: int, jailed: bool) -> None:
+def _end_like(child: int, scratch: str | None) -> None:
     """C's last step: wait for its child and exit with its status (without the jail, the child is
-    W: what its compiler printed last goes on the log if it died of a signal)."""
+    W: what its compiler printed last goes on the log if it died of a signal, and its scratch
+    folder is removed)."""
     _, status = os.waitpid(child, 0)
-    if not jailed:
-        _report_compiler_output(child, status, jailed)
+    if scratch:
+        _report_compiler_output(child, status, scratch)
+        shutil.rmtree(scratch, ignore_errors=True)
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
     if code > 128 and code - 128 in signal.valid_signals():
         # die of the same signal, so the sandbox reports it; SIGKILL and SIGSTOP take no handler
@@ -227,7 +241,7 @@ def _reap_until(worker: int) -> None:
     while True:
         pid, status = os.wait()
         if pid == worker:
-            _report_compiler_output(worker, status, jailed=True)
+            _report_compiler_output(worker, status, None)
             _exit_like(status)
 
 
@@ -293,10 +307,13 @@ def _spare_request(cfg: dict, zygote: int, fd: int) -> None:
         jail.set_process_name(NAME)
         _place_descriptors([*fds, down.detach()])  # the child's socket at FD_ALIVE
         os.dup2(FD_LOG, 2)
-        _write_info(child, cfg, ns)
+        scratch = _new_scratch(cfg)
+        if scratch:
+            data = json.dumps({**json.loads(data), "scratch": scratch}).encode()
+        _write_info(child, cfg, ns, scratch)
         _hand_down(data, FD_ALIVE)
         os.close(FD_INFO)
-        _end_like(child, cfg["jail"])
+        _end_like(child, scratch)
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
         os._exit(EXIT_CRASH)
@@ -429,12 +446,15 @@ def _serve(msg: dict, cfg: dict) -> None:
     try:
         if cfg["jail"]:
             _scratch_at("/tmp")
+        elif msg.get("scratch"):  # the request's own folder (`_new_scratch`); its cwd and HOME stay the caller's
+            os.environ["TMPDIR"] = msg["scratch"]
+            tempfile.tempdir = None
         me = os.getpid()
         limits = msg["limits"]
         if limits.get("memory"):  # new allocations bounded: what this process maps now plus the allowance
             limits["address_space"] = _vm_size() + int(limits["memory"])
         progress._fd = FD_PROGRESS
-        os.environ[COMPILER_OUTPUT_ENV] = _compiler_output(me, cfg["jail"])
+        os.environ[COMPILER_OUTPUT_ENV] = _compiler_output(me, msg.get("scratch"))
         faulthandler.register(signal.SIGUSR1, file=2, all_threads=True)  # where a timeout struck
         size = os.fstat(FD_REQUEST).st_size
         request = json.loads(os.pread(FD_REQUEST, size, 0))

@@ -43,6 +43,7 @@ import json
 import os
 import re
 import select
+import shutil
 import signal
 import socket
 import struct
@@ -80,6 +81,18 @@ class SandboxError(Exception):
         self.kind = kind
         self.message = message
         self.details = details or {}
+
+
+
+def _remove_scratch(path: Any) -> None:
+    """Remove a killed request's scratch folder (without the jail: `request_processes._new_scratch`,
+    named on its info line), which its C, killed with it, could not. Only a folder of that name
+    in this machine's temporary folder, never a link."""
+    if not isinstance(path, str) or not os.path.basename(path).startswith(jail.SCRATCH_PREFIX):
+        return
+    if os.path.islink(path) or os.path.dirname(os.path.realpath(path)) != os.path.realpath(tempfile.gettempdir()):
+        return
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @dataclass
@@ -506,6 +519,7 @@ class Sandbox:
         end = time.monotonic() + 5
         while run.info and watch.members(run.info) and time.monotonic() < end:
             time.sleep(0.02)
+        _remove_scratch(run.info.get("scratch"))
 
     def _where(self, run: _Request) -> tuple[str, int | None]:
         """Ask the worker for a stack dump (SIGUSR1, faulthandler) and say where it was: words,
