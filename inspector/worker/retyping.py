@@ -44,8 +44,13 @@ _BITS_INTEGER = re.compile(r"\b(8|16|32|64)-bit (?:signless )?integer")
 # What an error says when it is about types (not a missing name or a shape).
 _TYPE_ERROR = re.compile(r"type|pointer|operand|cast|dtype|integer|float|signed|"
                          r"(?<![\w])(?:u?int\d+|fp\d+|bf16)", re.I)
-# ... and not about a constexpr's value or a shape, which no pointer's dtype changes
-_NOT_DTYPE = re.compile(r"string|constexpr|policy|shape|rank|broadcast|power of 2|must be a ", re.I)
+# ... and not about a constexpr's value or a shape, which no pointer's dtype changes, nor about
+# something the release removed ("Block pointers have been removed in favor of ...": no dtype
+# brings it back; an older release may compile it, `compile.api.inspect`)
+_NOT_DTYPE = re.compile(r"string|constexpr|policy|shape|rank|broadcast|power of 2|must be a |removed", re.I)
+# ... unless it says which type a value must have: a shape, stride or offset of a loaded float
+# ("Expected an integer scalar type in shape/strides/offsets", `tl.make_block_ptr`)
+_WANTS_TYPE = re.compile(r"expected an? (?:integer|int|float|floating)[\w ]* type|must be an? (?:integer|int)\b", re.I)
 _INTEGERS = ("int32", "int64", "uint8")
 _HALVES = ("float16", "bfloat16")
 
@@ -83,7 +88,9 @@ class Retyping:
 def type_clash(err: BaseException, fns: list[Any]) -> TypeClash | None:
     """The innermost CompilationError of `err` in one of `fns` whose message is about types."""
     found = innermost(err, fns)
-    if found is None or not _TYPE_ERROR.search(found.message) or _NOT_DTYPE.search(found.message):
+    if found is None or not _TYPE_ERROR.search(found.message):
+        return None
+    if _NOT_DTYPE.search(found.message) and not _WANTS_TYPE.search(found.message):
         return None
     return found
 
@@ -334,9 +341,10 @@ def next_retyping(err: BaseException, kernel: Any, fns: list[Any], values: dict[
             # a helper called by a helper (lmdeploy's `_unpack_weight` -> `_dequant_s4_to_f16x2`):
             # the pointers whose loads reach the kernel's own call of the chain
             names = _reaching(kernel, clash.outer[1], pointers)
-    if re.search(r"pointer<", clash.message) and clash.fn is kernel:
+    if (re.search(r"pointer<", clash.message) or _WANTS_TYPE.search(clash.message)) and clash.fn is kernel:
         # "invalid operands of type pointer<bf16> and fp32": the pointer is fine, its offset is not;
-        # the pointers the node names itself are the ones being offset
+        # the pointers the node names itself are the ones being offset. Likewise "Expected an
+        # integer scalar type in shape/strides/offsets": a loaded value, not the block's base.
         direct = {n.id for n in ast.walk(clash.node) if isinstance(n, ast.Name)}
         names = [n for n in names if n not in direct] or names
     if not names:

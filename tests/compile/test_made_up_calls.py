@@ -67,6 +67,48 @@ def test_the_oldest_supported_release_is_retyped_from_its_own_words():
     assert "histogram only supports integer input" in rec.log
 
 
+# colossalai's flash decoding, reduced: a block pointer whose shape is a length loaded from a table
+BLOCK_POINTER_FROM_A_LOADED_LENGTH = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def decode(V, lengths, out, stride_v, q_len, HEAD: tl.constexpr, BLOCK: tl.constexpr):
+    token = tl.program_id(0)
+    seq = token // q_len
+    length = tl.load(lengths + seq) + (token % q_len) - q_len + 1
+    start = tl.program_id(1)
+    if start * BLOCK >= length:
+        return
+    rows = tl.where((start + 1) * BLOCK <= length, BLOCK, length - start * BLOCK)
+    v_ptr = tl.make_block_ptr(base=V, shape=(rows, HEAD), strides=(stride_v, 1), offsets=(0, 0),
+                              block_shape=(BLOCK, HEAD), order=(1, 0))
+    v = tl.load(v_ptr)
+    tl.store(out + tl.arange(0, HEAD), tl.sum(v, 0))
+"""
+
+
+def test_a_block_pointer_removed_from_the_release_opens_in_the_side_release_with_its_lengths_retyped(
+        tmp_path, sandbox):
+    """Triton 3.9 removed block pointers: its refusal ("Block pointers have been removed in favor
+    of...") names a pointer but no dtype brings them back, so no retyping is tried there; the
+    side release compiles the made-up call, whose float32 length ("Expected an integer scalar type
+    in shape/strides/offsets") becomes an integer, the block's base staying float32."""
+    from side_releases import missing, ready
+
+    if not ready("3.6.0"):
+        missing("Triton 3.6.0's side environment is not installed (python -m inspector versions add 3.6.0)")
+    path = tmp_path / "decode.py"
+    path.write_text(BLOCK_POINTER_FROM_A_LOADED_LENGTH)
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert rec.triton_version == "3.6.0"
+    types = {p.name: p.type for p in rec.parameters}
+    assert types["lengths"] in ("*i32", "*i64") and types["V"] == "*fp32", types
+    if rec.refused_by:  # the installed release refused it (3.9 and later) for what it removed
+        assert "Block pointers have been removed" in rec.refused_by["message"], rec.refused_by
+
+
 def test_a_wrapper_that_checks_its_inputs_gets_arguments_its_checks_accept(sandbox):
     """`masked_bias_add` refuses a made-up call four ways before it launches (one-element integer
     count, a 2-D x, a bias the width of x, an eager path below 64 rows): its own checks say what
