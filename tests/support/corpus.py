@@ -75,18 +75,18 @@ def opens_with_the_cli_alone(folder: Path, entry: dict, target: str) -> dict:
 def opens_as_published(folder: Path, entry: dict, target: str, sandbox) -> dict:
     """`opens_with_the_cli_alone` through the library the CLI's `compile` calls, in the session's
     warm worker: the same pipeline without a Python start and a worker's imports per file (most of
-    a corpus's time on a 2-core machine). An entry for an older release goes through the CLI,
+    a corpus's time on a 2-core machine), SASS left for later as `compile` leaves it. An entry for an older release goes through the CLI,
     whose request picks that release's own worker."""
     from inspector.compile.api import inspect_kernel
 
     if entry.get("triton"):
         return opens_with_the_cli_alone(folder, entry, target)
     path = folder / entry["file"]
-    rec = inspect_kernel(path, target=target, sandbox=sandbox, use_cache=False, timeout=600).to_dict()
+    rec = inspect_kernel(path, target=target, sandbox=sandbox, use_cache=False, timeout=600, defer=("sass",)).to_dict()
     values = _suggested(entry, rec)
     if values is not None:
         rec = inspect_kernel(path, target=target, kernel=rec["kernel"], consts=values, sandbox=sandbox,
-                             use_cache=False, timeout=600).to_dict()
+                             use_cache=False, timeout=600, defer=("sass",)).to_dict()
     assert rec.get("error") is None, rec["error"]["message"]
     return _opened(entry, target, rec)
 
