@@ -32,6 +32,9 @@ class Launch:
     # for a made-up call of a wrapper: the constexprs whose values follow the made-up shapes (the
     # rest are the wrapper's own choices); None when not known
     shape_derived: frozenset[str] | None = None
+    # for a made-up call of a wrapper: (the wrapper, the arguments of the call that made this
+    # launch; `worker.made_up_sizes.made_by`), which a later probe of the same call needs
+    made_by: tuple[Any, list] | None = None
 
     @property
     def stack(self) -> list[tuple[str, int]]:

@@ -31,7 +31,7 @@ from .errors import error_info
 from .passes import split_pass_dump
 from ..record import ErrorInfo, InspectRequest, Inspection, Parameter
 from .reproduce import standalone_file
-from .retyping import Retyping, left_out, next_retyping, say_retyped, sizes_for_shared
+from .retyping import Retyping, left_out, next_retyping, say_retyped, sizes_for_dot, sizes_for_shared
 from .stand_in_device import stand_in_device
 from . import absent_modules, helion_front, helper_harness, suggestions
 from .package_callers import launch_from_package
@@ -461,6 +461,12 @@ def _compile_call(launch: tc.Launch, overrides: dict[str, Any], options: dict[st
             filled = left_out(e, overrides, retyping) if retyping is not None else None
             if filled:
                 overrides = {**overrides, **filled}
+                continue
+            own = set(values) - set(launch.shape_derived or ())  # the wrapper's own tiles stay
+            grown = sizes_for_dot(e, launch.jit, {**values, **overrides}, retyping, set(config_kwargs or {}) | own) \
+                if retyping is not None else None
+            if grown:
+                overrides = {**overrides, **grown}
                 continue
             new = next_retyping(e, launch.jit, [*fns, launch.jit], {**values, **overrides}, retyping) \
                 if retyping is not None else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from .. import triton_compat as tc
 from .wrapper_source import source_ast
@@ -107,8 +107,9 @@ def launch_shrunk(fn: Callable, args: list[Any], size: int, jit: Any, first: Any
         return SMALL_DIM if isinstance(a, int) and not isinstance(a, bool) and a == size else a
 
     start = len(tc.recorded())
-    with contextlib.suppress(Exception):
-        fn(*[shrink(a) for a in args])
+    shrunk = [shrink(a) for a in args]
+    with contextlib.suppress(Exception), made_by(fn, shrunk):
+        fn(*shrunk)
     again = [la for la in tc.recorded()[start:] if la.jit is jit]
     if again and not unrolled_too_far(again[0], jit):
         tc.take_since(tc.recorded().index(first))
@@ -171,7 +172,7 @@ def tile_shrunk(fn: Callable, args: list[Any], jit: Any, extents: set[str],
     kept: tuple[list[Any], list[Any]] | None = None
     for _ in range(SHRINK_ROUNDS):
         start = len(tc.recorded())
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception), made_by(fn, args):
             fn(*args)
         mine = [la for la in tc.recorded()[start:] if la.jit is jit]
         if not mine:
@@ -205,24 +206,53 @@ def _resized(args: list[Any], size: Callable[[int], int]) -> list[Any]:
     return [one(a) for a in args]
 
 
+@contextlib.contextmanager
+def made_by(fn: Callable, args: list[Any]) -> Iterator[None]:
+    """Launches recorded inside are marked as made by `fn(*args)` (`Launch.made_by`): a wrapper's
+    made-up calls (mended, scaled, shrunk) are many, and the launch the inspection keeps may come
+    from any of them, or from an earlier kernel's search."""
+    start = len(tc.recorded())
+    try:
+        yield
+    finally:
+        for la in tc.recorded()[start:]:
+            la.made_by = la.made_by or (fn, list(args))
+
+
 def mark_derived(fn: Callable, args: list[Any], jit: Any) -> None:
     """Mark the kernel's recorded launch with the constexprs whose values follow the made-up
     shapes (`Launch.shape_derived`): those that change when the wrapper is called again with
-    every dimension of 32 or more halved. A wrapper's own tile (`BLOCK_M=128`) stays as it is: a
-    made-up call may shrink only what it made up (`retyping.sizes_for_shared`)."""
+    every dimension of 32 or more halved, or with one tensor's alone halved (a ratio of two
+    tensors' dimensions, `BLOCK_K = K // scales.shape[0]`, is the same when both halve). A
+    wrapper's own tile (`BLOCK_M=128`) stays as it is: a made-up call may change only what it
+    made up (`retyping.sizes_for_shared`, `retyping.sizes_for_dot`)."""
+    import torch
+
     mine = next((la for la in tc.recorded() if la.jit is jit), None)
     if mine is None:
         return
-    start = len(tc.recorded())
-    with contextlib.suppress(Exception):
-        fn(*_resized(args, lambda d: d // 2 if d >= 32 else d))
-    again = next((la for la in tc.recorded()[start:] if la.jit is jit), None)
-    tc.take_since(start)
-    if again is None:
-        return
+    fn, args = mine.made_by or (fn, args)  # the call that made it, not necessarily the last one tried
     constexprs = {p.name for p in tc.signature_params(jit) if p.is_constexpr}
-    before, after = _given(mine), _given(again)
-    mine.shape_derived = frozenset(n for n in constexprs if n in before and not _same(before[n], after.get(n)))
+    before = _given(mine)
+    half = lambda d: d // 2 if d >= 32 else d  # noqa: E731
+    probes = [_resized(args, half)]
+    tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and any(d >= 32 for d in a.shape)]
+    for i in tensors[:MAX_ONE_TENSOR_PROBES] if len(tensors) > 1 else []:
+        probes.append([*args[:i], *_resized([args[i]], half), *args[i + 1:]])
+    derived: set[str] = set()
+    for probe in probes:
+        start = len(tc.recorded())
+        with contextlib.suppress(Exception):
+            fn(*probe)
+        again = next((la for la in tc.recorded()[start:] if la.jit is jit), None)
+        tc.take_since(start)
+        if again is not None:
+            after = _given(again)
+            derived |= {n for n in constexprs if n in before and not _same(before[n], after.get(n))}
+    mine.shape_derived = frozenset(derived)
+
+
+MAX_ONE_TENSOR_PROBES = 8  # wrapper calls with one tensor halved (each a Python call on meta tensors)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -236,6 +236,36 @@ def sizes_for_shared(shared: int, limit: int, kernel: Any, values: dict[str, Any
     return {name: value // 2}
 
 
+# `tl.dot`'s smallest sides, as Triton words them (K >= 16 in 3.6, K >= 8 for fp32 in 3.9)
+DOT_TOO_SMALL = re.compile(r"Input shapes should have M >= (\d+), N >= (\d+) and K >= (\d+)")
+
+
+def sizes_for_dot(err: BaseException, kernel: Any, values: dict[str, Any], state: Retyping,
+                  keep: set[str]) -> dict[str, int]:
+    """A made-up call whose `tl.dot` has a side under the least Triton takes (flashnn's a16w4
+    GEMM: `BLOCK_K = K // scales.shape[0]`, 4 from made-up shapes where real ones give a group of
+    128): every block side the made-up shapes gave (not in `keep`: the user's, an autotune
+    config's, the wrapper's own tiles) under it, raised to it. {} when the error is another or
+    none is left."""
+    from .made_up_sizes import block_sides
+
+    least = DOT_TOO_SMALL.search(str(err))
+    if not least or state.compiles >= MAX_RETYPES:
+        return {}
+    side = max(int(g) for g in least.groups())
+    sides = block_sides(kernel)
+    grown = sorted(n for n, v in values.items() if n in sides and n not in state.fixed and n not in keep
+                   and isinstance(v, int) and not isinstance(v, bool) and v < side)
+    key = (frozenset(grown), f"size {side}")
+    if not grown or key in state.tried:
+        return {}
+    state.tried.add(key)
+    state.compiles += 1
+    state.notes.append(f"{', '.join(f'{n}: {side} (the wrapper computed {values[n]} from made-up shapes)' for n in grown)}"
+                       f": a `tl.dot` side under the {side} Triton takes")
+    return {n: side for n in grown}
+
+
 def _zeros_as_divisors(clash: TypeClash, kernel: Any, values: dict[str, Any], state: Retyping) -> dict[str, int]:
     """Made-up zeros Triton divided by (`32 // bits`, where a wrapper's made-up `bits` came out
     0): each the value offered for its name, or 1."""

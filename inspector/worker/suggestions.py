@@ -22,7 +22,7 @@ from typing import Any, Callable
 from .. import triton_compat as tc
 from ..record import Inspection
 from . import kernel_file as kf
-from .retyping import Retyping, smaller_size
+from .retyping import DOT_TOO_SMALL, Retyping, smaller_size
 
 MAX_CHECKS = 8
 # After the first suggestion: integers from the smallest, the flags, the usual dtypes.
@@ -49,7 +49,6 @@ MADE_UP_BLOCK_LIMIT = 1 << 20  # Triton's most elements in a block (what "numel 
 _TOO_LARGE = re.compile(r"numel \(\d+\) exceeds|out of resource", re.I)
 # `tl.dot` on a block side under Triton's smallest (semantic.py: "Input shapes should have M >= 16,
 # N >= 16 and K >= 16", 3.6-3.9); the node is the dot, whose operands' extents it does not name.
-_DOT_TOO_SMALL = re.compile(r"Input shapes should have M >= (\d+), N >= (\d+) and K >= (\d+)")
 
 
 def _shrunk(values: dict[str, str], tried: set[tuple], numel: int) -> dict[str, str] | None:
@@ -69,7 +68,7 @@ def _grown_for_dot(values: dict[str, str], fn: Any, text: str, tried: set[tuple]
     it (mlstm's `siz_b_DHQK` offered as 1: a 64 x 1 by 1 x 64 dot); None when none is under it."""
     from .made_up_sizes import block_sides
 
-    least = _DOT_TOO_SMALL.search(text)
+    least = DOT_TOO_SMALL.search(text)
     if not least:
         return None
     side = max(int(g) for g in least.groups())

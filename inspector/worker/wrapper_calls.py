@@ -38,7 +38,7 @@ import typing
 from typing import Any, Callable, NamedTuple
 
 from .. import triton_compat as tc
-from .made_up_sizes import (arange_extents, max_block, block_rank, launch_shrunk, mark_derived, tile,
+from .made_up_sizes import (arange_extents, max_block, block_rank, launch_shrunk, made_by, mark_derived, tile,
                             tile_shrunk, unrolled_too_far)
 from .wrapper_repairs import mend
 from .wrapper_source import (AXIS_CHOICES, INDEX_NAMES, MAX_RANK, SIZE_NAMES, axis_parameters, called_names,
@@ -445,12 +445,14 @@ def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str,
                 break
             refused: Exception | None = None
             try:
-                fn(*args)
+                with made_by(fn, args):
+                    fn(*args)
             except (TypeError, AttributeError) as e:
                 # `dt_bias.stride(-1)` on a parameter that defaults to None: real callers pass one
                 refused = e
-                with contextlib.suppress(Exception):
-                    fn(*_arguments(module, fn, family, dtype, takes_ctx, kernel, axis, fill_optional=True))
+                filled = _arguments(module, fn, family, dtype, takes_ctx, kernel, axis, fill_optional=True)
+                with contextlib.suppress(Exception), made_by(fn, filled):
+                    fn(*filled)
             except Exception as e:  # noqa: BLE001 - a made-up call the wrapper refused
                 refused = e
             if refused is not None and not launched() and (name, family is families[0]) not in mended:

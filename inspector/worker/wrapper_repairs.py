@@ -16,6 +16,7 @@ import re
 import traceback
 from typing import Any, Callable, Iterator
 
+from .made_up_sizes import made_by
 from .wrapper_source import source_ast
 
 MAX_REPAIRS = 40
@@ -196,7 +197,8 @@ def mend(fn: Callable, args: list[Any], err: BaseException, family: dict[int, li
     def outcome(candidate: list[Any]) -> tuple[str, BaseException | None, int | None]:
         budget[0] -= 1
         try:
-            fn(*candidate)
+            with made_by(fn, candidate):
+                fn(*candidate)
         except Exception as e:  # noqa: BLE001 - a check further on, or the same one again
             if launched():
                 return "launched", None, None
@@ -247,7 +249,8 @@ def _larger(fn: Callable, args: list[Any], launched: Callable[[], bool]) -> list
         scaled = [torch.empty([a.shape[0] * factor, *a.shape[1:]], dtype=a.dtype, device="meta")
                   if isinstance(a, torch.Tensor) and a.dim() > 1 else a for a in args]
         try:
-            fn(*scaled)
+            with made_by(fn, scaled):
+                fn(*scaled)
         except Exception:  # noqa: BLE001 - larger sizes the wrapper refuses
             pass
         if launched():

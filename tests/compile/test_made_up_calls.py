@@ -6,6 +6,8 @@ user's own call is never changed. A wrapper's arguments follow its own checks
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from inspector.compile.api import inspect_kernel
@@ -107,6 +109,55 @@ def test_a_block_pointer_removed_from_the_release_opens_in_the_side_release_with
     assert types["lengths"] in ("*i32", "*i64") and types["V"] == "*fp32", types
     if rec.refused_by:  # the installed release refused it (3.9 and later) for what it removed
         assert "Block pointers have been removed" in rec.refused_by["message"], rec.refused_by
+
+
+# A grouped-scale GEMM as AWQ and a16w4 wrappers write it: the group (a `tl.dot` side) is a ratio of
+# two tensors' dimensions, which made-up shapes make 1 to 4 where real ones make 128
+GROUP_FROM_A_RATIO_OF_SHAPES = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def grouped_mm(a_ptr, w_ptr, s_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+               GROUP: tl.constexpr):
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, GROUP)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for g in range(0, K // GROUP):
+        a = tl.load(a_ptr + rm[:, None] * K + g * GROUP + rk[None, :])
+        w = tl.load(w_ptr + (g * GROUP + rk[:, None]) * N + rn[None, :])
+        s = tl.load(s_ptr + g * N + rn)
+        acc += tl.dot(a, w) * s[None, :]
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+def grouped_matmul(a, w, scales):
+    M, K = a.shape
+    N = w.shape[1]
+    group = K // scales.shape[0]
+    c = torch.empty((M, N), device=a.device, dtype=torch.float32)
+    grid = (triton.cdiv(M, 64), triton.cdiv(N, 64))
+    grouped_mm[grid](a, w, scales, c, M, N, K, BLOCK_M=64, BLOCK_N=64, GROUP=group)
+    return c
+"""
+
+
+def test_a_dot_side_the_wrapper_derives_from_made_up_shapes_is_raised_to_the_least_triton_takes(tmp_path, sandbox):
+    """`group = K // scales.shape[0]` is 1 to 4 for every made-up shape family (a ratio survives halving
+    every dimension; halving one tensor's shows it follows the shapes): `tl.dot` refuses so small
+    a side, so that side alone is raised to the least Triton names, and the wrapper's own tiles stay."""
+    path = tmp_path / "grouped.py"
+    path.write_text(GROUP_FROM_A_RATIO_OF_SHAPES)
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False, defer=("sass",))
+    assert rec.error is None, rec.error and rec.error.short()
+    assert rec.call_origin == "grouped_matmul"
+    values = {p.name: p.value for p in rec.parameters}
+    assert values["GROUP"] in (8, 16) and values["BLOCK_M"] == 64 and values["BLOCK_N"] == 64, values
+    note = next(line for line in rec.log.splitlines() if "from Triton's own type errors" in line)
+    assert re.search(r"GROUP: \d+ \(the wrapper computed [1-4] from made-up shapes\)", note), note
 
 
 def test_a_wrapper_that_checks_its_inputs_gets_arguments_its_checks_accept(sandbox):
