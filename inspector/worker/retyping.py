@@ -24,7 +24,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
-from .kernel_params import _Bases, _call_name, _Flow, _function_ast, parameter_usage
+from .kernel_params import _Bases, _call_name, _Flow, _function_ast, _names_outside_loads, parameter_usage
 
 MAX_RETYPES = 8
 # Triton's own dtype names (and torch's), as messages and kernels write them -> torch attribute names.
@@ -119,9 +119,10 @@ def innermost(err: BaseException, fns: list[Any]) -> TypeClash | None:
     return found
 
 
-def _reaching(fn: Any, node: ast.AST, pointers: set[str]) -> list[str]:
-    """`fn`'s pointer parameters whose loaded values reach `node` through its assignments, or that
-    `node` names itself (`X.dtype.element_ty`), in the order they first appear."""
+def _reaching(fn: Any, node: ast.AST, pointers: set[str], named: bool = True) -> list[str]:
+    """`fn`'s pointer parameters whose loaded values reach `node` through its assignments, or (with
+    `named`) that `node` or those assignments name (`X.dtype.element_ty`), in the order they first
+    appear."""
     tree = _function_ast(fn)
     if tree is None:
         return []
@@ -130,18 +131,20 @@ def _reaching(fn: Any, node: ast.AST, pointers: set[str]) -> list[str]:
         flow.visit(stmt)
     bases = _Bases(flow)
     out: list[str] = []
-    todo = [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
+    # without `named`, the addresses loads read from are not followed (a token id that picks the row)
+    names = (lambda e: [n.id for n in ast.walk(e) if isinstance(n, ast.Name)]) if named else _names_outside_loads
+    todo = names(node)
     seen: set[str] = set()
     while todo:
         name = todo.pop(0)
         if name in seen:
             continue
         seen.add(name)
-        if name in pointers:
+        if name in pointers and named:
             out.append(name)
         for address in flow.loads.get(name, []):
             out += [b for b in bases.of(address) if b in pointers]
-        todo += [n.id for v in flow.assigned.get(name, []) for n in ast.walk(v) if isinstance(n, ast.Name)]
+        todo += [n for v in flow.assigned.get(name, []) for n in names(v)]
     return list(dict.fromkeys(out))
 
 
@@ -296,6 +299,47 @@ def _numbers_as_floats(clash: TypeClash, kernel: Any, values: dict[str, Any], st
     return {n: float(values[n]) for n in names}
 
 
+_LOOP_CARRIED = re.compile(r"Loop-carried variable (\w+) has initial type (.+?) but is re-assigned to (.+?)(?: in loop|$)",
+                           re.M)
+_ELEMENT = re.compile(r"\b(u?int\d+|fp\d+\w*|bf16)\b")
+_AS_TORCH = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64"}
+
+
+def _loop_carried(clash: TypeClash, kernel: Any, values: dict[str, Any], state: Retyping) -> dict[str, Any]:
+    """A loop-carried value whose made-up inputs change its type (flashnn's a8w8 MoE: an int32
+    accumulator `+= tl.dot(a, b)` of made-up fp32 tiles): the pointers whose loads reach its
+    re-assignments, as the type it starts with asks: int8 where an integer accumulator takes a
+    `tl.dot` (an integer dot of int8), else that type."""
+    import torch
+
+    found = _LOOP_CARRIED.search(clash.message)
+    if clash.fn is not kernel or not found:
+        return {}
+    var = found.group(1)
+    start, now = _ELEMENT.findall(found.group(2)), _ELEMENT.findall(found.group(3))
+    if not start or not now or start[-1] == now[-1]:
+        return {}
+    tree = _function_ast(kernel)
+    if tree is None:
+        return {}
+    loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While))]
+    inside = [n for loop in loops for n in ast.walk(loop)]
+    sources = [n.value for n in inside if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
+               and n.target.id == var]
+    sources += [n.value for n in inside if isinstance(n, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == var for t in n.targets)]
+    pointers = {n for n, v in values.items() if isinstance(v, torch.Tensor) and n not in state.fixed}
+    # the pointers whose data the loop adds in, not those its addresses come from (token ids)
+    names = list(dict.fromkeys(p for v in sources for p in _reaching(kernel, v, pointers, named=False)))
+    wanted = start[-1]
+    dot = any(_call_name(c) == "dot" for v in sources for c in ast.walk(v) if isinstance(c, ast.Call))
+    dtype = "int8" if wanted.startswith(("int", "uint")) and dot else _AS_TORCH.get(wanted, wanted)
+    if not hasattr(torch, dtype) or not _take(state, clash, names, dtype, f"{dtype} (`{var}` starts as {wanted}"):
+        return {}
+    return {n: torch.empty_strided(tuple(values[n].shape), tuple(values[n].stride()), dtype=getattr(torch, dtype),
+                                   device=values[n].device) for n in names}
+
+
 def _tensors_as_numbers(clash: TypeClash, kernel: Any, values: dict[str, Any], state: Retyping) -> dict[str, int]:
     """Made-up tensors in arithmetic no pointer takes (`32 // bits`: "invalid operands of type
     pointer<fp32> and int32"; a pointer only moves by + and -) are numbers: 1 each (a count, a
@@ -352,6 +396,9 @@ def next_retyping(err: BaseException, kernel: Any, fns: list[Any], values: dict[
     nonzero = _zeros_as_divisors(clash, kernel, values, state)
     if nonzero:
         return nonzero
+    carried = _loop_carried(clash, kernel, values, state)
+    if carried:
+        return carried
     floats = _numbers_as_floats(clash, kernel, values, state)
     if floats:
         return floats

@@ -22,6 +22,7 @@ CASES = {
     "u8_assert.py": ({"BLOCK": "128"}, "packed_ptr", "*u8"),
     "fp8_bytes.py": ({"BLOCK": "128"}, "q_ptr", "*fp8e4nv"),
     "dot_mixed.py": ({"BLOCK": "32"}, "a_ptr", "*bf16"),
+    "int8_dot.py": ({"BLOCK_M": "32", "BLOCK_N": "32", "BLOCK_K": "32"}, "a_ptr", "*i8"),
 }
 
 
@@ -35,6 +36,8 @@ def test_a_type_error_retypes_the_pointers_that_reach_it(name, sandbox):
     assert types[pointer] == compiled_as, types
     note = next(line for line in rec.log.splitlines() if "from Triton's own type errors" in line)
     assert f"{pointer}" in note and "Triton stopped at line" in note, note
+    if name == "int8_dot.py":  # both tiles, not the ids that only pick their rows
+        assert types["b_ptr"] == "*i8" and types["row_ids_ptr"] != "*i8", types
 
 
 def test_the_users_own_call_is_compiled_as_given(sandbox):
