@@ -23,6 +23,7 @@ from typing import Any
 import torch
 import triton
 
+from . import kernel_builders
 from . import kernel_file as kf
 from .. import triton_compat as tc
 from ..hardware.architectures import max_shared_per_block
@@ -348,6 +349,14 @@ def _run_file(rec: Inspection, request: InspectRequest, path: str, log: io.Strin
         rec.stood_in = absent_modules.stood_in()
         stops += [stop] if stop else []
         kernels = kf.kernels_in(module, path)
+        if not kernels and module is not None:  # kernels defined inside a builder function
+            with _user_code(log, "import"):
+                built = kernel_builders.build(module, rec.source or "")
+            kernels = kf.kernels_in(module, path, built)
+            if kernels:
+                names = ", ".join(f"{b}()" for b in kernel_builders.builders(rec.source or ""))
+                log.write(f"note: the file defines its kernels inside {names}: called once to define them, as its "
+                          "own launch path does\n")
         module_fns.extend(k.jit for k in kernels)
         if not kernels:
             raise _Fail(ErrorInfo("no_kernel", "no @triton.jit function is defined in this file", path))

@@ -299,12 +299,14 @@ def _resume_after(source: str, path: str, line: int | None, module: types.Module
             continue
 
 
-def kernels_in(module: types.ModuleType, path: str) -> list[KernelInfo]:
-    """Kernel objects defined in this file, in definition order."""
+def kernels_in(module: types.ModuleType, path: str, built: list[Any] = ()) -> list[KernelInfo]:
+    """Kernel objects defined in this file, in definition order (`built`: kernels its builder
+    functions made, `kernel_builders.build`, named by their function)."""
     path = os.path.abspath(path)
     found: list[KernelInfo] = []
     seen: set[int] = set()
-    for name, obj in vars(module).items():
+    named = list(vars(module).items()) + [(tc.innermost_jit(k).__name__, k) for k in built]
+    for name, obj in named:
         if not tc.is_kernel_object(obj):
             continue
         jit = tc.innermost_jit(obj)
@@ -323,7 +325,7 @@ def kernels_in(module: types.ModuleType, path: str) -> list[KernelInfo]:
             continue
         seen.add(id(jit))
         found.append(KernelInfo(name, obj, tc.kernel_def_line(jit)))
-    return found
+    return sorted(found, key=lambda k: k.line) if built else found
 
 
 def _names_used(src: str) -> set[str]:

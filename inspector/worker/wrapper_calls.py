@@ -38,6 +38,7 @@ import typing
 from typing import Any, Callable, NamedTuple
 
 from .. import triton_compat as tc
+from . import kernel_builders
 from .made_up_sizes import (arange_extents, max_block, block_rank, launch_shrunk, made_by, mark_derived, tile,
                             tile_shrunk, unrolled_too_far)
 from .wrapper_repairs import mend
@@ -87,6 +88,9 @@ def wrappers_of(module: types.ModuleType, kernel: Any, module_name: str = "__mai
     names = {n for n, v in vars(module).items() if v is kernel} | {tc.innermost_jit(kernel).__name__}
     # ... and the module-level tables holding it (`FNS[name]["update"][grid](...)`, a kernel per mode)
     names |= {n for n, v in vars(module).items() if _holds(v, kernel)}
+    # ... and the functions that define it (`kernel_builders`: `fwd, bwd = _build_kernels()`)
+    if not any(v is kernel for v in vars(module).values()):
+        names |= set(kernel_builders.builders(_source_of(module)))
     functions = {name: fn for name, obj in vars(module).items() if (fn := _function_of(obj, module_name)) is not None}
     direct: dict[str, Callable] = {}
     for name, fn in functions.items():
@@ -106,6 +110,13 @@ def wrappers_of(module: types.ModuleType, kernel: Any, module_name: str = "__mai
             found.append((f"{name}.forward", forward, _is_autograd_function(obj)))
     # forwards first, then the launching functions, then their callers (a stable sort keeps that order)
     return sorted(found, key=lambda item: ("forward" not in item[0].lower(), item[2]))
+
+
+def _source_of(module: types.ModuleType) -> str:
+    try:
+        return inspect.getsource(module)
+    except (OSError, TypeError):
+        return ""
 
 
 def _holds(table: Any, kernel: Any, depth: int = 2) -> bool:

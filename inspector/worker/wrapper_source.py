@@ -37,12 +37,14 @@ def mentions(expr: ast.AST, names: set[str]) -> bool:
 def aliases(node: ast.AST, names: set[str]) -> set[str]:
     """`names` plus the local names bound to an expression that mentions one of them: the kernel
     picked into a variable (`k = gemm_MX_kernel if mx else gemm_INT_kernel`, or in branches),
-    wrapped (`k = torch.library.wrap_triton(kernel)`), to a fixpoint."""
+    wrapped (`k = torch.library.wrap_triton(kernel)`), unpacked (`fwd, bwd = _build_kernels()`),
+    to a fixpoint."""
     names = set(names)
     while True:
-        more = {t.id for n in ast.walk(node) if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
-                and mentions(n.value, names)
-                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+        targets = [t for n in ast.walk(node) if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
+                   and mentions(n.value, names) for t in (n.targets if isinstance(n, ast.Assign) else [n.target])]
+        more = {e.id for t in targets for e in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])
+                if isinstance(e, ast.Name)}
         if more <= names:
             return names
         names |= more

@@ -181,3 +181,61 @@ def test_a_heuristics_wrapper_stands_for_its_kernel_and_a_heuristic_that_reads_i
     assert given.error is None and given.kernel == "scale_kernel", given.error
     made = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)  # by default: made up
     assert made.error is None and {m["name"] for m in made.made_up} == {"REQUIRES_GRAD", "BLOCK"}, made.error
+
+
+# Kernels defined inside a builder that imports Triton lazily (as unsloth-zoo's patches do), kept in
+# a global and returned; the wrapper builds them before it launches
+BUILT_KERNELS = '''
+import torch
+
+_kernels = None
+
+
+def _build_kernels():
+    global _kernels
+    if _kernels is not None:
+        return _kernels
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _double_kernel(x, y, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y + offs, tl.load(x + offs, mask=offs < n) * 2, mask=offs < n)
+
+    @triton.jit
+    def _negate_kernel(x, y, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y + offs, -tl.load(x + offs, mask=offs < n), mask=offs < n)
+
+    _kernels = (_double_kernel, _negate_kernel)
+    return _kernels
+
+
+def double(x):
+    kernel, _ = _build_kernels()
+    y = torch.empty_like(x)
+    kernel[(triton_cdiv(x.numel(), 512),)](x, y, x.numel(), BLOCK=512)
+    return y
+
+
+def triton_cdiv(a, b):
+    return (a + b - 1) // b
+'''
+
+
+def test_kernels_defined_inside_a_builder_function_are_found_and_open(tmp_path, sandbox):
+    """Importing the file defines no kernel: its builder (no arguments, `@triton.jit` functions in
+    its body) is called once, its kernels are the file's, in the order they are written, and the
+    wrapper that unpacks the builder's kernels and launches one gives that one's call."""
+    from inspector.compile.api import inspect_kernel
+
+    path = tmp_path / "built.py"
+    path.write_text(BUILT_KERNELS)
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False, defer=("sass",))
+    assert rec.error is None, rec.error and rec.error.short()
+    assert rec.kernels_in_file == ["_double_kernel", "_negate_kernel"], rec.kernels_in_file
+    assert "defines its kernels inside _build_kernels()" in rec.log
+    assert rec.call_origin == "double"  # `kernel, _ = _build_kernels()`: the wrapper launches it
+    other = inspect_kernel(path, kernel="_negate_kernel", target="gfx942", sandbox=sandbox, use_cache=False)
+    assert other.error is None and other.kernel == "_negate_kernel", other.error and other.error.short()
