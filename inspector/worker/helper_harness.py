@@ -51,9 +51,25 @@ def returns_value(jit: Any) -> int:
     node = _function_ast(jit)
     if node is None:
         return 0
-    counts = [len(n.value.elts) if isinstance(n.value, ast.Tuple) else 1
-              for n in ast.walk(node) if isinstance(n, ast.Return) and n.value is not None]
+    counts = [_values_of(n.value) for n in ast.walk(node) if isinstance(n, ast.Return) and n.value is not None]
     return max(counts, default=0)
+
+
+def _values_of(value: ast.expr) -> int:
+    """How many values an expression returned gives: a tuple's elements, or the outputs of inline
+    assembly with a tuple of dtypes (`tl.inline_asm_elementwise(..., dtype=(tl.uint32,) * 4)`
+    gives four: megatron's 128-bit loads)."""
+    if isinstance(value, ast.Tuple):
+        return len(value.elts)
+    if isinstance(value, ast.Call) and (value.func.attr if isinstance(value.func, ast.Attribute)
+                                        else getattr(value.func, "id", "")) == "inline_asm_elementwise":
+        dtype = next((k.value for k in value.keywords if k.arg == "dtype"), value.args[3] if len(value.args) > 3 else None)
+        if isinstance(dtype, ast.Tuple):
+            return len(dtype.elts)
+        if isinstance(dtype, ast.BinOp) and isinstance(dtype.op, ast.Mult) and isinstance(dtype.left, ast.Tuple) \
+                and isinstance(dtype.right, ast.Constant) and isinstance(dtype.right.value, int):
+            return len(dtype.left.elts) * dtype.right.value
+    return 1
 
 
 # Keyword arguments of loads and stores that take a string (a constexpr), not a tensor.

@@ -239,3 +239,30 @@ def test_kernels_defined_inside_a_builder_function_are_found_and_open(tmp_path, 
     assert rec.call_origin == "double"  # `kernel, _ = _build_kernels()`: the wrapper launches it
     other = inspect_kernel(path, kernel="_negate_kernel", target="gfx942", sandbox=sandbox, use_cache=False)
     assert other.error is None and other.kernel == "_negate_kernel", other.error and other.error.short()
+
+
+# A device function whose inline assembly gives two registers (megatron's 128-bit loads give four)
+ASM_PAIR_HELPER = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def low_and_high(x):
+    bits = x.to(tl.uint32, bitcast=True)
+    return tl.inline_asm_elementwise("mov.b32 {$0, $1}, $2;", "=h,=h,r", args=[bits],
+                                     dtype=(tl.uint16, tl.uint16), is_pure=True, pack=1)
+'''
+
+
+def test_a_helper_whose_inline_assembly_returns_a_tuple_is_stored_element_by_element(tmp_path, sandbox):
+    """The helper returns one expression, but it is two values: the harness kernel stores each (it
+    stored the tuple as one tensor, which Triton refused: "cannot convert [...] to tensor")."""
+    from inspector.compile.api import inspect_kernel
+
+    path = tmp_path / "pair.py"
+    path.write_text(ASM_PAIR_HELPER)
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False, defer=("sass",))
+    assert rec.error is None, rec.error and rec.error.short()
+    assert rec.call_origin == "harness" and "mov.b32" in rec.stages["ptx"]
+    assert sum(p.name.startswith("out_") for p in rec.parameters) == 2, [p.name for p in rec.parameters]
