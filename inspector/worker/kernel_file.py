@@ -328,6 +328,25 @@ def kernels_in(module: types.ModuleType, path: str, built: list[Any] = ()) -> li
     return sorted(found, key=lambda k: k.line) if built else found
 
 
+def multiplies_tiles(jit: Any, depth: int = 3, how: str = r"\.dot\(") -> bool:
+    """Whether the kernel, or a `@triton.jit` helper it calls (a few levels down), calls `tl.dot`
+    (`how`: a pattern its source matches; `IEEE_DOT`: a dot in fp32's full precision)."""
+    src = getattr(jit, "src", "") or ""
+    if re.search(how, src):
+        return True
+    if depth <= 0:
+        return False
+    scope = getattr(getattr(jit, "fn", None), "__globals__", {})
+    return any(multiplies_tiles(tc.innermost_jit(scope[n]), depth - 1, how) for n in _names_used(src)
+               if n in scope and n != getattr(jit, "__name__", None) and tc.is_kernel_object(scope[n]))
+
+
+# A `tl.dot` of fp32 tiles at full precision: compiled as FMA loops, which for made-up fp32 data
+# (adasplash's attention: 128 x 128 x 128) took over 4 GiB and minutes; such kernels run on half
+# precision (their "ieee" only matters for fp32), so a made-up call gives them bf16 first.
+IEEE_DOT = r"input_precision\s*=\s*[\"']ieee|allow_tf32\s*=\s*False"
+
+
 def _names_used(src: str) -> set[str]:
     """Names a function's code refers to (comments and docstrings excluded)."""
     try:
@@ -411,7 +430,7 @@ def signature_call(info: KernelInfo, overrides: dict[str, Any], ran: str = "") -
     missing: list[str] = []
     # A kernel that multiplies tiles (`tl.dot`) is called with 16-bit inputs, as tensor-core code is;
     # fp32 tiles of the same shape need twice the shared memory and may not fit at all.
-    float_dtype = torch.float16 if ".dot(" in getattr(info.jit, "src", "") else torch.float32
+    float_dtype = torch.float16 if multiplies_tiles(info.jit) else torch.float32
     for p in tc.signature_params(info.jit):
         name = p.name
         if p.is_constexpr:

@@ -17,7 +17,8 @@ with made-up arguments, read from how the wrapper uses each parameter (`wrapper_
 - a tensor for anything else.
 Tensors are meta tensors of one of a few shape families (the last dimension the same for every
 tensor, so shape checks between X and W hold) and dtypes (fp32, then bf16: not fp16 first for
-`tl.dot` kernels, since wrappers such as gemlite's pass a dtype enum that fp32 matches), tried in
+`tl.dot` kernels, since wrappers such as gemlite's pass a dtype enum that fp32 matches; bf16
+first for a kernel whose dot asks for fp32's full precision, `kernel_file.IEEE_DOT`), tried in
 turn until a launch of the kernel is recorded. The first launch recorded wins, unless its blocks
 make a tile no caller would launch
 (`BLOCK_DMODEL = q.shape[-1]` given 4096 by the first family: a 128 x 4096 attention tile whose
@@ -39,6 +40,7 @@ from typing import Any, Callable, NamedTuple
 
 from .. import triton_compat as tc
 from . import kernel_builders
+from .kernel_file import IEEE_DOT, multiplies_tiles
 from .made_up_sizes import (arange_extents, max_block, block_rank, launch_shrunk, made_by, mark_derived, tile,
                             tile_shrunk, unrolled_too_far)
 from .wrapper_repairs import mend
@@ -447,7 +449,8 @@ def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str,
     for name, fn, takes_ctx in wrappers_of(module, kernel, module_name):
         node = source_ast(fn)
         axes = AXIS_CHOICES if node is not None and axis_parameters(node) else AXIS_CHOICES[:1]
-        for axis, family, dtype in itertools.product(axes, families, (torch.float32, torch.bfloat16)):
+        dtypes = (torch.bfloat16, torch.float32) if multiplies_tiles(jit, how=IEEE_DOT) else (torch.float32, torch.bfloat16)
+        for axis, family, dtype in itertools.product(axes, families, dtypes):
             if attempts >= MAX_ATTEMPTS * 4:
                 return WrapperResult(None, last, last_name)
             attempts += 1

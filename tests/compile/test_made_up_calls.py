@@ -163,6 +163,47 @@ def test_a_dot_side_the_wrapper_derives_from_made_up_shapes_is_raised_to_the_lea
     assert re.search(r"GROUP: \d+ \(the wrapper computed [1-4] from made-up shapes\)", note), note
 
 
+# Attention scores through a helper whose dot asks for fp32's full precision (adasplash writes
+# `input_precision="ieee"` on every dot, its inputs bf16 in real use)
+IEEE_DOT_IN_A_HELPER = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scores(q, k):
+    return tl.dot(q, tl.trans(k), input_precision="ieee")
+
+
+@triton.jit
+def row_max_kernel(Q, K, OUT, stride, BLOCK: tl.constexpr, D: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.arange(0, D)
+    q = tl.load(Q + rows[:, None] * stride + cols[None, :])
+    k = tl.load(K + rows[:, None] * stride + cols[None, :])
+    tl.store(OUT + rows, tl.max(scores(q, k), 1))
+
+
+def row_max(q, k):
+    out = torch.empty(q.shape[0], device=q.device, dtype=torch.float32)
+    row_max_kernel[(q.shape[0] // 64,)](q, k, out, q.stride(0), BLOCK=64, D=q.shape[1])
+    return out
+"""
+
+
+def test_a_made_up_wrapper_call_gives_an_ieee_dot_half_precision_first(tmp_path, sandbox):
+    """fp32 tiles in a full-precision dot compile to FMA loops (adasplash's took over 4 GiB and
+    minutes); the wrapper's made-up tensors are bf16 first for such a kernel, its dot in a helper."""
+    path = tmp_path / "row_max.py"
+    path.write_text(IEEE_DOT_IN_A_HELPER)
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False, defer=("sass",))
+    assert rec.error is None, rec.error and rec.error.short()
+    assert rec.call_origin == "row_max"
+    types = {p.name: p.type for p in rec.parameters}
+    assert types["Q"] == "*bf16" and types["K"] == "*bf16", types
+
+
 def test_a_wrapper_that_checks_its_inputs_gets_arguments_its_checks_accept(sandbox):
     """`masked_bias_add` refuses a made-up call four ways before it launches (one-element integer
     count, a 2-D x, a bias the width of x, an eager path below 64 rows): its own checks say what
