@@ -46,6 +46,9 @@ def cmd_compile(ns: argparse.Namespace) -> int:
         if not write_stage(rec, ns.stage, raw=ns.raw):
             return 2
     print(summary_line(rec), file=sys.stderr)
+    for line in rec.log.splitlines():  # what the worker found wrong with the compiled code itself
+        if line.startswith("warning: "):
+            print(line, file=sys.stderr)
     if rec.stopped_note():
         print(f"note: {rec.stopped_note()}", file=sys.stderr)
     if rec.refused_by and not rec.error:

@@ -28,6 +28,7 @@ from . import kernel_file as kf
 from .. import triton_compat as tc
 from ..hardware.architectures import max_shared_per_block
 from ..backends import for_backend
+from ..backends.amd import dropped_inline_asm
 from .errors import error_info
 from .passes import split_pass_dump
 from ..record import ErrorInfo, InspectRequest, Inspection, Parameter
@@ -645,6 +646,11 @@ def _inspect(rec: Inspection, request: InspectRequest, path: str, workdir: str, 
     if request.passes and os.path.exists(dump_path):
         with open(dump_path, encoding="utf-8", errors="replace") as f:
             rec.passes = split_pass_dump(f.read(MAX_PASS_DUMP_BYTES))
+    if rec.backend == "hip":  # compiled, yet not what the file says: said where the compile is read
+        for text, _, line in dropped_inline_asm(rec.stages.get("llir", ""), rec.stages.get("amdgcn", "")):
+            log.write(f"warning: the inline assembly `{text.strip()[:60]}`{f' at line {line}' if line else ''} is "
+                      f"not in the {rec.target} code: AMD's code generator drops assembly written for NVIDIA "
+                      "without an error, and what it computes is undefined there\n")
 
     if rec.mode == "native":
         with _staged("compile"):

@@ -241,8 +241,10 @@ def test_inline_assembly_a_target_drops_is_a_finding(sandbox, tmp_path, asm, con
     rec = compiled(sandbox, path, target=target, consts={"BLOCK": "256"})
     found = [f for f in advise(rec) if f.code == "inline_asm_dropped"]
     line = INLINE_ASM.splitlines().index(next(l for l in INLINE_ASM.splitlines() if "inline_asm" in l)) + 1
+    warned = [w for w in rec.log.splitlines() if w.startswith("warning: the inline assembly")]
     if dropped:
         assert [f.line for f in found] == [line] and asm.split()[0] in found[0].title, found
         assert found[0].severity == "high"
+        assert len(warned) == 1 and f"at line {line}" in warned[0], rec.log  # the compile says so too
     else:
-        assert not found, found
+        assert not found and not warned, (found, warned)
