@@ -25,6 +25,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 MAX_ABSENT = 12  # a file whose imports keep failing after this many stand-ins is not worth running
+# What an absent module re-exports of the modules every kernel file has (compressed-tensors'
+# `utils.triton` gives llmcompressor its `triton`, `tl` and `tldevice`): the real ones, or its
+# `@triton.jit` defines no kernel.
+REAL_REEXPORTS = {"triton": "triton", "tl": "triton.language", "tldevice": "triton.language.extra.libdevice",
+                  "libdevice": "triton.language.extra.libdevice", "torch": "torch", "np": "numpy", "numpy": "numpy"}
+_BASES: dict[str, type] = {}  # a stand-in used as a base class: one class per name
 
 
 class Absent:
@@ -45,7 +51,10 @@ class Absent:
         return Absent(f"{self._absent_name}()")
 
     def __mro_entries__(self, bases: tuple) -> tuple:
-        return (object,)  # `class Tree(absent.PyTree)`: a plain class
+        # `class Tree(absent.PyTree)`: a plain class, one per stand-in (two stand-ins as bases of one
+        # class, `class Observer(InternalModule, RegistryMixin)`, would otherwise be `object` twice)
+        name = self._absent_name
+        return (_BASES.setdefault(name, type(name.rsplit(".", 1)[-1], (), {"__module__": name.rpartition(".")[0]})),)
 
     def __getitem__(self, key: Any) -> Absent:
         return Absent(f"{self._absent_name}[]")
@@ -97,6 +106,11 @@ class AbsentModule(types.ModuleType):
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__") and attr.endswith("__"):
             raise AttributeError(attr)
+        if attr in REAL_REEXPORTS:
+            try:
+                return importlib.import_module(REAL_REEXPORTS[attr])
+            except ImportError:
+                pass
         return Absent(f"{self.__name__}.{attr}")
 
 

@@ -97,6 +97,19 @@ def test_a_stand_in_takes_a_union_annotation_and_an_enum_read_as_a_number(tmp_pa
     assert "not_installed_accel" in {s["module"] for s in rec.stood_in}
 
 
+def test_triton_reexported_by_an_absent_module_is_the_real_one_and_stand_ins_make_distinct_bases(tmp_path, sandbox):
+    # llmcompressor takes `triton` and `tl` from compressed-tensors (`from compressed_tensors.utils.triton
+    # import tl, triton`), and subclasses two of its classes at once
+    kernel = KERNEL.replace("import triton\nimport triton.language as tl\n",
+                            "from not_installed_quant.utils.triton import tl, triton\n"
+                            "from not_installed_quant import InternalModule, RegistryMixin\n\n\n"
+                            "class Observer(InternalModule, RegistryMixin):\n    pass\n")
+    rec = inspect_kernel(_package(tmp_path, kernel), target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert rec.kernel == "scale_kernel" and rec.call_origin in ("file", "scale"), rec.call_origin
+    assert "not_installed_quant" in {s["module"].split(".")[0] for s in rec.stood_in}
+
+
 def test_a_module_named_like_a_top_level_package_inside_a_package_does_not_hide_it(tmp_path, sandbox):
     # torchtitan's `distributed/spmd_types.py` beside a module that does `import spmd_types`, a
     # package this machine lacks: inside a package folder the name can only mean the top-level one
