@@ -68,6 +68,16 @@ def _call_name(node: ast.Call) -> str:
     return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
 
 
+def _same_data(expr: ast.expr | None) -> ast.expr | None:
+    """The expression under calls that only split or rearrange it (`x.split()`, `tl.split(x)`,
+    `tl.trans(x)`)."""
+    while isinstance(expr, ast.Call) and _call_name(expr) in ("split", "trans", "permute", "reshape"):
+        f = expr.func
+        module = isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ("tl", "triton")
+        expr = f.value if isinstance(f, ast.Attribute) and not module else (expr.args[0] if expr.args else None)
+    return expr
+
+
 class _Flow(ast.NodeVisitor):
     """Assignments by name, address expressions, integer evidence and loads, in one walk."""
 
@@ -93,6 +103,15 @@ class _Flow(ast.NodeVisitor):
         elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
             for t, v in zip(target.elts, value.elts):
                 self._assign(t, v)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            # `start, end = tl.load(ptr + 2 * i + tl.arange(0, 2)).split()` (nemo's arc ranges): each
+            # name is part of what was loaded
+            inner = _same_data(value)
+            for t in target.elts:
+                if isinstance(t, ast.Name):
+                    self.assigned.setdefault(t.id, []).append(value)
+                    if isinstance(inner, ast.Call) and _call_name(inner) == "load" and inner.args:
+                        self.loads.setdefault(t.id, []).append(inner.args[0])
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for t in node.targets:

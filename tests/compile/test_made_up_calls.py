@@ -40,6 +40,17 @@ def test_a_type_error_retypes_the_pointers_that_reach_it(name, sandbox):
         assert types["b_ptr"] == "*i8" and types["row_ids_ptr"] != "*i8", types
 
 
+def test_indices_read_as_a_pair_and_split_make_their_pointer_an_index_pointer(sandbox):
+    """`start, end = tl.load(ranges + 2 * i + tl.arange(0, 2)).split()`: each half is loaded data, so
+    the pointer whose loads give the next load's offsets holds integers (as fp32 it stopped at the
+    load that adds them to a pointer, and the other pointer was retyped instead)."""
+    rec = inspect_kernel(FIXTURES / "split_ranges.py", target="sm_90", consts={"BLOCK": "64"}, sandbox=sandbox,
+                         use_cache=False, defer=("sass",))
+    assert rec.error is None, rec.error and rec.error.short()
+    types = {p.name: p.type for p in rec.parameters}
+    assert types["ranges_ptr"] in ("*i32", "*i64") and types["values_ptr"] == "*fp32", types
+
+
 def test_the_users_own_call_is_compiled_as_given(sandbox):
     rec = inspect_kernel(FIXTURES / "example_call.py", target="sm_90", sandbox=sandbox, use_cache=False)
     assert rec.call_origin == "example"
