@@ -33,7 +33,8 @@ from .errors import error_info
 from .passes import split_pass_dump
 from ..record import ErrorInfo, InspectRequest, Inspection, Parameter
 from .reproduce import standalone_file
-from .retyping import Retyping, left_out, next_retyping, say_retyped, sizes_for_dot, sizes_for_shared
+from .retyping import (Retyping, halves_for_shared, left_out, next_retyping, say_retyped, sizes_for_dot,
+                       sizes_for_shared)
 from .stand_in_device import stand_in_device
 from . import absent_modules, helion_front, helper_harness, suggestions
 from .package_callers import launch_from_package
@@ -465,6 +466,10 @@ def _compile_call(launch: tc.Launch, overrides: dict[str, Any], options: dict[st
                                            set(config_kwargs or {}) | own)
                 if smaller:
                     overrides = {**overrides, **smaller}
+                    continue
+                halves = halves_for_shared(shared, shared_limit, {**values, **overrides}, retyping)
+                if halves:
+                    overrides = {**overrides, **halves}
                     continue
             return kernel, final, overrides
         except Exception as e:  # noqa: BLE001 - retried when the error is about a made-up dtype

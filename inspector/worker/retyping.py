@@ -83,6 +83,7 @@ class Retyping:
     original: dict[str, str] = field(default_factory=dict)  # parameter -> the made-up dtype Triton refused
     compiles: int = 0
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what a launch with the first guess would meet
 
 
 def type_clash(err: BaseException, fns: list[Any]) -> TypeClash | None:
@@ -237,6 +238,30 @@ def sizes_for_shared(shared: int, limit: int, kernel: Any, values: dict[str, Any
     state.notes.append(f"{name}: {value // 2} (made up as {value}, the kernel needed {shared} B of shared memory, "
                        f"over the {limit} B a block may have)")
     return {name: value // 2}
+
+
+def halves_for_shared(shared: int, limit: int, values: dict[str, Any], state: Retyping) -> dict[str, Any]:
+    """A made-up call still over the target's shared memory per block once no made-up extent is
+    left to halve (the wrapper's own tiles: verl's one config needs 96 KiB of fp32 tiles, gfx942
+    has 64): its made-up float32 tensors as bfloat16, once (tiles that size run on half precision
+    in real use). {} when none is left or it was tried."""
+    import torch
+
+    names = [n for n, v in values.items() if isinstance(v, torch.Tensor) and v.dtype == torch.float32
+             and n not in state.fixed]
+    key = (frozenset(names), "bfloat16 for shared memory")
+    if not names or key in state.tried or state.compiles >= MAX_RETYPES:
+        return {}
+    state.tried.add(key)
+    state.compiles += 1
+    for n in names:
+        state.given[n] = "bfloat16"
+    state.notes.append(f"{', '.join(names)}: bfloat16 (with float32, the kernel needed {shared} B of shared memory, "
+                       f"over the {limit} B a block may have)")
+    state.warnings.append(f"with float32 data ({', '.join(names)}) this launch needs {shared} B of shared memory per "
+                          f"block, over the {limit} B the target has: it would raise out_of_resources")
+    return {n: torch.empty_strided(tuple(values[n].shape), tuple(values[n].stride()), dtype=torch.bfloat16,
+                                   device=values[n].device) for n in names}
 
 
 # `tl.dot`'s smallest sides, as Triton words them (K >= 16 in 3.6, K >= 8 for fp32 in 3.9)
@@ -478,4 +503,7 @@ def say_retyped(state: Retyping | None, log: Any, compiled: bool) -> None:
     log.write(f"note: the made-up call's pointer dtypes and missing arguments, from Triton's own type errors "
               f"({outcome} {len(state.notes)} change{'s' if len(state.notes) > 1 else ''}): "
               + "; ".join(state.notes) + "\n")
+    if compiled:
+        log.write("".join(f"warning: {w}\n" for w in state.warnings))
     state.notes.clear()
+    state.warnings.clear()

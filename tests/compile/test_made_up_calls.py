@@ -215,6 +215,53 @@ def test_a_made_up_wrapper_call_gives_an_ieee_dot_half_precision_first(tmp_path,
     assert types["Q"] == "*bf16" and types["K"] == "*bf16", types
 
 
+# A GEMM wrapper with one fixed tile: 128 x 128 x 64 in three stages needs 128 KiB of fp32 tiles,
+# twice what gfx942 has per block, and 64 KiB of bf16 ones
+FIXED_TILE_GEMM = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + rm[:, None] * K + k + rk[None, :])
+        b = tl.load(b_ptr + (k + rk[:, None]) * N + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+def matmul(a, b):
+    M, K = a.shape
+    N = b.shape[1]
+    c = torch.empty((M, N), device=a.device, dtype=torch.float32)
+    grid = (triton.cdiv(M, 128), triton.cdiv(N, 128))
+    mm_kernel[grid](a, b, c, M, N, K, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_stages=3)
+    return c
+"""
+
+
+def test_a_made_up_call_over_the_shared_memory_with_fp32_tiles_takes_half_precision(tmp_path, sandbox):
+    """The wrapper's own tile stays (it is what a real launch asks); the made-up float32 tensors,
+    the tool's guess, become bfloat16, and the log says what fp32 needed."""
+    path = tmp_path / "mm.py"
+    path.write_text(FIXED_TILE_GEMM)
+    rec = inspect_kernel(path, target="gfx942", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    values = {p.name: p.value for p in rec.parameters}
+    types = {p.name: p.type for p in rec.parameters}
+    assert (values["BLOCK_M"], values["BLOCK_N"], values["BLOCK_K"]) == (128, 128, 64), values
+    assert types["a_ptr"] == "*bf16" and types["b_ptr"] == "*bf16", types
+    assert rec.resources.shared_bytes <= 65536
+    assert "with float32, the kernel needed 131072 B of shared memory" in rec.log, rec.log
+    assert "warning: with float32 data (a_ptr, b_ptr, c_ptr) this launch needs 131072 B" in rec.log, rec.log
+
+
 def test_a_wrapper_that_checks_its_inputs_gets_arguments_its_checks_accept(sandbox):
     """`masked_bias_add` refuses a made-up call four ways before it launches (one-element integer
     count, a 2-D x, a bias the width of x, an eager path below 64 rows): its own checks say what
@@ -485,7 +532,8 @@ def test_a_made_up_call_over_the_targets_shared_memory_is_made_smaller(tmp_path,
 def test_a_wrappers_own_tile_over_the_targets_shared_memory_is_reported_not_shrunk(tmp_path, sandbox):
     """The same kernel, its wrapper choosing the tile itself (`BLOCK_H=256`, not a made-up shape):
     what a real launch would ask, so on gfx942 the error is reported as a launch would raise it
-    (`made_up_sizes.mark_derived` tells the two apart by calling the wrapper with other shapes)."""
+    (`made_up_sizes.mark_derived` tells the two apart by calling the wrapper with other shapes),
+    once even half-precision data (the made-up dtype's other guess) leaves it over."""
     path = tmp_path / "fixed.py"
     path.write_text(
         "import torch\nimport triton\nimport triton.language as tl\n\n\n"
@@ -496,8 +544,8 @@ def test_a_wrappers_own_tile_over_the_targets_shared_memory_is_reported_not_shru
         "    kk = tl.load(k_ptr + d[:, None] + n[None, :] * BLOCK_D)\n"
         "    tl.store(out_ptr + h[:, None] * BLOCK_N + n[None, :], tl.dot(q, kk))\n\n\n"
         "def index(q, k_cache):\n"
-        "    out = q.new_empty((256, 128))\n"
-        "    k[(q.shape[0],)](q, k_cache, out, BLOCK_H=256, BLOCK_N=128, BLOCK_D=128)\n"
+        "    out = q.new_empty((256, 512))\n"
+        "    k[(q.shape[0],)](q, k_cache, out, BLOCK_H=256, BLOCK_N=512, BLOCK_D=128)\n"
         "    return out\n")
     rec = inspect_kernel(path, target="gfx942", sandbox=sandbox, use_cache=False)
     assert rec.error is not None and rec.error.kind == "out_of_resources", rec.error and rec.error.short()
