@@ -246,9 +246,10 @@ def register_namespace_chain(loc: ModuleLocation, plain: bool = False) -> None:
     package left half-made is dropped: for a package whose `__init__` refuses to import here (a
     check of the installed distribution, a compiled extension)."""
     if plain:
+        from ..worker.absent_modules import forget_modules
+
         top = loc.package.split(".")[0]
-        for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
-            del sys.modules[name]
+        forget_modules([n for n in sys.modules if n == top or n.startswith(top + ".")])
     import importlib.machinery
     import importlib.util
 

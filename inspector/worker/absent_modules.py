@@ -228,14 +228,35 @@ def _where(err: BaseException, path: str) -> tuple[str, int | None]:
     return (os.path.basename(user[-1].filename), user[-1].lineno) if user else (os.path.basename(path), None)
 
 
-def with_stand_ins(load: Callable[[], Any], path: str) -> Any:
-    """`load()`, again after each module it lacks has been given a stand-in (`may_stand_in`)."""
+def with_stand_ins(load: Callable[[], Any], path: str, project: str | None = None) -> Any:
+    """`load()`, again after each module it lacks has been given a stand-in (`may_stand_in`). The
+    modules of `project` (a top-level package name) that the failed attempt left imported are
+    dropped first: a package whose `__init__` failed is gone from `sys.modules` while its
+    half-imported subpackages stay, and the next attempt's import of one of them asked for the
+    missing parent (fairchem's `KeyError: 'fairchem.core'`)."""
     while True:
+        before = set(sys.modules)
         try:
             return load()
         except ModuleNotFoundError as e:
             if not may_stand_in(e, path):
                 raise
+            if project:
+                forget_modules([n for n in set(sys.modules) - before if n == project or n.startswith(project + ".")])
+
+
+def forget_modules(names: list[str]) -> None:
+    """Drop modules from `sys.modules`, and `inspect`'s cache of module files with them: a package
+    imported again as another kind (a namespace package once its `__init__` failed) has another
+    `__file__`, and `inspect.getmodule` (which torch's custom ops call) took the stale entry's
+    module for a built-in one."""
+    import inspect
+
+    for name in names:
+        sys.modules.pop(name, None)
+    if names:
+        getattr(inspect, "_filesbymodname", {}).clear()
+        getattr(inspect, "modulesbyfile", {}).clear()
 
 
 def machine_limit(err: BaseException, path: str) -> bool:

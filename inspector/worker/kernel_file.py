@@ -213,7 +213,8 @@ def execute_file(path: str, source: str | None = None, root: str | None = None) 
     if loc.package:
         register_namespace_chain(loc)
         try:
-            absent_modules.with_stand_ins(lambda: importlib.import_module(loc.package), path)
+            absent_modules.with_stand_ins(lambda: importlib.import_module(loc.package), path,
+                                          project=loc.package.split(".")[0])
         except Exception as e:  # noqa: BLE001 - the package's own __init__ refused: run without it
             if os.path.realpath(path) in {os.path.realpath(f.filename) for f in traceback.extract_tb(e.__traceback__)}:
                 raise  # the file's own code, imported by its package: the file's error

@@ -62,6 +62,7 @@ SHAPE_FAMILIES = (
     {1: [32], 2: [256, 32], 3: [4, 256, 32], 4: [2, 8, 256, 128], 5: [16, 8, 16, 16, 8]},
 )
 FIRST_FAMILIES = 3  # the families a wrapper is called with before any compile
+BLOCK_SIDE = 64  # a wrapper's number that becomes a block side of the kernel
 MAX_ATTEMPTS = 4
 
 class AutogradContext(types.SimpleNamespace):
@@ -270,6 +271,9 @@ def _arguments(module: types.ModuleType, fn: Callable, family: dict[int, list[in
             # the kernel loads from it, whatever its name says (`alpha` as a device scalar)
             dt = annotated_dtype(p) or (torch.int64 if roles[p.name] == "index" else dtype)
             args.append(torch.empty([1], dtype=dt, device="meta"))
+        elif roles.get(p.name) == "block" and p.name not in ranks:  # a block side (`BLOCK_C=channels`): not 0
+            value = _scalar(p)
+            args.append(value if value is not None else BLOCK_SIDE)
         elif roles.get(p.name) == "constexpr" and p.name not in ranks:  # off: a flag False, an amount 0
             value = _scalar(p)
             # ... but a block or group size 0 makes empty tiles (`tl.arange(0, blocksize // 2)`)

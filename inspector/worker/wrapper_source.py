@@ -211,15 +211,18 @@ def launch_arguments(node: ast.FunctionDef, call: ast.Call) -> tuple[list[ast.ex
 def kernel_roles(node: ast.FunctionDef, kernel_names: set[str], kernel: Any) -> dict[str, str]:
     """What the wrapper's parameters become in its launch of the kernel: "index" (a pointer whose
     loaded values are indices: int64), "scalar" (a runtime scalar the kernel does not load from)
-    or "constexpr" (a compile-time value: a flag or an amount, never a tensor); "bits" (packed
-    int32 words, shifted and masked), "packed:DTYPE" (values inline assembly packs into registers)."""
+    or "constexpr" (a compile-time value: a flag or an amount, never a tensor), "block" (a
+    constexpr that is a side of a block: `BLOCK_C=channels`); "bits" (packed int32 words, shifted
+    and masked), "packed:DTYPE" (values inline assembly packs into registers)."""
     from .kernel_params import parameter_usage
+    from .made_up_sizes import block_sides
 
     jit = tc.innermost_jit(kernel)
     usage = parameter_usage(jit)
     params = tc.signature_params(jit)
     scalars = {p.name for p in params if not p.is_constexpr and p.name not in usage.pointers}
     constexprs = {p.name for p in params if p.is_constexpr}
+    sides = block_sides(jit)
     out: dict[str, str] = {}
     kernel_names = aliases(node, kernel_names)
     for n in ast.walk(node):
@@ -230,7 +233,11 @@ def kernel_roles(node: ast.FunctionDef, kernel_names: set[str], kernel: Any) -> 
             passed = list(zip([p.name for p in params], positional)) + keywords
             for name, arg in passed:
                 if isinstance(arg, ast.Name):
-                    if name in usage.index_pointers:
+                    if name in sides:  # a block side, whatever else it is passed as (fairchem's channels)
+                        out[arg.id] = "block"
+                    elif arg.id in out and out[arg.id] == "block":
+                        continue
+                    elif name in usage.index_pointers:
                         out[arg.id] = "index"
                     elif name in usage.bits_pointers:
                         out[arg.id] = "bits"

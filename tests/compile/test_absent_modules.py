@@ -110,6 +110,45 @@ def test_triton_reexported_by_an_absent_module_is_the_real_one_and_stand_ins_mak
     assert "not_installed_quant" in {s["module"].split(".")[0] for s in rec.stood_in}
 
 
+def test_a_package_whose_init_failed_half_way_imports_again_whole(tmp_path, sandbox):
+    # fairchem's `KeyError: 'fairchem.core'`: the package's `__init__` imported a namespace
+    # subpackage and a subpackage, then stopped at a module this machine lacks; Python dropped the
+    # package but kept the two, and the next attempt (with the stand-in) imported through the kept
+    # subpackage, whose namespace sibling then asked for the missing parent
+    pkg = tmp_path / "proj" / "pkg"
+    (pkg / "ns").mkdir(parents=True)
+    (pkg / "a" / "b").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from pkg.ns import helper\nfrom pkg import a\nimport not_installed_thing_xyz\n")
+    (pkg / "ns" / "helper.py").write_text("X = 1\n")
+    (pkg / "ns" / "thing.py").write_text("BLOCK = 128\n")
+    (pkg / "a" / "__init__.py").write_text("")
+    (pkg / "a" / "b" / "__init__.py").write_text("")
+    (pkg / "a" / "b" / "k.py").write_text(HALF_IMPORTED_KERNEL)
+    rec = inspect_kernel(pkg / "a" / "b" / "k.py", target="sm_90", sandbox=sandbox, use_cache=False)
+    assert rec.error is None, rec.error and rec.error.short()
+    assert rec.call_origin == "copy" and "not_installed_thing_xyz" in {s["module"] for s in rec.stood_in}
+
+
+HALF_IMPORTED_KERNEL = '''import torch
+import triton
+import triton.language as tl
+
+from pkg.ns.thing import BLOCK
+
+
+@triton.jit
+def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def copy(x):
+    out = torch.empty_like(x)
+    copy_kernel[(triton.cdiv(x.numel(), BLOCK),)](x, out, x.numel(), BLOCK=BLOCK)
+    return out
+'''
+
+
 def test_a_module_named_like_a_top_level_package_inside_a_package_does_not_hide_it(tmp_path, sandbox):
     # torchtitan's `distributed/spmd_types.py` beside a module that does `import spmd_types`, a
     # package this machine lacks: inside a package folder the name can only mean the top-level one

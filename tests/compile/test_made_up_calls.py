@@ -262,6 +262,40 @@ def test_a_made_up_call_over_the_shared_memory_with_fp32_tiles_takes_half_precis
     assert "warning: with float32 data (a_ptr, b_ptr, c_ptr) this launch needs 131072 B" in rec.log, rec.log
 
 
+# A wrapper number passed both as a run-time bound and as a block side (fairchem's `channels`)
+CHANNELS_AS_BLOCK = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def channel_sum_kernel(x_ptr, out_ptr, C, BLOCK_C: tl.constexpr):
+    row = tl.program_id(0)
+    c = tl.arange(0, BLOCK_C)
+    x = tl.load(x_ptr + row * C + c, mask=c < C, other=0.0)
+    tl.store(out_ptr + row, tl.sum(x, 0))
+
+
+def channel_sum(x, channels):
+    out = torch.empty(x.shape[0], device=x.device, dtype=x.dtype)
+    channel_sum_kernel[(x.shape[0],)](x, out, channels, BLOCK_C=channels)
+    return out
+"""
+
+
+def test_a_wrapper_number_the_kernel_takes_as_a_block_side_is_made_up_as_one(tmp_path, sandbox):
+    """`kernel[grid](x, out, channels, BLOCK_C=channels)`: a block side, whatever else it is passed
+    as, is made up as a block (64), not as a count of 1 (a one-wide block) or a flag's 0 (an empty
+    `tl.arange`, which no shape family gets past)."""
+    path = tmp_path / "chan.py"
+    path.write_text(CHANNELS_AS_BLOCK)
+    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False, defer=("sass",))
+    assert rec.error is None, rec.error and rec.error.short()
+    values = {p.name: p.value for p in rec.parameters}
+    assert rec.call_origin == "channel_sum" and values["BLOCK_C"] == values["C"] == 64, values
+
+
 def test_a_wrapper_that_checks_its_inputs_gets_arguments_its_checks_accept(sandbox):
     """`masked_bias_add` refuses a made-up call four ways before it launches (one-element integer
     count, a 2-D x, a bias the width of x, an eager path below 64 rows): its own checks say what
