@@ -56,6 +56,8 @@ def dropped_inline_asm(llir: str, amdgcn: str) -> list[tuple[str, str, int | Non
     lines = {int(n): int(line) for n, line in DI_LINE.findall(llir)}
     out: dict[tuple[str, str], int | None] = {}
     for text, constraints, dbg in LLVM_INLINE_ASM.findall(llir):
+        # LLVM escapes a string's bytes (`\0A` a newline): the assembly as written, on one line
+        text = " ".join(re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), text).split())
         out.setdefault((text, constraints), lines.get(int(dbg)) if dbg else None)
     return [(text, constraints, line) for (text, constraints), line in out.items()]
 

@@ -248,3 +248,14 @@ def test_inline_assembly_a_target_drops_is_a_finding(sandbox, tmp_path, asm, con
         assert len(warned) == 1 and f"at line {line}" in warned[0], rec.log  # the compile says so too
     else:
         assert not found and not warned, (found, warned)
+
+
+def test_dropped_assembly_is_named_as_written_not_as_llvm_escapes_it():
+    """Multi-line PTX (megatron's multimem loads) is escaped in LLVM IR (`\\0A`); the finding and
+    the warning name it as the file wrote it, on one line."""
+    from inspector.backends.amd import dropped_inline_asm
+
+    llir = ('  %5 = call i32 asm sideeffect "{\\0A    .reg .pred %p0;\\0A    ld.global.u32 $0, [$1];\\0A}", '
+            '"=r,l"(ptr %4) #2, !dbg !12\n!12 = !DILocation(line: 57, column: 16, scope: !5)\n')
+    assert dropped_inline_asm(llir, "s_endpgm") == [("{ .reg .pred %p0; ld.global.u32 $0, [$1]; }", "=r,l", 57)]
+    assert dropped_inline_asm(llir, ";;#ASMSTART\nv_mov_b32 v0, v1\n;;#ASMEND") == []
