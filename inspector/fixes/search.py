@@ -6,6 +6,7 @@ ranked. The package's docstring (`inspector.fixes`) says what each step's module
 from __future__ import annotations
 
 import os
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -227,6 +228,13 @@ class _Search:
         self.before = {i: measures(rec, ff.finding.line) for i, ff in enumerate(report.findings)}
         self.kw = dict(inspect_kwargs, kernel=rec.kernel, target=rec.target if target != "native" else target,
                        defer=("sass",))
+        # A candidate is the original with one change: its pointers keep the dtypes the original
+        # compiled with, which a made-up call chose (retyped, or half precision for a tile over the
+        # shared memory); chosen again per candidate, an edit could change them and be compared
+        # with another dtype's original.
+        pins = {p.name: p.type[1:] for p in rec.parameters if re.fullmatch(r"\*[a-z]+\d+\w*", p.type or "")}
+        if pins:
+            self.kw["args"] = {**pins, **(inspect_kwargs.get("args") or {})}
         if rec.autotune_configs and rec.autotune_index is not None:
             # the config the original compiled, not the first one the candidate's edit lets launch
             self.kw["autotune_index"] = rec.autotune_index

@@ -451,12 +451,12 @@ def _configs(rec: Inspection, request: InspectRequest, launch: tc.Launch, info: 
 
 def _compile_call(launch: tc.Launch, overrides: dict[str, Any], options: dict[str, Any],
                   config_kwargs: dict[str, Any] | None, retyping: Retyping | None, values: dict[str, Any],
-                  fns: list, shared_limit: int | None = None, last_config: bool = True) -> tuple[Any, Any, dict[str, Any]]:
+                  fns: list, shared_limit: int | None = None, halves: bool = True) -> tuple[Any, Any, dict[str, Any]]:
     """Compile the call; for a made-up one (`retyping` given), retype the pointers Triton's type
     errors point at and compile again (`retyping.py`), and make its made-up block extents smaller
-    while the kernel needs more than `shared_limit` bytes of shared memory (then, for the last
-    autotune config, as the autotuner would skip the others, its made-up fp32 data half
-    precision). Returns (kernel, final call, overrides used)."""
+    while the kernel needs more than `shared_limit` bytes of shared memory (then, with `halves`,
+    its made-up fp32 data half precision: for the last autotune config, as the autotuner would
+    skip the others). Returns (kernel, final call, overrides used)."""
     while True:
         try:
             kernel, final = tc.compile_launch(launch, overrides, options, config_kwargs)
@@ -468,10 +468,10 @@ def _compile_call(launch: tc.Launch, overrides: dict[str, Any], options: dict[st
                 if smaller:
                     overrides = {**overrides, **smaller}
                     continue
-                halves = halves_for_shared(shared, shared_limit, {**values, **overrides}, retyping) if last_config \
+                halved = halves_for_shared(shared, shared_limit, {**values, **overrides}, retyping) if halves \
                     else None
-                if halves:
-                    overrides = {**overrides, **halves}
+                if halved:
+                    overrides = {**overrides, **halved}
                     continue
             return kernel, final, overrides
         except Exception as e:  # noqa: BLE001 - retried when the error is about a made-up dtype
@@ -515,7 +515,7 @@ def _compile_launch(rec: Inspection, request: InspectRequest, launch: tc.Launch,
             with _staged("compile"), tc.ptxas_log() as ptxas_buf, tc.compiler_stderr(dump_path, want_passes):
                 kernel, final, arg_overrides = _compile_call(launch, arg_overrides, options, config_kwargs, retyping,
                                                              previous, module_fns, limit,
-                                                             last_config=attempt + 1 == len(candidates))
+                                                             halves=attempt + 1 == len(candidates))
         except Exception as e:  # noqa: BLE001 - classified, then re-raised as a record
             say_retyped(retyping, log, compiled=False)
             if tc.is_out_of_resources(e) and attempt + 1 < len(candidates):
