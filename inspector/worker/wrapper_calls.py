@@ -450,10 +450,10 @@ def _call_wrappers(module: types.ModuleType, kernel: Any, module_name: str,
     attempts = 0
     oversized: tuple[str, list[Any], Callable, list[Any], int] | None = None  # a launch with a tile too big, set aside
     mended: set[tuple[str, bool]] = set()  # (wrapper, first shape family): mended at most twice
+    dtypes = (torch.bfloat16, torch.float32) if multiplies_tiles(jit, how=IEEE_DOT) else (torch.float32, torch.bfloat16)
     for name, fn, takes_ctx in wrappers_of(module, kernel, module_name):
         node = source_ast(fn)
         axes = AXIS_CHOICES if node is not None and axis_parameters(node) else AXIS_CHOICES[:1]
-        dtypes = (torch.bfloat16, torch.float32) if multiplies_tiles(jit, how=IEEE_DOT) else (torch.float32, torch.bfloat16)
         for axis, family, dtype in itertools.product(axes, families, dtypes):
             if attempts >= MAX_ATTEMPTS * 4:
                 return WrapperResult(None, last, last_name)

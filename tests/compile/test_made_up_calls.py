@@ -114,10 +114,7 @@ def test_a_block_pointer_removed_from_the_release_opens_in_the_side_release_with
 
     if not ready("3.6.0"):
         missing("Triton 3.6.0's side environment is not installed (python -m inspector versions add 3.6.0)")
-    path = tmp_path / "decode.py"
-    path.write_text(BLOCK_POINTER_FROM_A_LOADED_LENGTH)
-    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
-    assert rec.error is None, rec.error and rec.error.short()
+    rec = _opened(tmp_path / "decode.py", BLOCK_POINTER_FROM_A_LOADED_LENGTH, "sm_90", sandbox)
     assert rec.triton_version == "3.6.0"
     types = {p.name: p.type for p in rec.parameters}
     assert types["lengths"] in ("*i32", "*i64") and types["V"] == "*fp32", types
@@ -163,10 +160,7 @@ def test_a_dot_side_the_wrapper_derives_from_made_up_shapes_is_raised_to_the_lea
     """`group = K // scales.shape[0]` is 1 to 4 for every made-up shape family (a ratio survives halving
     every dimension; halving one tensor's shows it follows the shapes): `tl.dot` refuses so small
     a side, so that side alone is raised to the least Triton names, and the wrapper's own tiles stay."""
-    path = tmp_path / "grouped.py"
-    path.write_text(GROUP_FROM_A_RATIO_OF_SHAPES)
-    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False, defer=("sass",))
-    assert rec.error is None, rec.error and rec.error.short()
+    rec = _opened(tmp_path / "grouped.py", GROUP_FROM_A_RATIO_OF_SHAPES, "sm_90", sandbox)
     assert rec.call_origin == "grouped_matmul"
     values = {p.name: p.value for p in rec.parameters}
     assert values["GROUP"] in (8, 16) and values["BLOCK_M"] == 64 and values["BLOCK_N"] == 64, values
@@ -206,10 +200,7 @@ def row_max(q, k):
 def test_a_made_up_wrapper_call_gives_an_ieee_dot_half_precision_first(tmp_path, sandbox):
     """fp32 tiles in a full-precision dot compile to FMA loops (adasplash's took over 4 GiB and
     minutes); the wrapper's made-up tensors are bf16 first for such a kernel, its dot in a helper."""
-    path = tmp_path / "row_max.py"
-    path.write_text(IEEE_DOT_IN_A_HELPER)
-    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False, defer=("sass",))
-    assert rec.error is None, rec.error and rec.error.short()
+    rec = _opened(tmp_path / "row_max.py", IEEE_DOT_IN_A_HELPER, "sm_90", sandbox)
     assert rec.call_origin == "row_max"
     types = {p.name: p.type for p in rec.parameters}
     assert types["Q"] == "*bf16" and types["K"] == "*bf16", types
@@ -249,10 +240,7 @@ def matmul(a, b):
 def test_a_made_up_call_over_the_shared_memory_with_fp32_tiles_takes_half_precision(tmp_path, sandbox):
     """The wrapper's own tile stays (it is what a real launch asks); the made-up float32 tensors,
     the tool's guess, become bfloat16, and the log says what fp32 needed."""
-    path = tmp_path / "mm.py"
-    path.write_text(FIXED_TILE_GEMM)
-    rec = inspect_kernel(path, target="gfx942", sandbox=sandbox, use_cache=False)
-    assert rec.error is None, rec.error and rec.error.short()
+    rec = _opened(tmp_path / "mm.py", FIXED_TILE_GEMM, "gfx942", sandbox)
     values = {p.name: p.value for p in rec.parameters}
     types = {p.name: p.type for p in rec.parameters}
     assert (values["BLOCK_M"], values["BLOCK_N"], values["BLOCK_K"]) == (128, 128, 64), values
@@ -288,10 +276,7 @@ def test_a_wrapper_number_the_kernel_takes_as_a_block_side_is_made_up_as_one(tmp
     """`kernel[grid](x, out, channels, BLOCK_C=channels)`: a block side, whatever else it is passed
     as, is made up as a block (64), not as a count of 1 (a one-wide block) or a flag's 0 (an empty
     `tl.arange`, which no shape family gets past)."""
-    path = tmp_path / "chan.py"
-    path.write_text(CHANNELS_AS_BLOCK)
-    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False, defer=("sass",))
-    assert rec.error is None, rec.error and rec.error.short()
+    rec = _opened(tmp_path / "chan.py", CHANNELS_AS_BLOCK, "sm_90", sandbox)
     values = {p.name: p.value for p in rec.parameters}
     assert rec.call_origin == "channel_sum" and values["BLOCK_C"] == values["C"] == 64, values
 
@@ -697,10 +682,7 @@ def rope_tail(x, cos):
 def test_a_wrapper_call_the_compiler_refuses_is_made_again_with_the_next_shape_family(tmp_path, sandbox):
     """The first made-up shapes give the wrapper a rotated part wider than the head (an empty
     `tl.arange`); the wrapper is called again with other shapes until its call compiles."""
-    path = tmp_path / "rope_tail.py"
-    path.write_text(PARTIAL_ROTARY)
-    rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
-    assert rec.error is None, rec.error and rec.error.short()
+    rec = _opened(tmp_path / "rope_tail.py", PARTIAL_ROTARY, "sm_90", sandbox)
     assert rec.call_origin == "rope_tail"  # its own wrapper made the call
     values = {p.name: p.value for p in rec.parameters}
     assert values["D"] > 2 * values["HALF"] and values["BLOCK_PASS"] > 0, values
@@ -848,3 +830,11 @@ def test_a_bit_width_the_wrapper_takes_is_made_up_a_few_bits(tmp_path, sandbox):
     rec = inspect_kernel(path, target="sm_90", sandbox=sandbox, use_cache=False)
     assert rec.error is None, rec.error and rec.error.short()
     assert {p.name: p.value for p in rec.parameters}["levels"] == 16
+
+
+def _opened(path, text: str, target: str, sandbox):
+    """The record of `text`, written to `path`, compiled for `target` with nothing given; it compiled."""
+    path.write_text(text)
+    rec = inspect_kernel(path, target=target, sandbox=sandbox, use_cache=False, defer=("sass",))
+    assert rec.error is None, rec.error and rec.error.short()
+    return rec
